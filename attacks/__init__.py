@@ -1,0 +1,14 @@
+"""Label-inference attacks on leaderboards (pure Python: no Django, no Celery).
+
+``LocalOracle(labels, ...)`` answers queries with the site's own scoring and defenses; ``available()``
+lists attack names; ``run(name, oracle, **params)`` returns an :class:`AttackResult` with at least
+``labels``, ``queries`` and ``seconds``. Importing this package registers every built-in attack.
+"""
+
+from __future__ import annotations
+
+from attacks.oracle import LocalOracle, Oracle
+from attacks.registry import available, register, run
+from attacks.result import AttackFailed, AttackResult
+
+__all__ = ["AttackFailed", "AttackResult", "LocalOracle", "Oracle", "available", "register", "run"]

@@ -1,0 +1,125 @@
+"""The ``Oracle`` protocol an attack talks to, and ``LocalOracle``, which answers in process with the site's
+own scoring core and defense chain (so an attack sees exactly what the site would release)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from decimal import Decimal
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from defenses import DefenseChain
+from leaderboard.scoring import Arithmetic, HiddenTestSet, ScoringSpec, public_split_mask
+from leaderboard.scoring.parsing import ParsedPredictions, validate_array
+from leaderboard.scoring.pipeline import evaluate
+
+Released = float | Decimal | None
+
+
+@runtime_checkable
+class Oracle(Protocol):
+    """A leaderboard as a participant sees it: public facts plus ``submit`` returning the released score."""
+
+    n_rows: int
+    n_classes: int
+    metric: str
+    eps: float
+    decimals: int | None
+    queries: int
+
+    def submit(self, predictions: Any) -> Released:
+        """Submit predictions in row order; the released score, or ``None`` when nothing is released."""
+        ...
+
+
+class LocalOracle:
+    """An in-process leaderboard over ``labels``.
+
+    ``decimals=None`` releases the full value; ``public_fraction`` (optional) releases the public-split score
+    as the site does, with the split drawn from ``seed`` like a competition's secret; ``arithmetic`` is
+    ``"float64"`` or ``"mpfr:φ"`` (then predictions may be decimal strings, ``Decimal`` or gmpy2 values and
+    are read at φ bits). ``defenses`` is a chain in its JSON form. Defense state is kept in memory per oracle
+    (one oracle = one participant).
+
+    >>> oracle = LocalOracle([0, 1, 1], decimals=5)
+    >>> oracle.submit([0.5, 0.5, 0.5])
+    0.69315
+    >>> oracle.queries
+    1
+    """
+
+    def __init__(
+        self,
+        labels: Sequence[int] | np.ndarray,
+        *,
+        metric: str = "binary_logloss",
+        eps: float = 1e-15,
+        decimals: int | None = 5,
+        defenses: Sequence[dict[str, Any]] | None = None,
+        seed: int = 0,
+        public_fraction: float | None = None,
+        arithmetic: str = "float64",
+        n_classes: int | None = None,
+        same_file_same_score: bool = False,
+        ids: Sequence[str] | None = None,
+    ) -> None:
+        label_array = np.asarray(labels, dtype=np.int64)
+        n = len(label_array)
+        self.n_classes = n_classes or max(int(label_array.max(initial=0)) + 1, 2)
+        row_ids = tuple(ids) if ids is not None else tuple(str(i) for i in range(n))
+        mask = public_split_mask(n, public_fraction, seed) if public_fraction is not None else np.ones(n, bool)
+        self.split = "public" if public_fraction is not None else "all"
+        self.public_fraction = public_fraction
+        self.spec = ScoringSpec(
+            hidden=HiddenTestSet(row_ids, label_array, self.n_classes, mask),
+            metric_name=metric,
+            eps=eps,
+            decimals=decimals,
+            arithmetic=Arithmetic.parse(arithmetic),
+            chain=DefenseChain.from_json(list(defenses or [])),
+            secret=seed,
+            same_file_same_score=same_file_same_score,
+        )
+        self.n_rows = n
+        self.metric = metric
+        self.eps = eps
+        self.decimals = decimals
+        self.arithmetic = arithmetic
+        self.ids = row_ids
+        self.queries = 0
+        self._states: dict[str, list[dict[str, Any]]] = {}
+
+    def submit(self, predictions: Any) -> Released:
+        parsed = self._parse(predictions)
+        self.queries += 1
+        evaluation = evaluate(
+            self.spec, parsed, submission_id=self.queries, states=self._states, splits=(self.split,)
+        )
+        if evaluation.reject is not None:
+            return None
+        self._states = evaluation.states
+        result = evaluation.results[self.split]
+        if result.released_text is None:
+            return None
+        if not self.spec.arithmetic.is_float64 and self.decimals is None:
+            return Decimal(result.released_text)
+        return result.released
+
+    def _parse(self, predictions: Any) -> ParsedPredictions:
+        fmt = self.spec.submission_format
+        if self.spec.arithmetic.is_float64:
+            return ParsedPredictions(validate_array(np.asarray(predictions, dtype=np.float64), fmt))
+        rows = [row if isinstance(row, (list, tuple, np.ndarray)) else (row,) for row in predictions]
+        texts = tuple(tuple(_exact_text(v) for v in row) for row in rows)
+        floats = np.array([[float(t) for t in row] for row in texts], dtype=np.float64)
+        values = floats[:, 0] if self.n_classes == 2 and floats.shape[1] == 1 else floats
+        return ParsedPredictions(validate_array(values, fmt), texts)
+
+
+def _exact_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float | np.floating):
+        return repr(float(value))
+    return str(value)

@@ -1,0 +1,137 @@
+"""The contract every leaderboard defense follows, and the registry that maps names to defenses.
+
+A defense is a plug-in registered by ``name`` with :func:`register`. It is built from the keyword
+parameters of its JSON object (``{"name": "noise", "kind": "laplace", "scale": 1e-4}``) and validates them
+in ``__init__``, raising :class:`DefenseConfigError` with a message that names the parameter. It acts at
+one :class:`Stage`; a chain runs its defenses in stage order, so a defense that changes labels or rows acts
+before the metric, score perturbations after it, and rounding and release rules last.
+
+A defense never holds mutable state on ``self``. Its state (a Ladder's leader, a privacy budget spent) is a
+JSON-serialisable ``dict`` created by :meth:`Defense.initial_state` and handed to every call through
+:class:`DefenseContext`; the site persists it per competition, participant and split, the offline oracle
+keeps it in memory. Randomness comes only from ``ctx.rng``, a generator seeded from the competition's secret
+and the submission id (or the file's content), so re-scoring a submission reproduces its released score.
+"""
+
+from __future__ import annotations
+
+from abc import ABC
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from enum import IntEnum
+from typing import Any, ClassVar
+
+import numpy as np
+
+Score = float | Decimal
+
+
+class DefenseConfigError(ValueError):
+    """A defense chain or one of its parameters is invalid; the message says which and why."""
+
+
+class Stage(IntEnum):
+    """Where in the scoring path a defense acts. A chain's stages never decrease."""
+
+    DATA = 0  # changes labels or rows before the metric (randomized response, subsetting)
+    SCORE = 1  # perturbs or replaces the metric's value (noise, Thresholdout)
+    RELEASE = 2  # decides what is released and at what precision (Ladder, budgets, rounding)
+
+
+@dataclass(frozen=True)
+class MetricView:
+    """What a defense may know about the metric: its direction and how to evaluate it."""
+
+    name: str
+    higher_is_better: bool
+    score: Callable[[np.ndarray, np.ndarray], float]
+    row_values: Callable[[np.ndarray, np.ndarray], np.ndarray] | None
+    eps: float
+
+
+@dataclass(frozen=True)
+class ScoringView:
+    """One split's rows as the chain sees them: predictions aligned with (possibly altered) labels."""
+
+    predictions: np.ndarray
+    labels: np.ndarray
+    n_classes: int
+    metric: MetricView
+    split: str = "public"
+
+    def with_rows(self, rows: np.ndarray) -> ScoringView:
+        return replace(self, predictions=self.predictions[rows], labels=self.labels[rows])
+
+    def with_labels(self, labels: np.ndarray) -> ScoringView:
+        return replace(self, labels=labels)
+
+    def score(self) -> float:
+        return self.metric.score(self.predictions, self.labels)
+
+
+@dataclass
+class DefenseContext:
+    """Per-call inputs of a defense: its own state (mutate in place), seeded randomness, and notes.
+
+    ``notes`` are host-only remarks (e.g. "probe detected"); ``reject`` set to a message makes the site fail
+    the submission with that participant-safe message instead of releasing a score.
+    """
+
+    rng: np.random.Generator
+    state: dict[str, Any]
+    submission_key: str
+    notes: list[str] = field(default_factory=list)
+    reject: str | None = None
+
+
+class Defense(ABC):
+    """Base class of every defense. Subclasses set ``name``, ``stage`` and override one or both hooks.
+
+    ``__init__`` receives the chain object's parameters (all but ``name``) as keywords and must reject unknown
+    or out-of-range ones with :class:`DefenseConfigError`. ``params()`` returns them back, complete with
+    defaults, so the chain's JSON round-trips. ``initial_state()`` returns the state a participant starts
+    with. ``before_metric`` (DATA stage) returns the view the metric will score; ``after_metric`` (SCORE and
+    RELEASE stages) maps the score so far to the score released so far, ``None`` meaning "release nothing".
+    """
+
+    name: ClassVar[str]
+    stage: ClassVar[Stage]
+    citation: ClassVar[str] = ""
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    def initial_state(self) -> dict[str, Any]:
+        return {}
+
+    def before_metric(self, view: ScoringView, ctx: DefenseContext) -> ScoringView:
+        return view
+
+    def after_metric(self, score: Score | None, view: ScoringView, ctx: DefenseContext) -> Score | None:
+        return score
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, **self.params()}
+
+
+REGISTRY: dict[str, type[Defense]] = {}
+
+
+def register(cls: type[Defense]) -> type[Defense]:
+    """Class decorator: make a defense available under ``cls.name``."""
+    if cls.name in REGISTRY and REGISTRY[cls.name] is not cls:
+        raise ValueError(f"two defenses are named {cls.name!r}")
+    REGISTRY[cls.name] = cls
+    return cls
+
+
+def take_params(name: str, given: dict[str, Any], allowed: dict[str, Any]) -> dict[str, Any]:
+    """Merge ``given`` over ``allowed``'s defaults, rejecting unknown parameter names."""
+    unknown = sorted(set(given) - set(allowed))
+    if unknown:
+        raise DefenseConfigError(
+            f"defense {name!r}: unknown parameter(s) {', '.join(unknown)}; "
+            f"allowed: {', '.join(sorted(allowed)) or '(none)'}"
+        )
+    return {**allowed, **given}

@@ -1,0 +1,144 @@
+"""An ordered, validated chain of defenses and the one function that runs it over a split.
+
+The site's worker and the offline oracle both call :meth:`DefenseChain.release`, so a participant and an
+attack see the same released values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from defenses.base import REGISTRY, Defense, DefenseConfigError, DefenseContext, Score, ScoringView, Stage
+
+
+def derive_rng(secret: int, *parts: str | int) -> np.random.Generator:
+    """A generator seeded from the competition secret and the given parts (submission key, split, stage)."""
+    words: list[int] = [secret & (2**128 - 1)]
+    for part in parts:
+        digest = hashlib.sha256(str(part).encode()).digest()
+        words.append(int.from_bytes(digest[:16], "big"))
+    return np.random.default_rng(np.random.SeedSequence(words))
+
+
+@dataclass
+class ChainOutcome:
+    """What one split's release produced: the released score (``None`` = nothing released), the score the
+    metric gave after the DATA stage (host-only), updated states, host-only notes, and a rejection message."""
+
+    released: Score | None
+    metric_score: Score
+    states: list[dict[str, Any]]
+    notes: list[str] = field(default_factory=list)
+    reject: str | None = None
+
+
+class DefenseChain:
+    """Defenses in the order the host gave them; stages must not decrease (DATA, SCORE, RELEASE)."""
+
+    def __init__(self, defenses: Sequence[Defense]) -> None:
+        self.defenses = list(defenses)
+        for earlier, later in zip(self.defenses, self.defenses[1:], strict=False):
+            if later.stage < earlier.stage:
+                raise DefenseConfigError(
+                    f"defense {later.name!r} ({later.stage.name.lower()} stage) cannot come after "
+                    f"{earlier.name!r} ({earlier.stage.name.lower()} stage): defenses that change labels or rows "
+                    "act before the metric, score perturbations after it, rounding and release rules last"
+                )
+
+    @classmethod
+    def from_json(cls, spec: object) -> DefenseChain:
+        """Build and validate a chain from its JSON form (a list of ``{"name": ..., **params}``) or text."""
+        if isinstance(spec, (str, bytes)):
+            try:
+                spec = json.loads(spec)
+            except json.JSONDecodeError as exc:
+                raise DefenseConfigError(f"the defense chain is not valid JSON: {exc}") from None
+        if spec is None:
+            return cls([])
+        if not isinstance(spec, list):
+            raise DefenseConfigError("a defense chain must be a JSON list of objects like {\"name\": \"rounding\"}")
+        defenses: list[Defense] = []
+        for position, item in enumerate(spec):
+            if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+                raise DefenseConfigError(f"defense #{position + 1} must be an object with a string 'name'")
+            params = {k: v for k, v in item.items() if k != "name"}
+            try:
+                defense_cls = REGISTRY[item["name"]]
+            except KeyError:
+                raise DefenseConfigError(
+                    f"defense #{position + 1}: unknown defense {item['name']!r}; "
+                    f"available: {', '.join(sorted(REGISTRY))}"
+                ) from None
+            try:
+                defenses.append(defense_cls(**params))
+            except DefenseConfigError as exc:
+                raise DefenseConfigError(f"defense #{position + 1}: {exc}") from None
+            except TypeError as exc:
+                raise DefenseConfigError(f"defense #{position + 1} ({item['name']}): {exc}") from None
+        return cls(defenses)
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [d.to_json() for d in self.defenses]
+
+    def initial_states(self) -> list[dict[str, Any]]:
+        return [d.initial_state() for d in self.defenses]
+
+    def __len__(self) -> int:
+        return len(self.defenses)
+
+    def release(
+        self,
+        view: ScoringView,
+        *,
+        states: list[dict[str, Any]] | None,
+        secret: int,
+        submission_key: str,
+        exact_score: Score | None = None,
+    ) -> ChainOutcome:
+        """Run the chain over one split. ``states`` (one dict per defense) is copied, never mutated.
+
+        ``exact_score`` is the metric's value computed by the caller in its own arithmetic (e.g. MPFR); it
+        is used when no DATA-stage defense changed the rows or labels.
+        """
+        states = [json.loads(json.dumps(s)) for s in (states or self.initial_states())]
+        if len(states) != len(self.defenses):
+            states = self.initial_states()
+        notes: list[str] = []
+        current = view
+        for position, defense in enumerate(self.defenses):
+            if defense.stage is not Stage.DATA:
+                continue
+            ctx = self._context(position, states, secret, submission_key, view.split)
+            current = defense.before_metric(current, ctx)
+            notes.extend(ctx.notes)
+            if ctx.reject:
+                return ChainOutcome(None, float("nan"), states, notes, ctx.reject)
+        unchanged = current is view
+        score: Score = exact_score if (unchanged and exact_score is not None) else current.score()
+        metric_score = score
+        released: Score | None = score
+        for position, defense in enumerate(self.defenses):
+            if defense.stage is Stage.DATA:
+                continue
+            ctx = self._context(position, states, secret, submission_key, view.split)
+            released = defense.after_metric(released, current, ctx)
+            notes.extend(ctx.notes)
+            if ctx.reject:
+                return ChainOutcome(None, metric_score, states, notes, ctx.reject)
+        return ChainOutcome(released, metric_score, states, notes)
+
+    @staticmethod
+    def _context(
+        position: int, states: list[dict[str, Any]], secret: int, submission_key: str, split: str
+    ) -> DefenseContext:
+        return DefenseContext(
+            rng=derive_rng(secret, submission_key, split, position),
+            state=states[position],
+            submission_key=submission_key,
+        )
