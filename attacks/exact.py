@@ -36,3 +36,25 @@ def first_primes(count: int) -> tuple[int, ...]:
         p = next_prime(p)
         primes.append(p)
     return tuple(primes)
+
+
+# --- Paper 004 (Aggarwal et al., 2020) helpers -------------------------------------------------------------
+__all__ += ["lower_twin_primes"]
+
+
+@lru_cache(maxsize=64)
+def lower_twin_primes(count: int, start: int = 5) -> tuple[int, ...]:
+    """The first ``count`` primes ``p ≥ start`` with ``p + 2`` also prime (OEIS A001359, from 5 by default,
+    as paper 004's Algorithm 1 uses them: from 5 on, ``p + 2`` is never another member, so the fractions
+    ``p / (p + 2)`` are in lowest terms and share no factor).
+
+    >>> lower_twin_primes(5)
+    (5, 11, 17, 29, 41)
+    """
+    found: list[int] = []
+    p = start - 1
+    while len(found) < count:
+        p = next_prime(p)
+        if is_prime(p + 2):
+            found.append(p)
+    return tuple(found)

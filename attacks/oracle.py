@@ -4,15 +4,16 @@ own scoring core and defense chain (so an attack sees exactly what the site woul
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from defenses import DefenseChain
-from leaderboard.scoring import Arithmetic, HiddenTestSet, ScoringSpec, public_split_mask
+from leaderboard.scoring import Arithmetic, HiddenTestSet, NonFiniteScoreError, ScoringSpec, public_split_mask
 from leaderboard.scoring.parsing import ParsedPredictions, validate_array
-from leaderboard.scoring.pipeline import evaluate
+from leaderboard.scoring.pipeline import SplitResult, evaluate
 
 Released = float | Decimal | None
 
@@ -33,6 +34,18 @@ class Oracle(Protocol):
         ...
 
 
+@runtime_checkable
+class MultiMetricOracle(Oracle, Protocol):
+    """A leaderboard that shows several metrics of each submission (paper 004, Section 3): ``also_report``
+    names the metrics beside the primary ``metric``; ``submit_all`` is one query answering all of them."""
+
+    also_report: tuple[str, ...]
+
+    def submit_all(self, predictions: Any) -> dict[str, Released]:
+        """``{metric name: released value}`` for one submission, the primary metric first."""
+        ...
+
+
 class LocalOracle:
     """An in-process leaderboard over ``labels``.
 
@@ -42,11 +55,21 @@ class LocalOracle:
     are read at φ bits). ``defenses`` is a chain in its JSON form. Defense state is kept in memory per oracle
     (one oracle = one participant).
 
+    ``also_report`` names further metrics the leaderboard shows for every submission (paper 004, Section 3:
+    AUC beside log loss). Each reported metric has its own :class:`ScoringSpec` — the same hidden set, split,
+    eps, decimals, arithmetic, secret and defense chain, only ``metric_name`` differs — and its own defense
+    state, and is scored by the same :func:`evaluate`; ``submit_all`` returns every released value, keyed by
+    metric name, for one submission (one query). ``submit`` returns the primary metric's value of the same
+    evaluation, so an oracle without ``also_report`` behaves exactly as before.
+
     >>> oracle = LocalOracle([0, 1, 1], decimals=5)
     >>> oracle.submit([0.5, 0.5, 0.5])
     0.69315
     >>> oracle.queries
     1
+    >>> both = LocalOracle([0, 1, 1], decimals=5, also_report=("auc",))
+    >>> both.submit_all([0.2, 0.4, 0.6])
+    {'binary_logloss': 0.55009, 'auc': 1.0}
     """
 
     def __init__(
@@ -63,6 +86,7 @@ class LocalOracle:
         n_classes: int | None = None,
         same_file_same_score: bool = False,
         ids: Sequence[str] | None = None,
+        also_report: Sequence[str] = (),
     ) -> None:
         label_array = np.asarray(labels, dtype=np.int64)
         n = len(label_array)
@@ -81,6 +105,13 @@ class LocalOracle:
             secret=seed,
             same_file_same_score=same_file_same_score,
         )
+        extra = [name for name in dict.fromkeys(also_report) if name != metric]
+        # One spec per reported metric; building each validates the metric for this task and arithmetic.
+        self.specs: dict[str, ScoringSpec] = {
+            metric: self.spec,
+            **{name: replace(self.spec, metric_name=name) for name in extra},
+        }
+        self.also_report = tuple(extra)
         self.n_rows = n
         self.metric = metric
         self.eps = eps
@@ -88,19 +119,40 @@ class LocalOracle:
         self.arithmetic = arithmetic
         self.ids = row_ids
         self.queries = 0
-        self._states: dict[str, list[dict[str, Any]]] = {}
+        self._states: dict[str, dict[str, list[dict[str, Any]]]] = {name: {} for name in self.specs}
 
     def submit(self, predictions: Any) -> Released:
+        return self.submit_all(predictions)[self.metric]
+
+    def submit_all(self, predictions: Any) -> dict[str, Released]:
+        """Score one submission (one query) with every reported metric: ``{metric name: released value}``.
+
+        The primary metric comes first. An extra metric that is undefined on the scored rows (AUC on a
+        single class) is released as ``None``; the primary metric raises as :meth:`submit` always has.
+        """
         parsed = self._parse(predictions)
         self.queries += 1
-        evaluation = evaluate(
-            self.spec, parsed, submission_id=self.queries, states=self._states, splits=(self.split,)
-        )
-        if evaluation.reject is not None:
-            return None
-        self._states = evaluation.states
-        result = evaluation.results[self.split]
-        if result.released_text is None:
+        released: dict[str, Released] = {}
+        for name, spec in self.specs.items():
+            # The primary metric keeps the plain submission id (and so its historical randomness); extra
+            # metrics get their own, so a noise defense draws independently for each released metric.
+            submission_id: str | int = self.queries if name == self.metric else f"{self.queries}:{name}"
+            try:
+                evaluation = evaluate(
+                    spec, parsed, submission_id=submission_id, states=self._states[name], splits=(self.split,)
+                )
+            except NonFiniteScoreError:
+                if name == self.metric:
+                    raise
+                released[name] = None
+                continue
+            released[name] = self._released(evaluation.reject, evaluation.results.get(self.split))
+            if evaluation.reject is None:
+                self._states[name] = evaluation.states
+        return released
+
+    def _released(self, reject: str | None, result: SplitResult | None) -> Released:
+        if reject is not None or result is None or result.released_text is None:
             return None
         if not self.spec.arithmetic.is_float64 and self.decimals is None:
             return Decimal(result.released_text)

@@ -1,0 +1,189 @@
+"""Input validation and output shapes of the API. Participant outputs carry released values only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from rest_framework import serializers
+
+from leaderboard.competitions.models import METRIC_CHOICES, Competition
+from leaderboard.submissions.models import Submission
+
+SUBMISSION_CONTENT_TYPES = ["multipart/form-data (field 'file')", "text/csv", "application/json"]
+
+
+class CompetitionSummarySerializer(serializers.Serializer):
+    slug = serializers.CharField()
+    title = serializers.CharField()
+    task = serializers.CharField()
+    metric = serializers.CharField()
+    n_rows = serializers.IntegerField()
+    n_classes = serializers.IntegerField()
+    opens_at = serializers.DateTimeField()
+    closes_at = serializers.DateTimeField(allow_null=True)
+    is_open = serializers.SerializerMethodField()
+
+    def get_is_open(self, competition: Competition) -> bool:
+        return competition.is_open()
+
+
+class SubmissionFormatSerializer(serializers.Serializer):
+    columns = serializers.ListField(child=serializers.CharField())
+    content_types = serializers.ListField(child=serializers.CharField())
+    max_bytes = serializers.IntegerField()
+    json_example = serializers.JSONField()
+
+
+class CompetitionDetailSerializer(CompetitionSummarySerializer):
+    """Public metadata (DESIGN.md): never labels, never the secret, never the undisclosed chain."""
+
+    description = serializers.CharField()
+    higher_is_better = serializers.BooleanField()
+    score_decimals = serializers.IntegerField(allow_null=True)
+    eps = serializers.FloatField()
+    arithmetic = serializers.CharField()
+    public_fraction = serializers.FloatField()
+    daily_limit = serializers.IntegerField(allow_null=True)
+    total_limit = serializers.IntegerField(allow_null=True)
+    disclosed_defenses = serializers.CharField()
+    submission_format = serializers.SerializerMethodField()
+    sample_submission_url = serializers.SerializerMethodField()
+
+    def get_submission_format(self, competition: Competition) -> dict[str, Any]:
+        columns = competition.submission_columns
+        return {
+            "columns": columns,
+            "content_types": SUBMISSION_CONTENT_TYPES,
+            "max_bytes": settings.LEADERBOARD_MAX_UPLOAD_BYTES,
+            "json_example": {"predictions": [{"id": "<id>", **{c: 0.5 for c in columns[1:]}}]},
+        }
+
+    def get_sample_submission_url(self, competition: Competition) -> str:
+        return f"/api/v1/competitions/{competition.slug}/sample-submission/"
+
+
+class HostCompetitionSerializer(CompetitionDetailSerializer):
+    defenses = serializers.JSONField()
+    same_file_same_score = serializers.BooleanField()
+    host = serializers.CharField(source="host.username", allow_null=True, default=None)
+
+
+class QuotaSerializer(serializers.Serializer):
+    daily_limit = serializers.IntegerField(allow_null=True)
+    used_today = serializers.IntegerField()
+    remaining_today = serializers.IntegerField(allow_null=True)
+    total_limit = serializers.IntegerField(allow_null=True)
+    used_total = serializers.IntegerField()
+    remaining_total = serializers.IntegerField(allow_null=True)
+    resets_at = serializers.DateTimeField(help_text="Next UTC midnight, when the daily counter restarts.")
+
+
+class SubmissionSerializer(serializers.Serializer):
+    """A participant's own submission: released scores only; the private one only after the close."""
+
+    id = serializers.IntegerField()
+    competition = serializers.CharField(source="competition.slug")
+    status = serializers.CharField()
+    public_score = serializers.FloatField(allow_null=True)
+    public_score_text = serializers.CharField(help_text="The released score exactly as shown on the board.")
+    private_score = serializers.SerializerMethodField()
+    private_score_text = serializers.SerializerMethodField()
+    error = serializers.CharField()
+    selected_for_final = serializers.BooleanField()
+    upload_name = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_private_score(self, submission: Submission) -> float | None:
+        return submission.private_score if submission.competition.is_closed() else None
+
+    def get_private_score_text(self, submission: Submission) -> str:
+        return submission.private_score_text if submission.competition.is_closed() else ""
+
+
+class SubmissionCreatedSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    url = serializers.CharField()
+    quota = QuotaSerializer()
+
+
+class HostSubmissionSerializer(serializers.Serializer):
+    """Host-only: raw next to released, and the defenses' notes."""
+
+    id = serializers.IntegerField()
+    participant = serializers.CharField(source="participant.username")
+    status = serializers.CharField()
+    raw_public = serializers.FloatField(allow_null=True)
+    raw_public_text = serializers.CharField()
+    public_score = serializers.FloatField(allow_null=True)
+    public_score_text = serializers.CharField()
+    raw_private = serializers.FloatField(allow_null=True)
+    raw_private_text = serializers.CharField()
+    private_score = serializers.FloatField(allow_null=True)
+    private_score_text = serializers.CharField()
+    defense_notes = serializers.JSONField()
+    error = serializers.CharField()
+    selected_for_final = serializers.BooleanField()
+    attempts = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(allow_null=True)
+
+
+class LeaderboardRowSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    participant = serializers.CharField()
+    score = serializers.FloatField()
+    score_text = serializers.CharField(help_text="The released score exactly as shown.")
+    entries = serializers.IntegerField()
+    submitted_at = serializers.DateTimeField()
+
+
+class SelectFinalInputSerializer(serializers.Serializer):
+    selected = serializers.BooleanField(required=False, allow_null=True, default=None)
+
+
+class DefensesInputSerializer(serializers.Serializer):
+    defenses = serializers.JSONField(help_text='Ordered list like [{"name": "rounding", "decimals": 5}].')
+    disclosed_defenses = serializers.CharField(required=False, allow_blank=True, allow_null=True, default=None)
+
+
+class CompetitionCreateInputSerializer(serializers.Serializer):
+    slug = serializers.SlugField(max_length=64)
+    labels = serializers.FileField(help_text="CSV with header id,label; labels are integers 0..K-1.")
+    title = serializers.CharField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    metric = serializers.ChoiceField(choices=METRIC_CHOICES, default="binary_logloss")
+    eps = serializers.FloatField(default=1e-15)
+    score_decimals = serializers.IntegerField(min_value=0, max_value=17, allow_null=True, default=5)
+    public_fraction = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.3)
+    daily_limit = serializers.IntegerField(min_value=0, allow_null=True, default=5)
+    total_limit = serializers.IntegerField(min_value=0, allow_null=True, default=None)
+    opens_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    closes_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    arithmetic = serializers.CharField(default="float64")
+    defenses = serializers.JSONField(required=False, default=None)
+    disclosed_defenses = serializers.CharField(required=False, allow_blank=True, default="")
+    same_file_same_score = serializers.BooleanField(default=False)
+
+    def validate_defenses(self, value: Any) -> Any:
+        # In a multipart form the chain arrives as JSON text.
+        if isinstance(value, str):
+            import json
+
+            try:
+                return json.loads(value) if value.strip() else []
+            except json.JSONDecodeError as exc:
+                raise serializers.ValidationError(f"not valid JSON: {exc}") from None
+        return value
+
+
+class ParticipantLeakageSerializer(serializers.Serializer):
+    participant = serializers.CharField()
+    submissions = serializers.IntegerField()
+    scored = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    mean_abs_public_error = serializers.FloatField(allow_null=True, help_text="mean |released - raw| (public)")
+    max_abs_public_error = serializers.FloatField(allow_null=True)
+    mean_abs_private_error = serializers.FloatField(allow_null=True)

@@ -1,0 +1,29 @@
+"""Routes of ``/api/v1/`` (DESIGN.md's interface contract; extend, never rename)."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from leaderboard.api import views
+
+app_name = "api"
+
+urlpatterns = [
+    path("competitions/", views.CompetitionListApi.as_view(), name="competition-list"),
+    path("competitions/<slug:slug>/", views.CompetitionDetailApi.as_view(), name="competition-detail"),
+    path(
+        "competitions/<slug:slug>/sample-submission/",
+        views.SampleSubmissionApi.as_view(),
+        name="sample-submission",
+    ),
+    path("competitions/<slug:slug>/submissions/", views.CompetitionSubmissionsApi.as_view(), name="submissions"),
+    path("competitions/<slug:slug>/quota/", views.QuotaApi.as_view(), name="quota"),
+    path("competitions/<slug:slug>/leaderboard/", views.LeaderboardApi.as_view(), name="leaderboard"),
+    path("submissions/<int:submission_id>/", views.SubmissionDetailApi.as_view(), name="submission-detail"),
+    path("submissions/<int:submission_id>/select/", views.SubmissionSelectApi.as_view(), name="submission-select"),
+    path("host/competitions/", views.HostCompetitionCreateApi.as_view(), name="host-competition-create"),
+    path("host/competitions/<slug:slug>/", views.HostCompetitionDetailApi.as_view(), name="host-competition"),
+    path("host/competitions/<slug:slug>/defenses/", views.HostDefensesApi.as_view(), name="host-defenses"),
+    path("host/competitions/<slug:slug>/submissions/", views.HostSubmissionsApi.as_view(), name="host-submissions"),
+    path("host/competitions/<slug:slug>/leakage/", views.HostLeakageApi.as_view(), name="host-leakage"),
+]

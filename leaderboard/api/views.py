@@ -1,0 +1,275 @@
+"""API views: each validates its input, calls one service or selector and serialises the answer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.renderers import JSONRenderer
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard.api import serializers as s
+from leaderboard.api.renderers import CSVRenderer
+from leaderboard.competitions.models import Competition
+from leaderboard.competitions.selectors import (
+    competition_can_create,
+    competition_get,
+    competition_is_host,
+    competition_list,
+    competition_sample_submission,
+)
+from leaderboard.competitions.services import competition_create, competition_set_defenses
+from leaderboard.errors import InvalidUpload
+from leaderboard.submissions.models import UploadKind
+from leaderboard.submissions.selectors import (
+    BOARDS,
+    leaderboard_csv,
+    leaderboard_rows,
+    quota_status,
+    submission_get_for_participant,
+    submission_leakage_for_host,
+    submission_list_for_host,
+    submission_list_for_participant,
+)
+from leaderboard.submissions.services import submission_create, submission_select_final
+
+
+def _host_competition(request: Request, slug: str) -> Competition:
+    competition = competition_get(slug=slug)
+    if not competition_is_host(user=request.user, competition=competition):
+        raise PermissionDenied("only the competition's host (or staff) may do this")
+    return competition
+
+
+class CompetitionListApi(APIView):
+    @extend_schema(responses=s.CompetitionSummarySerializer(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(s.CompetitionSummarySerializer(competition_list(), many=True).data)
+
+
+class CompetitionDetailApi(APIView):
+    @extend_schema(responses=s.CompetitionDetailSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(s.CompetitionDetailSerializer(competition_get(slug=slug)).data)
+
+
+class SampleSubmissionApi(APIView):
+    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
+    def get(self, request: Request, slug: str) -> HttpResponse:
+        competition = competition_get(slug=slug)
+        response = HttpResponse(competition_sample_submission(competition=competition), content_type="text/csv")
+        response["Content-Disposition"] = f'attachment; filename="{competition.slug}-sample-submission.csv"'
+        return response
+
+
+class QuotaApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=s.QuotaSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        competition = competition_get(slug=slug)
+        return Response(s.QuotaSerializer(quota_status(competition=competition, participant=request.user)).data)
+
+
+def _read_upload(request: Request) -> tuple[bytes, str, str]:
+    """The upload's bytes, kind and file name: multipart ``file``, a raw CSV body, or a JSON body.
+
+    JSON is read as raw bytes (not ``request.data``) so that numbers keep their exact decimal text.
+    """
+    content_type = (request.content_type or "").split(";")[0].strip().lower()
+    try:
+        if content_type == "application/json" or content_type.endswith("+json"):
+            return request.body, UploadKind.JSON, ""
+        if content_type in {"text/csv", "text/plain", "application/csv", "application/octet-stream"}:
+            return request.body, UploadKind.CSV, ""
+        if content_type == "multipart/form-data":
+            upload = request.FILES.get("file")
+            if upload is None:
+                raise InvalidUpload('send the predictions as the multipart field "file" (a CSV file)')
+            from django.conf import settings
+
+            if upload.size is not None and upload.size > settings.LEADERBOARD_MAX_UPLOAD_BYTES:
+                raise InvalidUpload(
+                    f"the file is {upload.size} bytes, over the limit of {settings.LEADERBOARD_MAX_UPLOAD_BYTES} bytes"
+                )
+            return upload.read(), UploadKind.CSV, upload.name or ""
+    except RequestDataTooBig:
+        raise InvalidUpload("the upload is over the size limit") from None
+    raise InvalidUpload(
+        f"unsupported content type {content_type or '(none)'!r}: send multipart/form-data with a 'file' field, "
+        'text/csv, or application/json {"predictions": ...}'
+    )
+
+
+class CompetitionSubmissionsApi(APIView):
+    permission_classes = [IsAuthenticated]
+    parser_classes = [MultiPartParser, JSONParser]
+
+    @extend_schema(responses=s.SubmissionSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        competition = competition_get(slug=slug)
+        submissions = submission_list_for_participant(competition=competition, participant=request.user)
+        return Response(s.SubmissionSerializer(submissions, many=True).data)
+
+    @extend_schema(
+        request={
+            "multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}},
+            "application/json": {"type": "object", "properties": {"predictions": {}}},
+        },
+        responses={
+            202: s.SubmissionCreatedSerializer,
+            400: OpenApiResponse(description="malformed upload; `detail` names the line, `line` gives it"),
+            403: OpenApiResponse(description="the competition is not open"),
+            429: OpenApiResponse(description="over quota; `resets_at` (UTC) and a Retry-After header"),
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        competition = competition_get(slug=slug)
+        data, kind, name = _read_upload(request)
+        submission = submission_create(
+            competition=competition, participant=request.user, data=data, kind=kind, filename=name
+        )
+        quota = quota_status(competition=competition, participant=request.user)
+        body = {
+            "id": submission.pk,
+            "status": submission.status,
+            "url": f"/api/v1/submissions/{submission.pk}/",
+            "quota": s.QuotaSerializer(quota).data,
+        }
+        return Response(body, status=status.HTTP_202_ACCEPTED)
+
+
+class SubmissionDetailApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=s.SubmissionSerializer)
+    def get(self, request: Request, submission_id: int) -> Response:
+        submission = submission_get_for_participant(submission_id=submission_id, participant=request.user)
+        return Response(s.SubmissionSerializer(submission).data)
+
+
+class SubmissionSelectApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=s.SelectFinalInputSerializer, responses=s.SubmissionSerializer)
+    def post(self, request: Request, submission_id: int) -> Response:
+        payload = s.SelectFinalInputSerializer(data=request.data or {})
+        payload.is_valid(raise_exception=True)
+        submission = submission_get_for_participant(submission_id=submission_id, participant=request.user)
+        submission = submission_select_final(
+            submission=submission, participant=request.user, selected=payload.validated_data["selected"]
+        )
+        return Response(s.SubmissionSerializer(submission).data)
+
+
+class LeaderboardApi(APIView):
+    """``?board=public|private`` (private after the close; hosts any time); ``?format=csv`` exports it."""
+
+    renderer_classes = [JSONRenderer, CSVRenderer]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("board", str, enum=list(BOARDS), default="public"),
+            OpenApiParameter("format", str, enum=["json", "csv"], default="json"),
+        ],
+        responses=s.LeaderboardRowSerializer(many=True),
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        competition = competition_get(slug=slug)
+        board = request.query_params.get("board", "public")
+        if board not in BOARDS:
+            raise NotFound(f"unknown board {board!r}; use 'public' or 'private'")
+        is_host = competition_is_host(user=request.user, competition=competition)
+        if request.accepted_renderer.format == "csv":
+            text = leaderboard_csv(competition=competition, board=board, allow_private_before_close=is_host)
+            response = Response(text)
+            response["Content-Disposition"] = f'attachment; filename="{competition.slug}-{board}-leaderboard.csv"'
+            return response
+        rows = leaderboard_rows(competition=competition, board=board, allow_private_before_close=is_host)
+        return Response(
+            {
+                "competition": competition.slug,
+                "board": board,
+                "metric": competition.metric,
+                "higher_is_better": competition.higher_is_better,
+                "closed": competition.is_closed(),
+                "rows": s.LeaderboardRowSerializer(rows, many=True).data,
+            }
+        )
+
+
+# --- Host side ------------------------------------------------------------------------------------------
+
+
+class HostCompetitionCreateApi(APIView):
+    permission_classes = [IsAuthenticated]
+    parser_classes = [MultiPartParser]
+
+    @extend_schema(request=s.CompetitionCreateInputSerializer, responses={201: s.HostCompetitionSerializer})
+    def post(self, request: Request) -> Response:
+        if not competition_can_create(user=request.user):
+            raise PermissionDenied("only staff (or users allowed to add competitions) may create competitions")
+        payload = s.CompetitionCreateInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data: dict[str, Any] = dict(payload.validated_data)
+        labels = data.pop("labels")
+        competition = competition_create(labels_csv=labels.read(), host=request.user, **data)
+        return Response(s.HostCompetitionSerializer(competition).data, status=status.HTTP_201_CREATED)
+
+
+class HostCompetitionDetailApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=s.HostCompetitionSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        return Response(s.HostCompetitionSerializer(_host_competition(request, slug)).data)
+
+
+class HostDefensesApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=s.DefensesInputSerializer, responses=s.HostCompetitionSerializer)
+    def put(self, request: Request, slug: str) -> Response:
+        competition = _host_competition(request, slug)
+        payload = s.DefensesInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        competition = competition_set_defenses(
+            competition=competition,
+            defenses=payload.validated_data["defenses"],
+            disclosed_defenses=payload.validated_data["disclosed_defenses"],
+        )
+        return Response(s.HostCompetitionSerializer(competition).data)
+
+    post = put
+
+
+class HostSubmissionsApi(APIView):
+    """Every submission of the competition with raw and released scores side by side."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=s.HostSubmissionSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        competition = _host_competition(request, slug)
+        return Response(s.HostSubmissionSerializer(submission_list_for_host(competition=competition), many=True).data)
+
+
+class HostLeakageApi(APIView):
+    """Per participant: submissions, failures and the gap between released and raw scores."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(responses=s.ParticipantLeakageSerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        competition = _host_competition(request, slug)
+        rows = submission_leakage_for_host(competition=competition)
+        return Response(s.ParticipantLeakageSerializer(rows, many=True).data)

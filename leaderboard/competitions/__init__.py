@@ -1,0 +1,1 @@
+"""Competitions and their hidden test sets (labels stay on the server)."""

@@ -1,0 +1,92 @@
+"""``manage.py create_competition SLUG --labels PATH [...]``: a competition from a labelled ``id,label`` CSV."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+
+from leaderboard.competitions.services import competition_create
+from leaderboard.errors import CompetitionConfigError
+
+
+def _moment(text: str | None, option: str) -> datetime | None:
+    if text is None:
+        return None
+    parsed = parse_datetime(text)
+    if parsed is None:
+        raise CommandError(f"{option}: {text!r} is not an ISO 8601 date-time (e.g. 2026-12-31T23:59:00Z)")
+    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
+
+
+def _optional_int(text: str) -> int | None:
+    return None if text.lower() in {"none", "full", ""} else int(text)
+
+
+class Command(BaseCommand):
+    help = "Create a competition from a labels CSV with header id,label (labels are integers 0..K-1)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("slug")
+        parser.add_argument("--labels", required=True, help="path of the id,label CSV")
+        parser.add_argument("--metric", default="binary_logloss")
+        parser.add_argument("--decimals", type=_optional_int, default=5, help="released decimals; 'none' = full")
+        parser.add_argument("--public-fraction", type=float, default=0.3)
+        parser.add_argument("--daily-limit", type=_optional_int, default=5, help="'none' = unlimited")
+        parser.add_argument("--total-limit", type=_optional_int, default=None)
+        parser.add_argument("--opens-at", default=None, help="ISO 8601 (default: now)")
+        parser.add_argument("--closes-at", default=None, help="ISO 8601 (default: never)")
+        parser.add_argument("--defenses", default="[]", help="defense chain as JSON")
+        parser.add_argument("--disclose", default="", help="what participants are told about the defenses")
+        parser.add_argument("--eps", type=float, default=1e-15)
+        parser.add_argument("--arithmetic", default="float64", help="'float64' or 'mpfr:BITS'")
+        parser.add_argument("--title", default="")
+        parser.add_argument("--host", default=None, help="username of the host (must exist)")
+        parser.add_argument("--same-file-same-score", action="store_true")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = Path(options["labels"])
+        if not path.is_file():
+            raise CommandError(f"--labels: no such file {path}")
+        try:
+            defenses = json.loads(options["defenses"])
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"--defenses is not valid JSON: {exc}") from None
+        host = None
+        if options["host"]:
+            user_model = get_user_model()
+            try:
+                host = user_model.objects.get(username=options["host"])
+            except user_model.DoesNotExist:
+                raise CommandError(f"--host: no user named {options['host']!r}") from None
+        try:
+            competition = competition_create(
+                slug=options["slug"],
+                labels_csv=path.read_bytes(),
+                host=host,
+                title=options["title"],
+                metric=options["metric"],
+                eps=options["eps"],
+                score_decimals=options["decimals"],
+                public_fraction=options["public_fraction"],
+                daily_limit=options["daily_limit"],
+                total_limit=options["total_limit"],
+                opens_at=_moment(options["opens_at"], "--opens-at"),
+                closes_at=_moment(options["closes_at"], "--closes-at"),
+                arithmetic=options["arithmetic"],
+                defenses=defenses,
+                disclosed_defenses=options["disclose"],
+                same_file_same_score=options["same_file_same_score"],
+            )
+        except CompetitionConfigError as exc:
+            raise CommandError(exc.message) from None
+        self.stdout.write(
+            f"created competition {competition.slug!r}: {competition.n_rows} rows, {competition.n_classes} classes, "
+            f"metric {competition.metric}"
+        )

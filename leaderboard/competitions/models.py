@@ -1,0 +1,175 @@
+# mypy: disable-error-code="var-annotated"
+# (pyproject enables no django-stubs plugin, which is what infers model field types; without it every field
+# would need a generic annotation. Foreign-key ``*_id`` attributes are declared below for the same reason.)
+"""A competition and its hidden test set.
+
+The hidden ids, labels and public/private mask live in :class:`HiddenTestData`, a separate table, so that
+listing or showing competitions never loads (or risks serialising) the labels.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import models
+from django.utils import timezone
+
+from defenses import DefenseChain, DefenseConfigError
+from leaderboard.scoring import METRICS, Arithmetic, ConfigurationError, HiddenTestSet
+from leaderboard.scoring.metrics import check_metric_for, get_metric, task_of
+from leaderboard.scoring.parsing import BINARY_COLUMN
+
+METRIC_CHOICES = [(name, name) for name in sorted(METRICS)]
+
+
+class Competition(models.Model):
+    slug = models.SlugField(max_length=64, unique=True)
+    title = models.CharField(max_length=200, blank=True)
+    description = models.TextField(blank=True)
+    host = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="hosted_competitions"
+    )
+    metric = models.CharField(max_length=40, choices=METRIC_CHOICES, default="binary_logloss")
+    eps = models.FloatField(default=1e-15, help_text="Predictions are clipped to [eps, 1 - eps].")
+    score_decimals = models.PositiveSmallIntegerField(
+        null=True, blank=True, default=5, help_text="Decimals released; empty = full precision."
+    )
+    public_fraction = models.FloatField(default=0.3)
+    daily_limit = models.PositiveIntegerField(null=True, blank=True, default=5, help_text="Per UTC day; empty = none.")
+    total_limit = models.PositiveIntegerField(null=True, blank=True, help_text="Over the whole competition.")
+    opens_at = models.DateTimeField(default=timezone.now)
+    closes_at = models.DateTimeField(null=True, blank=True)
+    arithmetic = models.CharField(max_length=20, default="float64", help_text="'float64' or 'mpfr:BITS'.")
+    defenses = models.JSONField(default=list, blank=True, help_text="Defense chain as a JSON list.")
+    disclosed_defenses = models.TextField(
+        blank=True, help_text="What participants are told about the defenses (shown as written)."
+    )
+    same_file_same_score = models.BooleanField(
+        default=False, help_text="Seed defense randomness from the file content, so a re-upload gets the same score."
+    )
+    # Denormalised from the hidden set so metadata pages need not load it.
+    n_rows = models.PositiveIntegerField(default=0, editable=False)
+    n_classes = models.PositiveSmallIntegerField(default=2, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    host_id: int | None
+
+    class Meta:
+        ordering = ["-opens_at", "slug"]
+
+    def __str__(self) -> str:
+        return self.title or self.slug
+
+    @property
+    def task(self) -> str:
+        return task_of(self.n_classes)
+
+    @property
+    def higher_is_better(self) -> bool:
+        return get_metric(self.metric).higher_is_better
+
+    @property
+    def submission_columns(self) -> list[str]:
+        if self.n_classes == 2:
+            return ["id", BINARY_COLUMN]
+        return ["id", *(f"class_{k}" for k in range(self.n_classes))]
+
+    def is_open(self, now: Any = None) -> bool:
+        now = now or timezone.now()
+        return self.opens_at <= now and (self.closes_at is None or now < self.closes_at)
+
+    def is_closed(self, now: Any = None) -> bool:
+        now = now or timezone.now()
+        return self.closes_at is not None and now >= self.closes_at
+
+    def clean(self) -> None:
+        """Validate the settings the scoring core will rely on (the admin calls this on save)."""
+        errors: dict[str, str] = {}
+        try:
+            arithmetic = Arithmetic.parse(self.arithmetic)
+        except ConfigurationError as exc:
+            errors["arithmetic"] = str(exc)
+            arithmetic = None
+        try:
+            DefenseChain.from_json(self.defenses)
+        except DefenseConfigError as exc:
+            errors["defenses"] = str(exc)
+        if not 0.0 <= self.public_fraction <= 1.0:
+            errors["public_fraction"] = "must lie between 0 and 1"
+        if not 0.0 < self.eps < 0.5:
+            errors["eps"] = "must lie strictly between 0 and 0.5"
+        if self.score_decimals is not None and self.score_decimals > 17:
+            errors["score_decimals"] = "at most 17 decimals (or empty for full precision)"
+        if self.closes_at is not None and self.opens_at is not None and self.closes_at <= self.opens_at:
+            errors["closes_at"] = "must be after the opening time"
+        if arithmetic is not None and self.metric in METRICS and self.n_rows:
+            try:
+                check_metric_for(get_metric(self.metric), self.n_classes, arithmetic)
+            except ConfigurationError as exc:
+                errors["metric"] = str(exc)
+        if errors:
+            raise ValidationError(errors)
+
+
+def _npy_bytes(array: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _npy_array(data: bytes | memoryview) -> np.ndarray:
+    return np.load(io.BytesIO(bytes(data)), allow_pickle=False)
+
+
+class HiddenTestData(models.Model):
+    """The hidden test set: never exposed by any participant-facing surface.
+
+    ``secret`` (a 128-bit integer as hex) seeds the public/private split and every defense's randomness.
+    """
+
+    competition = models.OneToOneField(Competition, on_delete=models.CASCADE, primary_key=True, related_name="hidden")
+    ids_json = models.TextField()
+    labels_npy = models.BinaryField()
+    public_mask_npy = models.BinaryField()
+    secret = models.CharField(max_length=64)
+
+    competition_id: int
+
+    class Meta:
+        verbose_name = "hidden test set"
+
+    def __str__(self) -> str:
+        return f"hidden test set of {self.competition_id}"
+
+    @property
+    def secret_int(self) -> int:
+        return int(self.secret, 16)
+
+    @property
+    def ids(self) -> list[str]:
+        return list(json.loads(self.ids_json))
+
+    @property
+    def labels(self) -> np.ndarray:
+        return _npy_array(self.labels_npy)
+
+    @property
+    def public_mask(self) -> np.ndarray:
+        return _npy_array(self.public_mask_npy)
+
+    def to_hidden_test_set(self, n_classes: int) -> HiddenTestSet:
+        return HiddenTestSet(tuple(self.ids), self.labels, n_classes, self.public_mask)
+
+    @staticmethod
+    def encode(*, ids: list[str], labels: np.ndarray, public_mask: np.ndarray) -> dict[str, Any]:
+        return {
+            "ids_json": json.dumps(ids),
+            "labels_npy": _npy_bytes(np.asarray(labels, dtype=np.int64)),
+            "public_mask_npy": _npy_bytes(np.asarray(public_mask, dtype=bool)),
+        }

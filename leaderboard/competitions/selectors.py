@@ -1,0 +1,81 @@
+"""Reads on competitions: lists, lookups, the sample submission, host rights and the worker's ScoringSpec."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from typing import Any
+
+from django.db.models import QuerySet
+
+from defenses import DefenseChain
+from leaderboard.competitions.models import Competition, HiddenTestData
+from leaderboard.scoring import Arithmetic, ScoringSpec, sample_submission_csv
+
+_SPEC_CACHE: OrderedDict[tuple[int, str], ScoringSpec] = OrderedDict()
+_SPEC_CACHE_SIZE = 16
+_SPEC_LOCK = threading.Lock()
+
+
+def competition_list() -> QuerySet[Competition]:
+    return Competition.objects.all().order_by("-opens_at", "slug")
+
+
+def competition_get(*, slug: str) -> Competition:
+    """Raises ``Competition.DoesNotExist`` (the API maps it to 404)."""
+    return Competition.objects.get(slug=slug)
+
+
+def competition_is_host(*, user: Any, competition: Competition) -> bool:
+    """Staff and the competition's own host may see its raw scores and change its defenses."""
+    if not getattr(user, "is_authenticated", False):
+        return False
+    return bool(user.is_staff or (competition.host_id is not None and competition.host_id == user.pk))
+
+
+def competition_can_create(*, user: Any) -> bool:
+    if not getattr(user, "is_authenticated", False):
+        return False
+    return bool(user.is_staff or user.has_perm("competitions.add_competition"))
+
+
+def competition_sample_submission(*, competition: Competition) -> str:
+    """The CSV template: exact header and every hidden id (ids are public; labels are not)."""
+    return sample_submission_csv(competition_scoring_spec(competition=competition).submission_format)
+
+
+def competition_scoring_spec(*, competition: Competition) -> ScoringSpec:
+    """The scoring core's view of a competition, cached per process.
+
+    The key includes ``updated_at``, so a changed chain or setting is picked up at once; the hidden set is
+    loaded once per process per version instead of once per 25k-row submission.
+    """
+    key = (competition.pk, competition.updated_at.isoformat())
+    with _SPEC_LOCK:
+        spec = _SPEC_CACHE.get(key)
+        if spec is not None:
+            _SPEC_CACHE.move_to_end(key)
+            return spec
+    hidden = HiddenTestData.objects.get(competition_id=competition.pk)
+    spec = ScoringSpec(
+        hidden=hidden.to_hidden_test_set(competition.n_classes),
+        metric_name=competition.metric,
+        eps=competition.eps,
+        decimals=competition.score_decimals,
+        arithmetic=Arithmetic.parse(competition.arithmetic),
+        chain=DefenseChain.from_json(competition.defenses),
+        secret=hidden.secret_int,
+        same_file_same_score=competition.same_file_same_score,
+        max_bytes=_max_upload_bytes(),
+    )
+    with _SPEC_LOCK:
+        _SPEC_CACHE[key] = spec
+        while len(_SPEC_CACHE) > _SPEC_CACHE_SIZE:
+            _SPEC_CACHE.popitem(last=False)
+    return spec
+
+
+def _max_upload_bytes() -> int:
+    from django.conf import settings
+
+    return int(settings.LEADERBOARD_MAX_UPLOAD_BYTES)

@@ -1,0 +1,128 @@
+"""Writes on competitions: create one from a labelled CSV, set its defense chain.
+
+Every function here validates with the pure scoring core and the defense registry, so the admin, the
+``create_competition`` command and the host API accept and reject exactly the same settings.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from defenses import DefenseChain, DefenseConfigError
+from leaderboard.competitions.models import Competition, HiddenTestData
+from leaderboard.errors import CompetitionConfigError
+from leaderboard.scoring import ConfigurationError, parse_labels_csv, public_split_mask
+
+
+def _validation_message(exc: ValidationError) -> str:
+    if hasattr(exc, "error_dict"):
+        return "; ".join(f"{field}: {' '.join(str(m) for m in msgs)}" for field, msgs in exc.message_dict.items())
+    return " ".join(str(m) for m in exc.messages)
+
+
+def competition_validate_defenses(*, defenses: Any) -> list[dict[str, Any]]:
+    """The canonical JSON of a defense chain (defaults filled in); raises :class:`CompetitionConfigError`."""
+    try:
+        return DefenseChain.from_json(defenses).to_json()
+    except DefenseConfigError as exc:
+        raise CompetitionConfigError(f"invalid defense chain: {exc}") from None
+
+
+def competition_parse_labels(*, labels_csv: bytes | str) -> tuple[list[str], np.ndarray, int]:
+    """Ids, labels and the number of classes of a host's ``id,label`` CSV; errors name the line."""
+    try:
+        return parse_labels_csv(labels_csv)
+    except ConfigurationError as exc:
+        raise CompetitionConfigError(f"invalid labels file: {exc}") from None
+    except UnicodeDecodeError:
+        raise CompetitionConfigError("invalid labels file: it is not valid UTF-8") from None
+
+
+def competition_create(
+    *,
+    slug: str,
+    labels_csv: bytes | str,
+    host: Any = None,
+    title: str = "",
+    description: str = "",
+    metric: str = "binary_logloss",
+    eps: float = 1e-15,
+    score_decimals: int | None = 5,
+    public_fraction: float = 0.3,
+    daily_limit: int | None = 5,
+    total_limit: int | None = None,
+    opens_at: datetime | None = None,
+    closes_at: datetime | None = None,
+    arithmetic: str = "float64",
+    defenses: Any = None,
+    disclosed_defenses: str = "",
+    same_file_same_score: bool = False,
+) -> Competition:
+    """Create a competition with its hidden test set; the public/private split comes from a fresh secret."""
+    ids, labels, n_classes = competition_parse_labels(labels_csv=labels_csv)
+    chain = competition_validate_defenses(defenses=defenses if defenses is not None else [])
+    competition = Competition(
+        slug=slug,
+        title=title or slug,
+        description=description,
+        host=host,
+        metric=metric,
+        eps=eps,
+        score_decimals=score_decimals,
+        public_fraction=public_fraction,
+        daily_limit=daily_limit,
+        total_limit=total_limit,
+        closes_at=closes_at,
+        arithmetic=arithmetic,
+        defenses=chain,
+        disclosed_defenses=disclosed_defenses,
+        same_file_same_score=same_file_same_score,
+        n_rows=len(ids),
+        n_classes=n_classes,
+    )
+    if opens_at is not None:
+        competition.opens_at = opens_at
+    try:
+        competition.full_clean()
+    except ValidationError as exc:
+        raise CompetitionConfigError(_validation_message(exc)) from None
+    with transaction.atomic():
+        competition.save()
+        hidden_test_data_create(competition=competition, ids=ids, labels=labels)
+    return competition
+
+
+def hidden_test_data_create(*, competition: Competition, ids: list[str], labels: np.ndarray) -> HiddenTestData:
+    """Store the hidden set and draw the fixed public/private split from a new 128-bit secret."""
+    secret = secrets.randbits(128)
+    try:
+        mask = public_split_mask(len(ids), competition.public_fraction, secret)
+    except ConfigurationError as exc:
+        raise CompetitionConfigError(str(exc)) from None
+    return HiddenTestData.objects.create(
+        competition=competition,
+        secret=format(secret, "x"),
+        **HiddenTestData.encode(ids=ids, labels=labels, public_mask=mask),
+    )
+
+
+def competition_set_defenses(
+    *, competition: Competition, defenses: Any, disclosed_defenses: str | None = None
+) -> Competition:
+    """Replace the defense chain (validated, stored in canonical form) and optionally what is disclosed.
+
+    Saving bumps ``updated_at``, which is part of the worker's cache key, so the next scoring uses the new chain.
+    """
+    competition.defenses = competition_validate_defenses(defenses=defenses)
+    fields = ["defenses", "updated_at"]
+    if disclosed_defenses is not None:
+        competition.disclosed_defenses = disclosed_defenses
+        fields.append("disclosed_defenses")
+    competition.save(update_fields=fields)
+    return competition

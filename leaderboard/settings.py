@@ -1,0 +1,208 @@
+"""Settings of the Leaderboard Lab site, read from the environment (one module for every deployment).
+
+Environment:
+- ``DATABASE_URL`` — any dj-database-url URL; default a SQLite file under ``var/`` in the repository.
+- ``REDIS_URL`` — Celery broker and result store; default ``redis://127.0.0.1:6379/0`` (the launcher sets it
+  to the Redis server it starts).
+- ``DJANGO_DEBUG`` — ``1``/``0``; default ``1`` because the default deployment is one local machine.
+  With ``DJANGO_DEBUG=0``, ``DJANGO_SECRET_KEY`` is required (no default secret in production).
+- ``DJANGO_ALLOWED_HOSTS`` — comma-separated; ``LEADERBOARD_CELERY_QUEUE`` — the queue web and workers share
+  (tests use a unique one per session so parallel runs never take each other's tasks).
+- ``LEADERBOARD_MAX_UPLOAD_BYTES``, ``LEADERBOARD_SCORING_SOFT_TIME_LIMIT``,
+  ``LEADERBOARD_SCORING_HARD_TIME_LIMIT``, ``LEADERBOARD_SWEEP_INTERVAL``, ``LEADERBOARD_STUCK_AFTER``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(os.environ.get("LEADERBOARD_VAR_DIR", BASE_DIR / "var"))
+
+
+def env_bool(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return default if value in (None, "") else int(value)
+
+
+DEBUG = env_bool("DJANGO_DEBUG", True)
+
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off")
+    SECRET_KEY = "dev-only-insecure-key-leaderboard-lab"
+
+ALLOWED_HOSTS = [
+    h.strip()
+    for h in os.environ.get("DJANGO_ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver").split(",")
+    if h.strip()
+]
+CSRF_TRUSTED_ORIGINS = [o for o in os.environ.get("DJANGO_CSRF_TRUSTED_ORIGINS", "").split(",") if o]
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "leaderboard.competitions",
+    "leaderboard.submissions",
+]
+# The HTML pages live in their own app, added by another change; wire it in as soon as it exists so this
+# module need not change when it lands.
+if (BASE_DIR / "leaderboard" / "web" / "apps.py").exists():
+    INSTALLED_APPS.append("leaderboard.web")
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "leaderboard.urls"
+WSGI_APPLICATION = "leaderboard.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database -------------------------------------------------------------------------------------------
+DEFAULT_SQLITE_PATH = VAR_DIR / "leaderboard.sqlite3"
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL") or f"sqlite:///{DEFAULT_SQLITE_PATH}",
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    if not os.environ.get("DATABASE_URL"):
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+    # IMMEDIATE takes the write lock at BEGIN, so two quota checks cannot both read "4 used" and both insert
+    # (SQLite ignores SELECT ... FOR UPDATE); the timeout makes the loser wait instead of failing.
+    DATABASES["default"]["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 30}
+    # A file (not Django's in-memory default) so that threads and a worker process see the test database.
+    DATABASES["default"]["TEST"] = {
+        "NAME": os.environ.get("LEADERBOARD_TEST_SQLITE")
+        or str(Path(tempfile.gettempdir()) / f"leaderboard-test-{os.getpid()}.sqlite3")
+    }
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+
+LOGIN_URL = "/admin/login/"
+
+# --- Uploads --------------------------------------------------------------------------------------------
+LEADERBOARD_MAX_UPLOAD_BYTES = env_int("LEADERBOARD_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)
+# JSON bodies are read whole; let the scoring core's own limit (with a clear message) be the one that bites.
+DATA_UPLOAD_MAX_MEMORY_SIZE = LEADERBOARD_MAX_UPLOAD_BYTES + 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+
+# --- REST framework -------------------------------------------------------------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "leaderboard.api.exception_handlers.api_exception_handler",
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+if DEBUG:
+    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append("rest_framework.renderers.BrowsableAPIRenderer")  # type: ignore[attr-defined]
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Leaderboard Lab API",
+    "DESCRIPTION": "Kaggle-style competitions: metadata, submissions, released scores and leaderboards.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --- Celery ---------------------------------------------------------------------------------------------
+REDIS_URL = os.environ.get("REDIS_URL") or "redis://127.0.0.1:6379/0"
+CELERY_BROKER_URL = REDIS_URL
+CELERY_RESULT_BACKEND = REDIS_URL
+CELERY_TASK_IGNORE_RESULT = True  # results live in the database row, never in the result store
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("LEADERBOARD_CELERY_QUEUE") or "leaderboard"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_TIMEZONE = "UTC"
+CELERY_ENABLE_UTC = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+LEADERBOARD_SCORING_SOFT_TIME_LIMIT = env_int("LEADERBOARD_SCORING_SOFT_TIME_LIMIT", 120)
+LEADERBOARD_SCORING_HARD_TIME_LIMIT = env_int("LEADERBOARD_SCORING_HARD_TIME_LIMIT", 150)
+CELERY_TASK_SOFT_TIME_LIMIT = LEADERBOARD_SCORING_SOFT_TIME_LIMIT
+CELERY_TASK_TIME_LIMIT = LEADERBOARD_SCORING_HARD_TIME_LIMIT
+# Redis redelivers an unacknowledged (acks_late) message after this long; keep it above the hard limit.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# Publishing happens in the web request's on_commit hook: give up quickly when the broker is down (the
+# submission stays queued and the sweep enqueues it later) instead of hanging the upload.
+CELERY_BROKER_CONNECTION_TIMEOUT = 3
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+LEADERBOARD_SWEEP_INTERVAL = env_int("LEADERBOARD_SWEEP_INTERVAL", 60)
+# A submission queued or scoring for longer than this is treated as lost (kept above the hard time limit).
+LEADERBOARD_STUCK_AFTER = env_int("LEADERBOARD_STUCK_AFTER", max(300, 2 * LEADERBOARD_SCORING_HARD_TIME_LIMIT))
+CELERY_BEAT_SCHEDULE = {
+    "sweep-stuck-submissions": {
+        "task": "leaderboard.submissions.tasks.submissions_sweep",
+        "schedule": float(LEADERBOARD_SWEEP_INTERVAL),
+    },
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("LEADERBOARD_LOG_LEVEL", "INFO")},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,1 @@
+"""Submissions, their asynchronous scoring, per-participant defense state and the leaderboards."""

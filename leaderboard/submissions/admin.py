@@ -1,0 +1,37 @@
+"""Django admin for hosts: submissions with raw and released scores, and defense states (read-only)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+
+from leaderboard.submissions.models import DefenseState, Submission
+
+
+@admin.register(Submission)
+class SubmissionAdmin(admin.ModelAdmin):
+    list_display = (
+        "id", "competition", "participant", "status", "public_score_text", "raw_public_text",
+        "private_score_text", "raw_private_text", "selected_for_final", "created_at",
+    )
+    list_filter = ("status", "competition", "selected_for_final")
+    search_fields = ("participant__username", "competition__slug")
+    exclude = ("upload", "predictions_npy")
+    # Results are written by the worker only; editing them here would bypass the state machine.
+    readonly_fields = tuple(
+        f.name for f in Submission._meta.get_fields() if f.concrete and f.name not in {"upload", "predictions_npy"}
+    )
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+
+@admin.register(DefenseState)
+class DefenseStateAdmin(admin.ModelAdmin):
+    list_display = ("competition", "participant", "split", "updated_at")
+    list_filter = ("competition", "split")
+    readonly_fields = ("competition", "participant", "split", "state", "updated_at")
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False

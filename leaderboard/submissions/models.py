@@ -1,0 +1,125 @@
+# mypy: disable-error-code="var-annotated"
+# (pyproject enables no django-stubs plugin, which is what infers model field types; without it every field
+# would need a generic annotation. Foreign-key ``*_id`` attributes are declared below for the same reason.)
+"""Submissions and the per-participant state of the defense chain.
+
+A submission keeps its upload (so a worker on another machine needs only the database and the broker) and the
+validated predictions as ``.npy`` bytes (so the worker does not parse a 25k-row CSV twice). Raw scores and
+defense notes are host-only; participants see the released score and its exact text.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from leaderboard.competitions.models import Competition
+
+
+class Status(models.TextChoices):
+    QUEUED = "queued", "queued"
+    SCORING = "scoring", "scoring"
+    SCORED = "scored", "scored"
+    FAILED = "failed", "failed"
+
+
+TERMINAL_STATUSES = (Status.SCORED, Status.FAILED)
+
+
+class UploadKind(models.TextChoices):
+    CSV = "csv", "CSV"
+    JSON = "json", "JSON"
+
+
+class Participation(models.Model):
+    """One row per (competition, participant): the row locked while checking the quota."""
+
+    competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="participations")
+    participant = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="participations")
+    joined_at = models.DateTimeField(default=timezone.now)
+
+    competition_id: int
+    participant_id: int
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["competition", "participant"], name="one_participation_per_user"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.participant_id} in {self.competition_id}"
+
+
+class Submission(models.Model):
+    competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="submissions")
+    participant = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
+
+    upload = models.BinaryField()
+    upload_kind = models.CharField(max_length=4, choices=UploadKind.choices, default=UploadKind.CSV)
+    upload_name = models.CharField(max_length=255, blank=True)
+    upload_size = models.PositiveIntegerField(default=0)
+    predictions_npy = models.BinaryField(null=True, blank=True)
+
+    # Host-only: the metric's true values, exact text (float64 repr or the MPFR digits).
+    raw_public = models.FloatField(null=True, blank=True)
+    raw_public_text = models.CharField(max_length=400, blank=True)
+    raw_private = models.FloatField(null=True, blank=True)
+    raw_private_text = models.CharField(max_length=400, blank=True)
+    defense_notes = models.JSONField(default=list, blank=True)
+
+    # Released through the defense chain and the displayed precision; empty text = nothing released.
+    public_score = models.FloatField(null=True, blank=True)
+    public_score_text = models.CharField(max_length=400, blank=True)
+    private_score = models.FloatField(null=True, blank=True)
+    private_score_text = models.CharField(max_length=400, blank=True)
+
+    error = models.TextField(blank=True)
+    selected_for_final = models.BooleanField(default=False)
+
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    scoring_started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    # The claim a worker holds while scoring; a stale worker whose claim was swept cannot write a result.
+    claim_token = models.CharField(max_length=32, blank=True)
+    attempts = models.PositiveSmallIntegerField(default=0)
+
+    competition_id: int
+    participant_id: int
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        indexes = [
+            models.Index(fields=["competition", "participant", "created_at"], name="sub_quota_idx"),
+            models.Index(fields=["competition", "status"], name="sub_board_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"submission {self.pk} ({self.status})"
+
+    @property
+    def is_terminal(self) -> bool:
+        return self.status in TERMINAL_STATUSES
+
+
+class DefenseState(models.Model):
+    """The defense chain's JSON state for one participant on one split of one competition."""
+
+    competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="defense_states")
+    participant = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="defense_states")
+    split = models.CharField(max_length=10)
+    state = models.JSONField(default=list, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    competition_id: int
+    participant_id: int
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["competition", "participant", "split"], name="one_state_per_split"),
+        ]
+
+    def __str__(self) -> str:
+        return f"defense state {self.competition_id}/{self.participant_id}/{self.split}"

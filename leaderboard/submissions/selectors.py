@@ -1,0 +1,244 @@
+"""Reads on submissions: a participant's own rows, quotas, host views and the two leaderboards.
+
+Participant-facing readers return released values only; host readers are named ``*_for_host``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta
+from typing import Any
+
+from django.db.models import QuerySet
+from django.utils import timezone
+
+from leaderboard.competitions.models import Competition
+from leaderboard.errors import BoardNotAvailable
+from leaderboard.submissions.models import Status, Submission
+
+BOARDS = ("public", "private")
+# Columns a participant-facing list may load (never the raw scores, notes or the upload itself).
+_RELEASED_FIELDS = (
+    "id",
+    "competition_id",
+    "participant_id",
+    "status",
+    "public_score",
+    "public_score_text",
+    "private_score",
+    "private_score_text",
+    "error",
+    "selected_for_final",
+    "created_at",
+    "finished_at",
+    "upload_name",
+    "upload_kind",
+)
+
+
+@dataclass(frozen=True)
+class QuotaStatus:
+    daily_limit: int | None
+    used_today: int
+    remaining_today: int | None
+    total_limit: int | None
+    used_total: int
+    remaining_total: int | None
+    resets_at: datetime  # the next UTC midnight, when the daily counter starts again
+
+    @property
+    def exhausted(self) -> bool:
+        return self.remaining_today == 0 or self.remaining_total == 0
+
+
+def utc_day_bounds(now: datetime) -> tuple[datetime, datetime]:
+    """The start of ``now``'s UTC day and the start of the next one."""
+    start = datetime.combine(now.astimezone(UTC).date(), time.min, tzinfo=UTC)
+    return start, start + timedelta(days=1)
+
+
+def quota_status(*, competition: Competition, participant: Any, now: datetime | None = None) -> QuotaStatus:
+    """What the participant has used and has left. Failed submissions do not count; rejected ones never exist."""
+    now = now or timezone.now()
+    day_start, next_day = utc_day_bounds(now)
+    counted = Submission.objects.filter(competition=competition, participant=participant).exclude(
+        status=Status.FAILED
+    )
+    used_total = counted.count()
+    used_today = counted.filter(created_at__gte=day_start).count()
+    daily, total = competition.daily_limit, competition.total_limit
+    return QuotaStatus(
+        daily_limit=daily,
+        used_today=used_today,
+        remaining_today=None if daily is None else max(daily - used_today, 0),
+        total_limit=total,
+        used_total=used_total,
+        remaining_total=None if total is None else max(total - used_total, 0),
+        resets_at=next_day,
+    )
+
+
+def submission_get_for_participant(*, submission_id: int, participant: Any) -> Submission:
+    """The caller's own submission; someone else's raises ``DoesNotExist`` exactly like a missing one."""
+    return (
+        Submission.objects.select_related("competition")
+        .only(*_RELEASED_FIELDS, "competition__slug", "competition__closes_at")
+        .get(pk=submission_id, participant=participant)
+    )
+
+
+def submission_list_for_participant(*, competition: Competition, participant: Any) -> QuerySet[Submission]:
+    return (
+        Submission.objects.filter(competition=competition, participant=participant)
+        .select_related("competition")
+        .only(*_RELEASED_FIELDS, "competition__slug", "competition__closes_at")
+        .order_by("-created_at", "-id")
+    )
+
+
+def submission_list_for_host(*, competition: Competition) -> QuerySet[Submission]:
+    """Every submission with raw and released scores (host-only)."""
+    return (
+        Submission.objects.filter(competition=competition)
+        .select_related("participant", "competition")
+        .defer("upload", "predictions_npy")
+        .order_by("-created_at", "-id")
+    )
+
+
+@dataclass(frozen=True)
+class ParticipantLeakage:
+    """Host-only, per participant: how far released scores sit from raw ones (what the defenses cost/hide)."""
+
+    participant: str
+    submissions: int
+    scored: int
+    failed: int
+    mean_abs_public_error: float | None
+    max_abs_public_error: float | None
+    mean_abs_private_error: float | None
+
+
+def submission_leakage_for_host(*, competition: Competition) -> list[ParticipantLeakage]:
+    rows = Submission.objects.filter(competition=competition).values(
+        "participant__username", "status", "raw_public", "public_score", "raw_private", "private_score"
+    )
+    grouped: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        grouped.setdefault(row["participant__username"], []).append(row)
+
+    def errors(entries: list[dict[str, Any]], split: str) -> list[float]:
+        return [
+            abs(r[f"{split}_score"] - r[f"raw_{split}"])
+            for r in entries
+            if r[f"{split}_score"] is not None and r[f"raw_{split}"] is not None
+        ]
+
+    result = []
+    for name, entries in sorted(grouped.items()):
+        public, private = errors(entries, "public"), errors(entries, "private")
+        result.append(
+            ParticipantLeakage(
+                participant=name,
+                submissions=len(entries),
+                scored=sum(r["status"] == Status.SCORED for r in entries),
+                failed=sum(r["status"] == Status.FAILED for r in entries),
+                mean_abs_public_error=sum(public) / len(public) if public else None,
+                max_abs_public_error=max(public) if public else None,
+                mean_abs_private_error=sum(private) / len(private) if private else None,
+            )
+        )
+    return result
+
+
+@dataclass(frozen=True)
+class LeaderboardRow:
+    rank: int
+    participant: str
+    score: float
+    score_text: str
+    entries: int
+    submitted_at: datetime
+    submission_id: int  # for host pages; the participant API does not show it
+
+
+def leaderboard_rows(
+    *, competition: Competition, board: str, now: datetime | None = None, allow_private_before_close: bool = False
+) -> list[LeaderboardRow]:
+    """The public board (each participant's best released public score) or, after the close, the private board
+    (best released private score among the selected finals, or among the two best public ones if none were
+    selected). Ties go to the earlier submission. Raises :class:`BoardNotAvailable` for the private board
+    before the close unless ``allow_private_before_close`` (hosts)."""
+    if board not in BOARDS:
+        raise ValueError(f"unknown board {board!r}; use 'public' or 'private'")
+    if board == "private" and not allow_private_before_close and not competition.is_closed(now):
+        raise BoardNotAvailable("the private leaderboard is shown after the competition closes")
+    higher = competition.higher_is_better
+    rows = list(
+        Submission.objects.filter(competition=competition, status=Status.SCORED).values(
+            "id",
+            "participant_id",
+            "participant__username",
+            "public_score",
+            "public_score_text",
+            "private_score",
+            "private_score_text",
+            "selected_for_final",
+            "created_at",
+        )
+    )
+
+    def order(score_field: str):  # type: ignore[no-untyped-def]
+        def key(row: dict[str, Any]) -> tuple[float, datetime, int]:
+            score = row[score_field]
+            return (-score if higher else score, row["created_at"], row["id"])
+
+        return key
+
+    by_participant: dict[int, list[dict[str, Any]]] = {}
+    for row in rows:
+        by_participant.setdefault(row["participant_id"], []).append(row)
+
+    best: list[tuple[dict[str, Any], int, str, str]] = []
+    for entries in by_participant.values():
+        released_public = sorted((r for r in entries if r["public_score"] is not None), key=order("public_score"))
+        if board == "public":
+            if released_public:
+                best.append((released_public[0], len(entries), "public_score", "public_score_text"))
+            continue
+        finals = [r for r in entries if r["selected_for_final"]] or released_public[:2]
+        released_private = sorted((r for r in finals if r["private_score"] is not None), key=order("private_score"))
+        if released_private:
+            best.append((released_private[0], len(entries), "private_score", "private_score_text"))
+
+    best.sort(key=lambda item: order(item[2])(item[0]))
+    return [
+        LeaderboardRow(
+            rank=position,
+            participant=row["participant__username"],
+            score=row[score_field],
+            score_text=row[text_field],
+            entries=n_entries,
+            submitted_at=row["created_at"],
+            submission_id=row["id"],
+        )
+        for position, (row, n_entries, score_field, text_field) in enumerate(best, start=1)
+    ]
+
+
+def leaderboard_csv(
+    *, competition: Competition, board: str, now: datetime | None = None, allow_private_before_close: bool = False
+) -> str:
+    """The released board as CSV: rank, participant, score (exact released text), entries, submitted_at (UTC)."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(["rank", "participant", "score", "entries", "submitted_at"])
+    rows = leaderboard_rows(
+        competition=competition, board=board, now=now, allow_private_before_close=allow_private_before_close
+    )
+    for row in rows:
+        submitted = row.submitted_at.isoformat().replace("+00:00", "Z")
+        writer.writerow([row.rank, row.participant, row.score_text, row.entries, submitted])
+    return out.getvalue()

@@ -1,0 +1,385 @@
+"""Writes on submissions: accept an upload under the quota, score it (the worker's side), select finals, and
+sweep stuck rows.
+
+States move queued → scoring → scored | failed and never leave a terminal state: every status change is a
+conditional UPDATE on the expected current state, so a re-delivered task, a duplicate message from the sweep
+or a stale worker can never duplicate or change a stored result.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from functools import partial
+from typing import Any
+
+import numpy as np
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+from django.db import InterfaceError, OperationalError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from defenses import DefenseConfigError
+from leaderboard.competitions.models import Competition
+from leaderboard.competitions.selectors import competition_scoring_spec
+from leaderboard.errors import CompetitionNotOpen, InvalidUpload, QuotaExceeded, SelectionError
+from leaderboard.scoring import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
+from leaderboard.scoring.parsing import ParsedPredictions
+from leaderboard.scoring.pipeline import SPLITS, ScoringSpec, evaluate, parse
+from leaderboard.submissions.models import DefenseState, Participation, Status, Submission, UploadKind
+from leaderboard.submissions.selectors import QuotaStatus, quota_status
+
+logger = logging.getLogger(__name__)
+
+MAX_FINALS = 2
+# A submission whose scoring was interrupted this many times (worker killed by the hard time limit, machine
+# lost, ...) is failed instead of being retried for ever.
+MAX_ATTEMPTS = 5
+
+
+class TransientScoringError(Exception):
+    """Scoring hit a database or broker hiccup; the claim was released so a retry can score it."""
+
+
+def _transient_errors() -> tuple[type[BaseException], ...]:
+    errors: list[type[BaseException]] = [OperationalError, InterfaceError]
+    try:
+        from kombu.exceptions import OperationalError as KombuOperationalError
+
+        errors.append(KombuOperationalError)
+    except ImportError:  # pragma: no cover - kombu ships with celery
+        pass
+    try:
+        from redis.exceptions import ConnectionError as RedisConnectionError
+        from redis.exceptions import TimeoutError as RedisTimeoutError
+
+        errors += [RedisConnectionError, RedisTimeoutError]
+    except ImportError:  # pragma: no cover
+        pass
+    return tuple(errors)
+
+
+TRANSIENT_ERRORS = _transient_errors()
+
+
+# --- Upload ---------------------------------------------------------------------------------------------
+
+
+def _check_open(competition: Competition, now: datetime) -> None:
+    if now < competition.opens_at:
+        raise CompetitionNotOpen(
+            f"the competition opens at {_utc(competition.opens_at)}; submissions are not accepted yet",
+            extra={"opens_at": _utc(competition.opens_at)},
+        )
+    if competition.closes_at is not None and now >= competition.closes_at:
+        raise CompetitionNotOpen(
+            f"the competition closed at {_utc(competition.closes_at)}; submissions are no longer accepted",
+            extra={"closes_at": _utc(competition.closes_at)},
+        )
+
+
+def _check_quota(status: QuotaStatus) -> None:
+    if status.remaining_total == 0:
+        raise QuotaExceeded(
+            f"you have used all {status.total_limit} submissions of this competition",
+            resets_at=None,
+            remaining_today=status.remaining_today,
+        )
+    if status.remaining_today == 0:
+        raise QuotaExceeded(
+            f"daily limit of {status.daily_limit} submissions reached; it resets at {_utc(status.resets_at)}",
+            resets_at=status.resets_at,
+        )
+
+
+def _utc(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def _npy(values: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, np.ascontiguousarray(values, dtype=np.float64), allow_pickle=False)
+    return buffer.getvalue()
+
+
+def submission_parse(*, competition: Competition, data: bytes, kind: str = UploadKind.CSV) -> ParsedPredictions:
+    """Validate an upload with the scoring core; raises :class:`InvalidUpload` naming the line and the problem."""
+    spec = competition_scoring_spec(competition=competition)
+    if len(data) > spec.max_bytes:
+        # Checked here too so a JSON body gets the same message as a CSV file.
+        raise InvalidUpload(f"the file is {len(data)} bytes, over the limit of {spec.max_bytes} bytes")
+    try:
+        return parse(spec, data, as_json=kind == UploadKind.JSON)
+    except SubmissionError as exc:
+        raise InvalidUpload(str(exc), line=exc.line) from None
+    except json.JSONDecodeError as exc:
+        raise InvalidUpload(f"the body is not valid JSON: {exc.msg}", line=exc.lineno) from None
+    except RecursionError:
+        raise InvalidUpload("the JSON body is nested too deeply") from None
+
+
+def submission_create(
+    *,
+    competition: Competition,
+    participant: Any,
+    data: bytes,
+    kind: str = UploadKind.CSV,
+    filename: str = "",
+    now: datetime | None = None,
+) -> Submission:
+    """Validate an upload, check the quota atomically, store it queued and enqueue scoring on commit.
+
+    The quota check locks the participant's :class:`Participation` row (``SELECT ... FOR UPDATE``; SQLite's
+    IMMEDIATE transactions serialise the same way), so parallel uploads cannot all read "4 used" and all
+    insert. A rejected upload raises before anything is written, so it never counts.
+    """
+    now = now or timezone.now()
+    _check_open(competition, now)
+    # An unlocked look first, so an over-quota participant gets 429 without us parsing a large file.
+    _check_quota(quota_status(competition=competition, participant=participant, now=now))
+    parsed = submission_parse(competition=competition, data=data, kind=kind)
+    float64 = competition_scoring_spec(competition=competition).arithmetic.is_float64
+    Participation.objects.get_or_create(competition=competition, participant=participant)
+    with transaction.atomic():
+        Participation.objects.select_for_update().get(competition=competition, participant=participant)
+        _check_quota(quota_status(competition=competition, participant=participant, now=now))
+        submission = Submission.objects.create(
+            competition=competition,
+            participant=participant,
+            upload=data,
+            upload_kind=kind,
+            upload_name=filename[:255],
+            upload_size=len(data),
+            # φ-bit arithmetic reads the submitted decimal text, so only float64 can skip the re-parse.
+            predictions_npy=_npy(parsed.values) if float64 else None,
+            created_at=now,
+            enqueued_at=now,
+        )
+        transaction.on_commit(partial(submission_enqueue, submission_id=submission.pk))
+    return submission
+
+
+def submission_enqueue(*, submission_id: int) -> None:
+    """Publish the scoring task. A broker outage must not lose the upload: the row stays queued for the sweep."""
+    from leaderboard.submissions.tasks import submission_score as submission_score_task
+
+    try:
+        submission_score_task.apply_async(args=(submission_id,))
+    except Exception:
+        logger.exception("could not enqueue submission %s; the sweep will retry", submission_id)
+
+
+# --- Scoring (worker side) ------------------------------------------------------------------------------
+
+
+@dataclass
+class ScoreResult:
+    """What :func:`submission_score` did: ``action`` is ``scored``, ``failed`` or ``skipped``."""
+
+    action: str
+    detail: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def submission_score(*, submission_id: int) -> ScoreResult:
+    """Claim a queued submission, score it and store the outcome; a no-op unless the row was queued.
+
+    Permanent problems (a malformed stored file, a non-finite score, a misconfigured competition, a defense's
+    rejection, the soft time limit) fail the submission at once with a readable message. Transient ones
+    (database or broker) release the claim and raise :class:`TransientScoringError` for the task to retry.
+    """
+    claim = uuid.uuid4().hex
+    now = timezone.now()
+    claimed = Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(
+        status=Status.SCORING, claim_token=claim, scoring_started_at=now, attempts=F("attempts") + 1
+    )
+    if claimed != 1:
+        return ScoreResult("skipped", "not queued (already claimed, finished or missing)")
+    try:
+        return _score_claimed(submission_id, claim)
+    except TRANSIENT_ERRORS as exc:
+        _release_claim(submission_id, claim)
+        raise TransientScoringError(f"submission {submission_id}: {type(exc).__name__}: {exc}") from exc
+    except SubmissionError as exc:
+        return _finish_failed(submission_id, claim, f"the stored upload is invalid: {exc}")
+    except NonFiniteScoreError:
+        return _finish_failed(submission_id, claim, "the score is not a finite number, so nothing was released")
+    except (ConfigurationError, DefenseConfigError, ScoringError) as exc:
+        logger.error("submission %s: competition misconfigured: %s", submission_id, exc)
+        return _finish_failed(
+            submission_id, claim, "the competition's scoring is misconfigured; the host has been told",
+            host_note=f"configuration error: {exc}",
+        )
+    except SoftTimeLimitExceeded:
+        limit = settings.LEADERBOARD_SCORING_SOFT_TIME_LIMIT
+        return _finish_failed(submission_id, claim, f"scoring took longer than the {limit} s limit")
+    except Exception as exc:
+        # A bug would fail the same way again; fail now with a safe message rather than retry for ever.
+        logger.exception("submission %s: unexpected error while scoring", submission_id)
+        return _finish_failed(
+            submission_id, claim, "an internal error stopped scoring; the host has been told",
+            host_note=f"internal error: {type(exc).__name__}: {exc}",
+        )
+
+
+def _load_predictions(spec: ScoringSpec, submission: Submission) -> ParsedPredictions:
+    if submission.predictions_npy is not None and spec.arithmetic.is_float64:
+        values = np.load(io.BytesIO(bytes(submission.predictions_npy)), allow_pickle=False)
+        return ParsedPredictions(values=values)
+    return parse(spec, bytes(submission.upload), as_json=submission.upload_kind == UploadKind.JSON)
+
+
+def _lock_states(competition: Competition, participant_id: int, splits: tuple[str, ...]) -> dict[str, DefenseState]:
+    for split in splits:
+        DefenseState.objects.get_or_create(competition=competition, participant_id=participant_id, split=split)
+    # Always in the same (split name) order, so two workers never wait on each other in a cycle.
+    locked = DefenseState.objects.select_for_update().filter(
+        competition=competition, participant_id=participant_id, split__in=splits
+    ).order_by("split")
+    return {state.split: state for state in locked}
+
+
+def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
+    submission = Submission.objects.select_related("competition").get(pk=submission_id)
+    if submission.attempts > MAX_ATTEMPTS:
+        return _finish_failed(
+            submission_id, claim, f"scoring was interrupted {submission.attempts - 1} times; giving up"
+        )
+    competition = submission.competition
+    spec = competition_scoring_spec(competition=competition)
+    parsed = _load_predictions(spec, submission)
+    # A split without rows (public fraction 0 or 1) has nothing to score or release.
+    splits = tuple(split for split in SPLITS if len(spec.split_rows[split]))
+    with transaction.atomic():
+        # Lock our row and re-check the claim: if the sweep handed the row to another worker, we must not write.
+        mine = (
+            Submission.objects.select_for_update()
+            .filter(pk=submission_id, status=Status.SCORING, claim_token=claim)
+            .exists()
+        )
+        if not mine:
+            return ScoreResult("skipped", "the claim was lost to the sweep")
+        # One participant's submissions are scored one at a time: stateful defenses (the Ladder, budgets)
+        # need each submission to see the state the previous one left.
+        states = _lock_states(competition, submission.participant_id, splits)
+        evaluation = evaluate(
+            spec,
+            parsed,
+            submission_id=submission_id,
+            states={split: states[split].state for split in splits if states[split].state},
+            splits=splits,
+        )
+        notes = [f"{split}: {note}" for split, result in evaluation.results.items() for note in result.notes]
+        if evaluation.reject is not None:
+            host_note = "; ".join(notes) or f"rejected by a defense: {evaluation.reject}"
+            return _finish_failed(submission_id, claim, evaluation.reject, host_note=host_note)
+        for split in splits:
+            state = states[split]
+            state.state = evaluation.states.get(split, state.state)
+            state.save(update_fields=["state", "updated_at"])
+        values: dict[str, Any] = {"defense_notes": notes}
+        for split in splits:
+            result = evaluation.results[split]
+            values[f"raw_{split}"] = float(result.raw)
+            values[f"raw_{split}_text"] = str(result.raw) if not isinstance(result.raw, float) else repr(result.raw)
+            values[f"{split}_score"] = result.released
+            values[f"{split}_score_text"] = result.released_text or ""
+        updated = Submission.objects.filter(pk=submission_id, status=Status.SCORING, claim_token=claim).update(
+            status=Status.SCORED, finished_at=timezone.now(), claim_token="", error="", **values
+        )
+        if updated != 1:  # pragma: no cover - we hold the row lock, so this would be a bug
+            raise RuntimeError("lost the claim while holding the row lock")
+    return ScoreResult("scored", notes=notes)
+
+
+def _finish_failed(submission_id: int, claim: str, message: str, *, host_note: str | None = None) -> ScoreResult:
+    values: dict[str, Any] = {}
+    if host_note:
+        values["defense_notes"] = [host_note]
+    Submission.objects.filter(pk=submission_id, status=Status.SCORING, claim_token=claim).update(
+        status=Status.FAILED, error=message, finished_at=timezone.now(), claim_token="", **values
+    )
+    return ScoreResult("failed", message)
+
+
+def _release_claim(submission_id: int, claim: str) -> None:
+    try:
+        Submission.objects.filter(pk=submission_id, status=Status.SCORING, claim_token=claim).update(
+            status=Status.QUEUED, claim_token="", enqueued_at=timezone.now()
+        )
+    except TRANSIENT_ERRORS:
+        logger.warning("submission %s: could not release the claim; the sweep will requeue it", submission_id)
+
+
+# --- Final selection ------------------------------------------------------------------------------------
+
+
+def submission_select_final(
+    *, submission: Submission, participant: Any, selected: bool | None = None, now: datetime | None = None
+) -> Submission:
+    """Select (or unselect) a submission for the private board; ``selected=None`` toggles. At most two."""
+    now = now or timezone.now()
+    competition = submission.competition
+    if submission.participant_id != participant.pk:
+        raise SelectionError("you can only select your own submissions")
+    if competition.is_closed(now):
+        raise SelectionError("final submissions cannot be changed after the competition closes")
+    Participation.objects.get_or_create(competition=competition, participant=participant)
+    with transaction.atomic():
+        Participation.objects.select_for_update().get(competition=competition, participant=participant)
+        current = Submission.objects.get(pk=submission.pk)
+        target = (not current.selected_for_final) if selected is None else selected
+        if target and not current.selected_for_final:
+            if current.status != Status.SCORED:
+                raise SelectionError("only a scored submission can be selected as final")
+            others = Submission.objects.filter(
+                competition=competition, participant=participant, selected_for_final=True
+            ).count()
+            if others >= MAX_FINALS:
+                raise SelectionError(f"at most {MAX_FINALS} final submissions; unselect one first")
+        Submission.objects.filter(pk=submission.pk).update(selected_for_final=target)
+    submission.selected_for_final = target
+    return submission
+
+
+# --- Sweep ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SweepResult:
+    requeued: list[int]  # were scoring with a lost worker, now queued again
+    reenqueued: list[int]  # every queued row whose message is presumed lost, published again
+
+
+def submissions_sweep(*, now: datetime | None = None, stuck_after: timedelta | None = None) -> SweepResult:
+    """Re-enqueue submissions stuck in ``queued`` or ``scoring`` for longer than ``stuck_after``.
+
+    A ``scoring`` row is first put back to ``queued`` (clearing its claim, so a slow worker that wakes up can
+    no longer write); a duplicate message is harmless because scoring claims the row with a conditional update.
+    """
+    now = now or timezone.now()
+    cutoff = now - (stuck_after if stuck_after is not None else timedelta(seconds=settings.LEADERBOARD_STUCK_AFTER))
+    requeued: list[int] = []
+    stale_scoring = Submission.objects.filter(status=Status.SCORING, scoring_started_at__lt=cutoff)
+    for pk in list(stale_scoring.values_list("pk", flat=True)):
+        if Submission.objects.filter(pk=pk, status=Status.SCORING, scoring_started_at__lt=cutoff).update(
+            status=Status.QUEUED, claim_token="", enqueued_at=now
+        ):
+            requeued.append(pk)
+    reenqueued: list[int] = list(requeued)
+    stale_queued = Submission.objects.filter(status=Status.QUEUED, enqueued_at__lt=cutoff) | Submission.objects.filter(
+        status=Status.QUEUED, enqueued_at__isnull=True
+    )
+    for pk in list(stale_queued.values_list("pk", flat=True)):
+        if Submission.objects.filter(pk=pk, status=Status.QUEUED).exclude(enqueued_at__gte=cutoff).update(
+            enqueued_at=now
+        ):
+            reenqueued.append(pk)
+    for pk in reenqueued:
+        transaction.on_commit(partial(submission_enqueue, submission_id=pk))
+    return SweepResult(requeued=requeued, reenqueued=reenqueued)

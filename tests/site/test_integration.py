@@ -1,0 +1,127 @@
+"""Integration: a real Celery worker process, the real Redis on 127.0.0.1:6379 and a real database, on both
+SQLite (a file, so the worker process sees it) and PostgreSQL (127.0.0.1:5432, trust auth, user postgres).
+
+Each test run uses its own Celery queue and its own fresh database, so parallel runs never take each other's
+tasks or rows. The scenario itself runs in a separate process (``tests/site/integration_scenario.py``) with
+the same environment as the worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+REDIS_URL = os.environ.get("LEADERBOARD_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+POSTGRES_ADMIN_URL = os.environ.get("LEADERBOARD_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+
+pytestmark = pytest.mark.integration
+
+
+def _redis_available() -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping())
+    except Exception:
+        return False
+
+
+@pytest.fixture(scope="module")
+def queue_name() -> str:
+    if not _redis_available():
+        pytest.fail(f"integration tests need Redis at {REDIS_URL}")
+    return f"leaderboard-test-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'integration.sqlite3'}"
+
+
+@pytest.fixture
+def postgres_url() -> Iterator[str]:
+    import psycopg
+
+    name = f"lbl_it_{uuid.uuid4().hex[:12]}"
+    try:
+        admin = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3)
+    except psycopg.OperationalError as exc:
+        pytest.fail(f"integration tests need PostgreSQL at {POSTGRES_ADMIN_URL}: {exc}")
+    with admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    base = POSTGRES_ADMIN_URL.rsplit("/", 1)[0]
+    try:
+        yield f"{base}/{name}"
+    finally:
+        with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _environment(database_url: str, queue: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        DATABASE_URL=database_url,
+        REDIS_URL=REDIS_URL,
+        LEADERBOARD_CELERY_QUEUE=queue,
+        DJANGO_SETTINGS_MODULE="leaderboard.settings",
+        PYTHONPATH=str(REPO),
+    )
+    return env
+
+
+def _run_with_worker(database_url: str, queue: str, tmp_path: Path) -> dict[str, object]:
+    env = _environment(database_url, queue)
+    log = (tmp_path / "worker.log").open("w")
+    worker = subprocess.Popen(
+        [
+            sys.executable, "-m", "celery", "-A", "leaderboard", "worker", "--pool=solo", "--loglevel=INFO",
+            "--without-gossip", "--without-mingle", "--without-heartbeat", "-Q", queue, "-n", f"{queue}@%h",
+        ],
+        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
+    )
+    try:
+        scenario = subprocess.run(
+            [sys.executable, "-m", "tests.site.integration_scenario"],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+        )
+    finally:
+        worker.terminate()
+        try:
+            worker.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            worker.kill()
+        log.close()
+    worker_log = (tmp_path / "worker.log").read_text()
+    lines = [line for line in scenario.stdout.splitlines() if line.startswith("SCENARIO-RESULT ")]
+    assert scenario.returncode == 0 and lines, f"scenario failed:\n{scenario.stderr[-4000:]}\n{worker_log[-4000:]}"
+    result: dict[str, object] = json.loads(lines[-1].removeprefix("SCENARIO-RESULT "))
+    result["worker_log"] = worker_log
+    return result
+
+
+def _check(result: dict[str, object], vendor: str) -> None:
+    log = str(result["worker_log"])[-3000:]
+    assert result["vendor"] == vendor
+    assert result["race"] == ["created"] * 5 + ["quota"] * 15, result["race"]
+    assert result["created"] == 5
+    assert result["statuses"] == ["scored"] * 5, log
+    assert result["score_mismatches"] == []
+    assert result["redelivery_changed"] is False
+    assert result["swept"] is True
+    assert result["stranded_status"] == "scored", log
+
+
+def test_a_real_worker_scores_through_redis_on_sqlite(sqlite_url: str, queue_name: str, tmp_path: Path) -> None:
+    _check(_run_with_worker(sqlite_url, queue_name, tmp_path), "sqlite")
+
+
+def test_a_real_worker_scores_through_redis_on_postgresql(postgres_url: str, queue_name: str, tmp_path: Path) -> None:
+    _check(_run_with_worker(postgres_url, queue_name, tmp_path), "postgresql")

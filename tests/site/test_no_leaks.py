@@ -1,0 +1,97 @@
+"""No leaks through the API: crawl every participant-visible endpoint as a participant and anonymously, and
+show that no hidden label, raw score, extra digit of precision, secret or other participant's submission
+appears. (The HTML pages get the same crawl where they are defined.)"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import numpy as np
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from leaderboard.competitions.models import HiddenTestData
+from leaderboard.submissions.models import Submission
+from leaderboard.submissions.services import submission_score
+from tests.site.factories import N_ROWS, predictions_csv
+
+pytestmark = pytest.mark.django_db
+
+
+def _upload(client: Any, competition: Any, seed: int, name: str) -> int:
+    values = np.random.default_rng(seed).uniform(0.02, 0.98, N_ROWS)
+    response = client.post(
+        f"/api/v1/competitions/{competition.slug}/submissions/",
+        {"file": SimpleUploadedFile(name, predictions_csv(competition, values), content_type="text/csv")},
+        format="multipart",
+    )
+    assert response.status_code == 202
+    return int(response.json()["id"])
+
+
+def _ids_in(value: Any) -> set[int]:
+    found: set[int] = set()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key in {"id", "submission_id"} and isinstance(item, int):
+                found.add(item)
+            found |= _ids_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= _ids_in(item)
+    return found
+
+
+def test_participant_and_anonymous_surfaces_release_nothing_hidden(clients, competition, hidden_labels) -> None:
+    alice = [_upload(clients["participant"], competition, seed, "alice.csv") for seed in range(3)]
+    bob = [_upload(clients["other"], competition, 10 + seed, "bob-private-name.csv") for seed in range(2)]
+    for pk in alice + bob:
+        assert submission_score(submission_id=pk).action == "scored"
+    failed = _upload(clients["participant"], competition, 99, "alice-failed.csv")
+    Submission.objects.filter(pk=failed).update(status="failed", error="the score is not a finite number")
+
+    hidden = HiddenTestData.objects.get(competition=competition)
+    submissions = list(Submission.objects.all())
+    raw_texts = ({s.raw_public_text for s in submissions} | {s.raw_private_text for s in submissions}) - {""}
+    slug = competition.slug
+    paths = [
+        "/api/v1/competitions/",
+        f"/api/v1/competitions/{slug}/",
+        f"/api/v1/competitions/{slug}/sample-submission/",
+        f"/api/v1/competitions/{slug}/submissions/",
+        f"/api/v1/competitions/{slug}/quota/",
+        f"/api/v1/competitions/{slug}/leaderboard/",
+        f"/api/v1/competitions/{slug}/leaderboard/?format=csv",
+        f"/api/v1/competitions/{slug}/leaderboard/?board=private",
+        f"/api/v1/competitions/{slug}/leaderboard/?board=private&format=csv",
+        f"/api/v1/host/competitions/{slug}/",
+        f"/api/v1/host/competitions/{slug}/submissions/",
+        f"/api/v1/host/competitions/{slug}/leakage/",
+        *(f"/api/v1/submissions/{pk}/" for pk in [*alice, *bob, failed]),
+        "/api/schema/",
+    ]
+    label_lines = [f"{row_id},{int(label)}\n" for row_id, label in zip(hidden.ids, hidden_labels, strict=True)]
+    for who in ("participant", "anonymous"):
+        for path in paths:
+            response = clients[who].get(path)
+            assert response.status_code < 500, (who, path)
+            body = response.content.decode()
+            assert hidden.secret not in body, (who, path)
+            assert not any(line in body for line in label_lines), (who, path)
+            assert '"labels"' not in body and '"public_mask"' not in body
+            for raw in raw_texts:
+                # The raw value to 7 decimals would be 2 digits more than the board releases.
+                assert raw[:9] not in body, (who, path, raw)
+            for number in re.findall(r"(?<![\d.eE-])0\.\d{6,}", body):
+                # Only the metadata's own constants may carry more than 5 decimals (none do here).
+                pytest.fail(f"{who} {path}: {number} has more digits than released")
+            if response.status_code == 200 and response["Content-Type"].startswith("application/json"):
+                seen = _ids_in(json.loads(body))
+                allowed = {*alice, failed} if who == "participant" else set()
+                assert not (seen & set(bob)), (who, path)
+                assert seen <= allowed, (who, path, seen)
+            assert "bob-private-name" not in body, (who, path)
+            if "raw" in body and path != "/api/schema/":
+                pytest.fail(f"{who} {path}: a raw field appears")
