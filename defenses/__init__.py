@@ -6,7 +6,15 @@ Importing this package registers every built-in defense.
 
 from __future__ import annotations
 
-from defenses import rounding as _rounding  # noqa: F401  (registers the built-in defenses)
+# Importing a defense module registers the defenses it defines.
+from defenses import ladder as _ladder  # noqa: F401
+from defenses import noise as _noise  # noqa: F401
+from defenses import privacy_budget as _privacy_budget  # noqa: F401
+from defenses import probe_detector as _probe_detector  # noqa: F401
+from defenses import randomized_response as _randomized_response  # noqa: F401
+from defenses import rounding as _rounding  # noqa: F401
+from defenses import subsetting as _subsetting  # noqa: F401
+from defenses import thresholdout as _thresholdout  # noqa: F401
 from defenses.base import REGISTRY, Defense, DefenseConfigError, DefenseContext, MetricView, ScoringView, Stage
 from defenses.chain import ChainOutcome, DefenseChain, derive_rng
 

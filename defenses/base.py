@@ -10,7 +10,13 @@ A defense never holds mutable state on ``self``. Its state (a Ladder's leader, a
 JSON-serialisable ``dict`` created by :meth:`Defense.initial_state` and handed to every call through
 :class:`DefenseContext`; the site persists it per competition, participant and split, the offline oracle
 keeps it in memory. Randomness comes only from ``ctx.rng``, a generator seeded from the competition's secret
-and the submission id (or the file's content), so re-scoring a submission reproduces its released score.
+and the submission id (or the file's content), so re-scoring a submission reproduces its released score, and
+from ``ctx.competition_rng``, seeded by the secret alone, for draws that must be the same for every submission
+and participant (randomized response fixed once per competition, Thresholdout's reference rows).
+
+Defenses of one release talk to each other only through ``ctx.ledger``, a dict shared by the whole chain for
+that one split of that one submission (e.g. the noise defense records the ε it spent under ``"privacy"`` and
+``privacy_budget`` reads it). A defense that withholds a score says why in ``ctx.message`` (participant-safe).
 """
 
 from __future__ import annotations
@@ -59,9 +65,19 @@ class ScoringView:
     n_classes: int
     metric: MetricView
     split: str = "public"
+    # Positions of these rows within the split, so a DATA-stage defense that must treat a row the same way in
+    # every submission (fixed randomized response) still finds it after another one (subsetting) chose rows.
+    row_ids: np.ndarray | None = None
+
+    @property
+    def rows_in_split(self) -> np.ndarray:
+        """Each row's position in the split (``0..n-1`` until a defense selects rows)."""
+        return self.row_ids if self.row_ids is not None else np.arange(len(self.labels))
 
     def with_rows(self, rows: np.ndarray) -> ScoringView:
-        return replace(self, predictions=self.predictions[rows], labels=self.labels[rows])
+        return replace(
+            self, predictions=self.predictions[rows], labels=self.labels[rows], row_ids=self.rows_in_split[rows]
+        )
 
     def with_labels(self, labels: np.ndarray) -> ScoringView:
         return replace(self, labels=labels)
@@ -74,8 +90,12 @@ class ScoringView:
 class DefenseContext:
     """Per-call inputs of a defense: its own state (mutate in place), seeded randomness, and notes.
 
-    ``notes`` are host-only remarks (e.g. "probe detected"); ``reject`` set to a message makes the site fail
-    the submission with that participant-safe message instead of releasing a score.
+    ``rng`` is seeded by (secret, submission key, split, position): fresh per submission, the same on a
+    re-score. ``competition_rng`` is seeded by (secret, split, position, defense name) only: the same for every
+    submission of every participant. ``ledger`` is shared by all defenses of this one release (see the module
+    docstring). ``notes`` are host-only remarks (e.g. "probe detected"); ``reject`` set to a message makes the
+    site fail the submission with that participant-safe message instead of releasing a score; ``message`` is a
+    participant-safe reason for releasing nothing (``after_metric`` returned ``None``).
     """
 
     rng: np.random.Generator
@@ -83,6 +103,16 @@ class DefenseContext:
     submission_key: str
     notes: list[str] = field(default_factory=list)
     reject: str | None = None
+    competition_rng: np.random.Generator | None = None
+    ledger: dict[str, Any] = field(default_factory=dict)
+    message: str | None = None
+
+    def fixed_rng(self) -> np.random.Generator:
+        """The competition-level generator (the chain derives a new one for every call, so each call of a
+        defense sees the same stream from its start)."""
+        if self.competition_rng is None:
+            raise RuntimeError("this context has no competition-level generator (build it with DefenseChain)")
+        return self.competition_rng
 
 
 class Defense(ABC):
@@ -113,6 +143,23 @@ class Defense(ABC):
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, **self.params()}
+
+    def check_chain(self, earlier: list[Defense]) -> None:
+        """Reject a chain in which this defense cannot work given the defenses before it (default: accept)."""
+        return None
+
+    def check_metric(self, metric: MetricView) -> None:
+        """Reject a metric this defense cannot work with (default: accept). ``DefenseChain.check_metric`` calls
+        it; the site should call that when a host sets a chain on a competition."""
+        return None
+
+    def records_privacy(self) -> bool:
+        """Whether each release appends the ε/δ it spends to ``ctx.ledger["privacy"]`` (default: no)."""
+        return False
+
+    def disclosure(self) -> dict[str, Any] | None:
+        """What the competition metadata may tell participants about this defense (default: nothing)."""
+        return None
 
 
 REGISTRY: dict[str, type[Defense]] = {}

@@ -14,7 +14,16 @@ from typing import Any
 
 import numpy as np
 
-from defenses.base import REGISTRY, Defense, DefenseConfigError, DefenseContext, Score, ScoringView, Stage
+from defenses.base import (
+    REGISTRY,
+    Defense,
+    DefenseConfigError,
+    DefenseContext,
+    MetricView,
+    Score,
+    ScoringView,
+    Stage,
+)
 
 
 def derive_rng(secret: int, *parts: str | int) -> np.random.Generator:
@@ -29,13 +38,17 @@ def derive_rng(secret: int, *parts: str | int) -> np.random.Generator:
 @dataclass
 class ChainOutcome:
     """What one split's release produced: the released score (``None`` = nothing released), the score the
-    metric gave after the DATA stage (host-only), updated states, host-only notes, and a rejection message."""
+    metric gave after the DATA stage (host-only), updated states, host-only notes, a rejection message, a
+    participant-safe ``message`` saying why nothing was released, and the release's shared ``ledger`` (e.g.
+    ``ledger["privacy"]``: the ε/δ each noisy defense spent; host-only)."""
 
     released: Score | None
     metric_score: Score
     states: list[dict[str, Any]]
     notes: list[str] = field(default_factory=list)
     reject: str | None = None
+    message: str | None = None
+    ledger: dict[str, Any] = field(default_factory=dict)
 
 
 class DefenseChain:
@@ -50,6 +63,11 @@ class DefenseChain:
                     f"{earlier.name!r} ({earlier.stage.name.lower()} stage): defenses that change labels or rows "
                     "act before the metric, score perturbations after it, rounding and release rules last"
                 )
+        for position, defense in enumerate(self.defenses):
+            try:
+                defense.check_chain(self.defenses[:position])
+            except DefenseConfigError as exc:
+                raise DefenseConfigError(f"defense #{position + 1}: {exc}") from None
 
     @classmethod
     def from_json(cls, spec: object) -> DefenseChain:
@@ -86,6 +104,19 @@ class DefenseChain:
     def to_json(self) -> list[dict[str, Any]]:
         return [d.to_json() for d in self.defenses]
 
+    def check_metric(self, metric: MetricView) -> None:
+        """Raise :class:`DefenseConfigError` if a defense of the chain cannot work with ``metric`` (e.g. the
+        parameter-free Ladder needs per-row values, which AUC has not). Call it when a chain is set."""
+        for position, defense in enumerate(self.defenses):
+            try:
+                defense.check_metric(metric)
+            except DefenseConfigError as exc:
+                raise DefenseConfigError(f"defense #{position + 1}: {exc}") from None
+
+    def disclosure(self) -> list[dict[str, Any]]:
+        """What the competition metadata may tell participants: the defenses that choose to disclose."""
+        return [d for d in (defense.disclosure() for defense in self.defenses) if d is not None]
+
     def initial_states(self) -> list[dict[str, Any]]:
         return [d.initial_state() for d in self.defenses]
 
@@ -110,35 +141,46 @@ class DefenseChain:
         if len(states) != len(self.defenses):
             states = self.initial_states()
         notes: list[str] = []
+        ledger: dict[str, Any] = {}
         current = view
         for position, defense in enumerate(self.defenses):
             if defense.stage is not Stage.DATA:
                 continue
-            ctx = self._context(position, states, secret, submission_key, view.split)
+            ctx = self._context(position, states, secret, submission_key, view.split, ledger)
             current = defense.before_metric(current, ctx)
             notes.extend(ctx.notes)
             if ctx.reject:
-                return ChainOutcome(None, float("nan"), states, notes, ctx.reject)
+                return ChainOutcome(None, float("nan"), states, notes, ctx.reject, ledger=ledger)
         unchanged = current is view
         score: Score = exact_score if (unchanged and exact_score is not None) else current.score()
         metric_score = score
         released: Score | None = score
+        message: str | None = None
         for position, defense in enumerate(self.defenses):
             if defense.stage is Stage.DATA:
                 continue
-            ctx = self._context(position, states, secret, submission_key, view.split)
+            ctx = self._context(position, states, secret, submission_key, view.split, ledger)
             released = defense.after_metric(released, current, ctx)
             notes.extend(ctx.notes)
+            message = message or ctx.message
             if ctx.reject:
-                return ChainOutcome(None, metric_score, states, notes, ctx.reject)
-        return ChainOutcome(released, metric_score, states, notes)
+                return ChainOutcome(None, metric_score, states, notes, ctx.reject, ledger=ledger)
+        return ChainOutcome(released, metric_score, states, notes, message=message, ledger=ledger)
 
-    @staticmethod
     def _context(
-        position: int, states: list[dict[str, Any]], secret: int, submission_key: str, split: str
+        self,
+        position: int,
+        states: list[dict[str, Any]],
+        secret: int,
+        submission_key: str,
+        split: str,
+        ledger: dict[str, Any],
     ) -> DefenseContext:
         return DefenseContext(
             rng=derive_rng(secret, submission_key, split, position),
             state=states[position],
             submission_key=submission_key,
+            # "competition" cannot collide with a submission key: the site's keys are "submission:…"/"content:…"
+            competition_rng=derive_rng(secret, "competition", split, position, self.defenses[position].name),
+            ledger=ledger,
         )

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -22,6 +23,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,7 +103,7 @@ class Stack:
 
 
 @contextlib.contextmanager
-def running_stack(port: int, workers: int = 1, concurrency: int = 2) -> Iterator[Stack]:
+def running_stack(port: int, workers: int = 1, concurrency: int = 2, beat: bool = True) -> Iterator[Stack]:
     """Start Redis (unless ``REDIS_URL`` is set), migrate, start the worker(s) and gunicorn."""
     env = dict(os.environ)
     env.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
@@ -126,7 +128,7 @@ def running_stack(port: int, workers: int = 1, concurrency: int = 2) -> Iterator
                 f"worker-{index}",
                 [str(BIN / "celery"), "-A", "leaderboard", "worker", "--loglevel", "INFO",
                  "--concurrency", str(concurrency), "--hostname", f"worker{index}@%h",
-                 *(["--beat", "--schedule", str(VAR / "celerybeat-schedule")] if index == 0 else [])],
+                 *(["--beat", "--schedule", str(VAR / "celerybeat-schedule")] if beat and index == 0 else [])],
             )
         web = stack.spawn(
             "web",
@@ -145,45 +147,82 @@ def demo_population(seed: int = 0) -> tuple[list[str], list[int], dict[str, list
     from attacks.population import honest_population
 
     population = honest_population(seed=seed)
-    return population.ids, population.labels, population.predictions
+    predictions = {name: [float(p) for p in probs] for name, probs in population.predictions.items()}
+    return population.ids, [int(y) for y in population.labels], predictions
 
 
-def submit_and_wait(url: str, slug: str, token: str, csv_text: str, timeout: float = 60.0) -> dict[str, Any]:
-    headers = {"Authorization": f"Token {token}"}
+def submit(url: str, slug: str, token: str, csv_text: str) -> int:
+    """Upload a CSV through the REST API; the new submission's id."""
     response = requests.post(
         f"{url}/api/v1/competitions/{slug}/submissions/",
-        headers=headers,
+        headers={"Authorization": f"Token {token}"},
         files={"file": ("predictions.csv", csv_text.encode(), "text/csv")},
         timeout=30,
     )
-    response.raise_for_status()
-    submission_id = response.json()["id"]
+    if response.status_code != 202:
+        raise SystemExit(f"upload refused ({response.status_code}): {response.text}")
+    return int(response.json()["id"])
+
+
+def wait_scored(url: str, token: str, submission_id: int, timeout: float = 120.0) -> dict[str, Any]:
+    """Poll a submission until it is scored or failed."""
+    headers = {"Authorization": f"Token {token}"}
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         status = requests.get(f"{url}/api/v1/submissions/{submission_id}/", headers=headers, timeout=30).json()
         if status["status"] in ("scored", "failed"):
             return dict(status)
-        time.sleep(0.2)
+        time.sleep(0.1)
     raise SystemExit(f"submission {submission_id} was not scored within {timeout:.0f} s")
 
 
 def run_demo(stack: Stack) -> None:
     ids, labels, predictions = demo_population()
-    labels_path = VAR / "demo-labels.csv"
-    labels_path.write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in zip(ids, labels, strict=True)))
-    stack.manage("create_competition", DEMO_SLUG, "--labels", str(labels_path), "--title",
-                 "Breast cancer (demo)", "--daily-limit", "50", "--replace")
+    password = ensure_host_account(stack)
+    exists = requests.get(f"{stack.url}/api/v1/competitions/{DEMO_SLUG}/", timeout=30).status_code == 200
+    if not exists:
+        labels_path = VAR / "demo-labels.csv"
+        labels_path.write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in zip(ids, labels, strict=True)))
+        stack.manage("create_competition", DEMO_SLUG, "--labels", str(labels_path), "--title",
+                     "Breast cancer (demo)", "--daily-limit", "100", "--host", "host")
+        labels_path.unlink()  # the labels now live only in the database
     print(f"Competition {DEMO_SLUG!r}: {len(ids)} hidden rows, binary log loss, 5 decimals, public 30 %")
+    # Each manage.py call pays Django's start-up; make the accounts side by side.
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        made = pool.map(lambda model: stack.manage("create_participant", model), predictions)
+        tokens = dict(zip(predictions, made, strict=True))
+    pending: list[tuple[str, str, int]] = []
     for model, probabilities in predictions.items():
-        token = stack.manage("create_participant", model).strip().splitlines()[-1]
+        token = tokens[model].strip().splitlines()[-1]
         body = "id,target\n" + "".join(f"{i},{p:.6f}\n" for i, p in zip(ids, probabilities, strict=True))
-        status = submit_and_wait(stack.url, DEMO_SLUG, token, body)
-        print(f"  {model:<24} submitted -> {status['status']}")
+        pending.append((model, token, submit(stack.url, DEMO_SLUG, token, body)))
+    for model, token, submission_id in pending:
+        status = wait_scored(stack.url, token, submission_id)
+        print(f"  {model:<24} submission {submission_id} -> {status['status']} {status.get('public_score_text', '')}")
     board = requests.get(f"{stack.url}/api/v1/competitions/{DEMO_SLUG}/leaderboard/?board=public", timeout=30)
     board.raise_for_status()
     print_leaderboard(board.json())
     print(f"\nSite: {stack.url}/   leaderboard: {stack.url}/competitions/{DEMO_SLUG}/leaderboard/")
     print(f"API:  {stack.url}/api/v1/competitions/   schema: {stack.url}/api/schema/")
+    print(f"Host: {stack.url}/admin/   user 'host', password {password!r} (kept in var/host-password.txt)")
+
+
+def ensure_host_account(stack: Stack) -> str:
+    """A staff account for the admin, with a random password kept in ``var/``; made once."""
+    path = VAR / "host-password.txt"
+    if not path.exists():
+        password = secrets.token_urlsafe(12)
+        env = {**stack.env, "DJANGO_SUPERUSER_PASSWORD": password}
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), "createsuperuser", "--noinput", "--username", "host",
+             "--email", "host@example.com"],
+            cwd=ROOT, env=env, capture_output=True, text=True,
+        )
+        if done.returncode != 0 and "already taken" not in done.stderr:
+            raise SystemExit(f"could not create the host account:\n{done.stderr}")
+        path.write_text(password)
+        path.chmod(0o600)
+    return path.read_text().strip()
 
 
 def print_leaderboard(board: dict[str, Any] | list[dict[str, Any]]) -> None:

@@ -72,6 +72,8 @@ if (BASE_DIR / "leaderboard" / "web" / "apps.py").exists():
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Serves static files (the admin's CSS) from gunicorn, so one machine needs no separate web server.
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -1,0 +1,113 @@
+"""An honest population: real scikit-learn models of varied quality trained on a real labelled data set, whose
+test-set predictions play the honest participants of a leaderboard (DESIGN.md, "Games").
+
+The benchmarks and the game runner use it to measure what a defense costs honest participants. Pure: no
+Django, no I/O beyond the data sets scikit-learn ships.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class HonestPopulation:
+    """Hidden test rows (``ids``: the rows' indices in the original data set, as text; ``labels``) and each
+    honest model's predicted probabilities on them, in submission order.
+
+    ``predictions[name]`` is a 1-D array of P(class 1) for binary data, else an ``(n, K)`` matrix.
+    """
+
+    dataset: str
+    ids: list[str]
+    labels: np.ndarray
+    n_classes: int
+    predictions: dict[str, np.ndarray]
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.predictions)
+
+
+def _models(seed: int) -> dict[str, Any]:
+    # Imported here so that importing ``attacks`` does not load scikit-learn.
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.dummy import DummyClassifier
+    from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import LinearSVC
+    from sklearn.tree import DecisionTreeClassifier
+
+    def scaled(model: Any) -> Any:
+        return make_pipeline(StandardScaler(), model)
+
+    return {
+        "logreg": scaled(LogisticRegression(max_iter=2000)),
+        "logreg_strong_l2": scaled(LogisticRegression(C=0.002, max_iter=2000)),
+        "linear_svm_calibrated": scaled(CalibratedClassifierCV(LinearSVC(C=0.1), cv=5)),
+        "lda": LinearDiscriminantAnalysis(),
+        "gaussian_nb": GaussianNB(),
+        "knn_15": scaled(KNeighborsClassifier(n_neighbors=15)),
+        "knn_3_unscaled": KNeighborsClassifier(n_neighbors=3),
+        "random_forest": RandomForestClassifier(n_estimators=200, random_state=seed),
+        "gradient_boosting": GradientBoostingClassifier(random_state=seed),
+        "tree_depth_2_calibrated": CalibratedClassifierCV(
+            DecisionTreeClassifier(max_depth=2, random_state=seed), cv=5, method="isotonic"
+        ),
+        "stump_sigmoid": CalibratedClassifierCV(DecisionTreeClassifier(max_depth=1, random_state=seed), cv=5),
+        "prior_only": DummyClassifier(strategy="prior"),
+    }
+
+
+def _one_feature(model_factory: Callable[[], Any], column: int) -> Any:
+    """A model that sees a single feature (a weak but honest participant)."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.pipeline import make_pipeline
+
+    return make_pipeline(ColumnTransformer([("one", "passthrough", [column])]), model_factory())
+
+
+def honest_population(*, seed: int = 0, test_size: float = 0.3, dataset: str = "breast_cancer") -> HonestPopulation:
+    """Train the population on ``dataset``'s training rows (a stratified split seeded by ``seed``; ``test_size``
+    of the rows, default 30 %, are the hidden test rows) and predict its test rows.
+
+    ``dataset``: ``"breast_cancer"`` (569 rows, binary; FIELD_NOTES) or ``"digits"`` (1,797 rows, 10 classes).
+    Thirteen models, from a constant prior to gradient boosting, some calibrated: rankings are non-trivial.
+
+    >>> population = honest_population(seed=0)  # doctest: +SKIP
+    >>> len(population.names) >= 10  # doctest: +SKIP
+    True
+    """
+    from sklearn.datasets import load_breast_cancer, load_digits
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+
+    loaders = {"breast_cancer": load_breast_cancer, "digits": load_digits}
+    try:
+        data = loaders[dataset]()
+    except KeyError:
+        raise ValueError(f"unknown dataset {dataset!r}; choose one of {', '.join(loaders)}") from None
+    train_rows, test_rows = train_test_split(
+        np.arange(len(data.target)), test_size=test_size, random_state=seed, stratify=data.target
+    )
+    x_train, x_test = data.data[train_rows], data.data[test_rows]
+    y_train, y_test = data.target[train_rows], data.target[test_rows]
+    n_classes = int(np.max(data.target)) + 1
+    models = _models(seed)
+    models["logreg_one_feature"] = _one_feature(lambda: LogisticRegression(max_iter=2000), column=0)
+    predictions: dict[str, np.ndarray] = {}
+    for name, model in models.items():
+        model.fit(x_train, y_train)
+        proba = np.asarray(model.predict_proba(x_test), dtype=np.float64)
+        predictions[name] = proba[:, 1] if n_classes == 2 else proba
+    ids = [str(int(i)) for i in test_rows]
+    return HonestPopulation(dataset, ids, np.asarray(y_test, dtype=np.int64), n_classes, predictions)

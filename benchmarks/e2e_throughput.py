@@ -1,0 +1,140 @@
+"""End-to-end throughput: HTTP upload → Redis → one Celery worker process → PostgreSQL → scored.
+
+Starts the real stack (gunicorn, one worker process with concurrency 1, the real Redis on 127.0.0.1:6379
+unless REDIS_URL says otherwise, and a fresh PostgreSQL database on 127.0.0.1:5432 that is dropped
+afterwards), creates a competition of N = 25,000 binary rows, and uploads 500 CSV files from a few client
+threads. Prints sustained scored submissions/s (scored count over first upload → last score) and the
+p50/p99 upload-to-scored latency (client send time → the row's ``finished_at``; one clock, one machine).
+Issue aims: ≥ 50 submissions/s, p99 < 1 s.
+
+    .venv/bin/python -m benchmarks.e2e_throughput [--rows 25000] [--uploads 500] [--clients 4] [--sqlite]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import statistics
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import requests
+
+from leaderboard.launcher import free_port, running_stack
+
+
+@contextlib.contextmanager
+def fresh_postgres_database() -> Iterator[str]:
+    import psycopg
+
+    name = f"lbl_bench_{uuid.uuid4().hex[:10]}"
+    admin = "postgresql://postgres@127.0.0.1:5432/test"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"postgres://postgres@127.0.0.1:5432/{name}"
+    finally:
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def percentile(values: list[float], q: float) -> float:
+    return float(np.percentile(np.asarray(values), q))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--rows", type=int, default=25_000)
+    parser.add_argument("--uploads", type=int, default=500)
+    parser.add_argument("--clients", type=int, default=4)
+    parser.add_argument("--sqlite", action="store_true", help="use a fresh SQLite file instead of PostgreSQL")
+    args = parser.parse_args()
+
+    rng = np.random.default_rng(0)
+    ids = [f"{i:06d}" for i in range(args.rows)]
+    labels = rng.integers(0, 2, args.rows)
+    bodies = []
+    for k in range(8):  # a few distinct files, reused round-robin
+        values = np.random.default_rng(k).random(args.rows)
+        bodies.append(("id,target\n" + "".join(f"{i},{v:.6f}\n" for i, v in zip(ids, values, strict=True))).encode())
+
+    os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
+    os.environ["LEADERBOARD_CELERY_QUEUE"] = f"bench-{uuid.uuid4().hex[:8]}"
+    with contextlib.ExitStack() as stack_cm:
+        tmp = Path(stack_cm.enter_context(tempfile.TemporaryDirectory(prefix="lbl-bench-")))
+        if args.sqlite:
+            os.environ["DATABASE_URL"] = f"sqlite:///{tmp / 'bench.sqlite3'}"
+        else:
+            os.environ["DATABASE_URL"] = stack_cm.enter_context(fresh_postgres_database())
+        os.environ["LEADERBOARD_VAR_DIR"] = str(tmp)
+        stack = stack_cm.enter_context(running_stack(free_port(), workers=1, concurrency=1, beat=False))
+        labels_path = tmp / "labels.csv"
+        labels_path.write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in zip(ids, labels, strict=True)))
+        stack.manage("create_competition", "bench", "--labels", str(labels_path), "--daily-limit", "none")
+        tokens = [stack.manage("create_participant", f"bench{c}").strip().splitlines()[-1] for c in range(args.clients)]
+        url = stack.url
+
+        sent: dict[int, float] = {}
+        owner: dict[int, str] = {}
+        lock = threading.Lock()
+        failures: list[str] = []
+
+        def client(index: int) -> None:
+            session = requests.Session()
+            session.headers["Authorization"] = f"Token {tokens[index]}"
+            for n in range(index, args.uploads, args.clients):
+                started = time.time()
+                response = session.post(
+                    f"{url}/api/v1/competitions/bench/submissions/",
+                    files={"file": ("p.csv", bodies[n % len(bodies)], "text/csv")},
+                    timeout=60,
+                )
+                if response.status_code != 202:
+                    failures.append(f"{response.status_code}: {response.text[:200]}")
+                    continue
+                with lock:
+                    sent[response.json()["id"]] = started
+                    owner[response.json()["id"]] = tokens[index]
+
+        print(f"stack up at {url}; uploading {args.uploads} files of {args.rows:,} rows "
+              f"({len(bodies[0]) / 1e6:.2f} MB) from {args.clients} clients ...")
+        t0 = time.time()
+        threads = [threading.Thread(target=client, args=(c,)) for c in range(args.clients)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        upload_seconds = time.time() - t0
+        finished: dict[int, float] = {}
+        deadline = time.time() + 600
+        session = requests.Session()
+        while len(finished) < len(sent) and time.time() < deadline:
+            for sid in [s for s in sent if s not in finished]:
+                body = session.get(
+                    f"{url}/api/v1/submissions/{sid}/", headers={"Authorization": f"Token {owner[sid]}"}, timeout=30
+                ).json()
+                if body["status"] in ("scored", "failed"):
+                    if body["status"] == "failed":
+                        failures.append(f"submission {sid} failed: {body['error']}")
+                    finished[sid] = datetime.fromisoformat(body["finished_at"].replace("Z", "+00:00")).timestamp()
+            time.sleep(0.2)
+    latencies = [finished[s] - sent[s] for s in finished]
+    span = max(finished.values()) - min(sent.values())
+    backend = "SQLite" if args.sqlite else "PostgreSQL"
+    print(f"end to end, HTTP + Celery + Redis + {backend}, N = {args.rows:,}, one worker process:")
+    print(f"  uploads accepted: {len(sent)} in {upload_seconds:.1f} s ({len(sent) / upload_seconds:.1f} uploads/s)")
+    print(f"  scored: {len(finished)}; failures: {len(failures)} {failures[:3]}")
+    print(f"  sustained: {len(finished) / span:.1f} scored submissions/s (aim >= 50)")
+    print(f"  upload-to-scored latency: p50 {statistics.median(latencies):.3f} s, "
+          f"p99 {percentile(latencies, 99):.3f} s, max {max(latencies):.3f} s (aim p99 < 1 s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,243 @@
+"""Flag (and optionally reject) a submission whose predictions have the structure of a label-inference probe
+rather than of a model's output: the constructions of the attack papers are very regular, honest models
+are not.
+
+Signals, each checked per probability column (binary: the positive-class column):
+
+* ``spike`` — at least ``constant_share`` of the rows sit at one value and the few others differ from it:
+  the batched attacks set every row outside the current batch to a constant (paper 000, Algorithm 1: "all
+  other entries set to 1", i.e. p = 1/2; the Data Science Bowl 2017 kernel: 0.5 outside a 15-row chunk).
+  Not flagged: a constant baseline (no other rows) and hard labels (one other value on more than 1 % of rows).
+* ``prime_odds`` — at least ``min_structured`` distinct values whose odds ``p/(1-p)`` (or its inverse, or
+  twice either) is an integer prime, making up at least half of the distinct non-constant values: paper 000
+  Theorem 1 (``p_i = 1/(1+q_i)``, q_i prime) and paper 004 Algorithm 1 (twin primes, ``p_i = q_i/(q_i+2)``).
+* ``geometric_log_odds`` — ``min_structured`` distinct log-odds offsets from the constant (or their successive
+  gaps) in exact geometric progression: the DSB 2017 kernel (``1/(1+exp(n·ε·2^j))``), paper 004 Algorithm 3
+  (odds ``2^(2^(i-1))``), paper 000 Algorithm 3 (``3·exp(2^j·N·τ)``), and scaled powers of two in general.
+* ``random_hard_labels`` (across submissions, binary only) — a 0/1 vector that agrees with each of at least 3
+  of the participant's recent 0/1 submissions on ``50 % ± 2/√n`` of the rows, as independent uniformly
+  random vectors do: Blum & Hardt's boosting attack (ICML 2015, Section 4). Two honest hard-label models
+  agree on far more rows than that. The last ``history`` 0/1 vectors are kept, bit-packed, in the state.
+
+False-positive rate on honest models and detection rate on the papers' probes are measured by
+``benchmarks/probe_detector_rates.py`` and pinned by ``tests/defenses/test_probe_detector.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Any
+
+import numpy as np
+
+from defenses.base import (
+    Defense,
+    DefenseConfigError,
+    DefenseContext,
+    ScoringView,
+    Stage,
+    register,
+    take_params,
+)
+
+REJECT_MESSAGE = (
+    "This submission was rejected: its predictions have the structure of a crafted label-inference probe "
+    "rather than of a model's output."
+)
+
+_MAX_ODDS = 2**40  # larger "integers" are beyond float64's resolution of odds near 0 or 1
+_RELATIVE_TOLERANCE = 1e-9
+_RATIO_TOLERANCE = 1e-6
+
+
+def is_prime(n: int) -> bool:
+    """Deterministic Miller–Rabin for ``n < 3.3·10^24`` (the first 13 prime bases suffice).
+
+    >>> [q for q in range(30) if is_prime(q)]
+    [2, 3, 5, 7, 11, 13, 17, 19, 23, 29]
+    """
+    if n < 2:
+        return False
+    bases = (2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41)
+    for p in bases:
+        if n % p == 0:
+            return n == p
+    d, r = n - 1, 0
+    while d % 2 == 0:
+        d, r = d // 2, r + 1
+    for a in bases:
+        x = pow(a, d, n)
+        if x in (1, n - 1):
+            continue
+        for _ in range(r - 1):
+            x = x * x % n
+            if x == n - 1:
+                break
+        else:
+            return False
+    return True
+
+
+def _near_prime(value: float) -> bool:
+    if not 1.5 <= value <= _MAX_ODDS:
+        return False
+    nearest = round(value)
+    return abs(value - nearest) <= _RELATIVE_TOLERANCE * value and is_prime(nearest)
+
+
+def _has_prime_odds(p: float) -> bool:
+    odds = p / (1 - p)
+    return any(_near_prime(v) for v in (odds, 1 / odds, 2 * odds, 2 / odds))
+
+
+def _geometric_run(values: np.ndarray, length: int) -> bool:
+    """Whether sorted positive ``values`` hold ``length`` consecutive terms with one common ratio ≥ 1.5."""
+    if len(values) < length:
+        return False
+    ratios = values[1:] / values[:-1]
+    run = 1
+    for previous, current in itertools.pairwise(ratios):
+        same = previous >= 1.5 and abs(current - previous) <= _RATIO_TOLERANCE * previous
+        run = run + 1 if same else 1
+        if run + 1 >= length:
+            return True
+    return False
+
+
+def probe_signals(predictions: np.ndarray, *, constant_share: float = 0.9, min_structured: int = 4) -> list[str]:
+    """The probe signals of a prediction vector (binary: P(class 1) per row) or matrix (one column per class).
+
+    The constant is the most common prediction *row*; the structure checks run per class column over the
+    other rows (all rows when no value holds half of them).
+
+    >>> probe_signals(np.array([0.5] * 95 + [1 / (1 + q) for q in (2, 3, 5, 7, 11)]))  # doctest: +ELLIPSIS
+    ['spike: 95/100 rows at 0.5, 5 other', 'prime_odds: 5 of 5 distinct values have prime odds']
+    >>> probe_signals(np.linspace(0.01, 0.99, 100))
+    []
+    """
+    matrix = predictions[:, None] if predictions.ndim == 1 else predictions
+    n = len(matrix)
+    if n == 0:
+        return []
+    rows, inverse, counts = np.unique(matrix, axis=0, return_inverse=True, return_counts=True)
+    inverse = inverse.reshape(-1)
+    mode_index = int(np.argmax(counts))
+    mode_row, mode_count = rows[mode_index], int(counts[mode_index])
+    n_other = n - mode_count
+    signals: list[str] = []
+    if mode_count >= constant_share * n and n_other > 0 and (len(rows) >= 3 or n_other <= max(1, n // 100)):
+        shown = f"{float(mode_row[0]):.6g}" if len(mode_row) == 1 else "one row vector"
+        signals.append(f"spike: {mode_count}/{n} rows at {shown}, {n_other} other")
+    has_constant = mode_count >= 0.5 * n
+    candidates = matrix[inverse != mode_index] if has_constant else matrix
+    for j in range(matrix.shape[1]):
+        reference = float(mode_row[j]) if has_constant else 0.5
+        for signal in _column_structure(candidates[:, j], reference, min_structured):
+            signals.append(signal if matrix.shape[1] == 1 else f"class {j}: {signal}")
+    return signals
+
+
+def _column_structure(column: np.ndarray, reference: float, min_structured: int) -> list[str]:
+    """Prime odds and geometric log-odds among one column's non-constant values."""
+    values, counts = np.unique(column[(column > 0) & (column < 1)], return_counts=True)
+    if len(values) == 0:
+        return []
+    signals: list[str] = []
+    # A probe gives each prime its own row (or two); an honest model's small-denominator values (k-NN's j/k,
+    # a tree's leaf frequencies) are shared by many rows, so only rare values count.
+    prime_values = sum(_has_prime_odds(float(p)) for p, c in zip(values, counts, strict=True) if c <= 2)
+    if prime_values >= min_structured and prime_values >= 0.5 * len(values):
+        signals.append(f"prime_odds: {prime_values} of {len(values)} distinct values have prime odds")
+    log_odds = np.log(values) - np.log1p(-values)
+    centre = math.log(reference) - math.log1p(-reference) if 0 < reference < 1 else 0.0
+    offsets = np.unique(np.abs(log_odds - centre))
+    offsets = offsets[offsets > 0]
+    gaps = np.diff(offsets)
+    if _geometric_run(offsets, min_structured) or _geometric_run(gaps[gaps > 0], min_structured):
+        signals.append("geometric_log_odds: log-odds in exact geometric progression")
+    return signals
+
+
+@register
+class ProbeDetector(Defense):
+    """Flag a submission that looks like a label-inference probe; with ``reject: true``, refuse to score it.
+
+    Parameters: ``reject`` (default false: only a host note), ``constant_share`` (default 0.9: the share of
+    rows at one value that makes a spike), ``min_structured`` (default 4: how many structured values make a
+    prime-odds or geometric pattern), ``history`` (default 8: recent 0/1 submissions kept for the
+    random-hard-labels signal; 0 turns it off). Runs at the DATA stage on the rows it is given, so put it
+    first in the chain (before subsetting). State per participant: ``hard_labels``, the kept vectors.
+
+    Sources: Aggarwal et al., ICML 2021 (paper 000), Theorem 1 and Algorithms 1 and 3; Aggarwal et al.,
+    PrivateNLP 2020 (paper 004), Algorithms 1 and 3; the Data Science Bowl 2017 leaderboard-probing kernel
+    (FIELD_NOTES). The detector is a heuristic: a probe author who adds jitter evades it (it raises the cost
+    of the published constructions, it does not bound leakage).
+    """
+
+    name = "probe_detector"
+    stage = Stage.DATA
+    citation = "Aggarwal et al. ICML 2021 Thm 1, Algs 1 and 3; Aggarwal et al. 2020 Algs 1 and 3; DSB 2017 kernel"
+
+    def __init__(self, **params: Any) -> None:
+        p = take_params(
+            self.name, params, {"reject": False, "constant_share": 0.9, "min_structured": 4, "history": 8}
+        )
+        if not isinstance(p["reject"], bool):
+            raise DefenseConfigError(f"defense 'probe_detector': 'reject' must be true or false, got {p['reject']!r}")
+        share = p["constant_share"]
+        if isinstance(share, bool) or not isinstance(share, (int, float)) or not 0.5 <= share < 1:
+            raise DefenseConfigError(f"defense 'probe_detector': 'constant_share' must be in [0.5, 1), got {share!r}")
+        structured = p["min_structured"]
+        if isinstance(structured, bool) or not isinstance(structured, int) or structured < 3:
+            raise DefenseConfigError(
+                f"defense 'probe_detector': 'min_structured' must be an integer of at least 3, got {structured!r}"
+            )
+        history = p["history"]
+        if isinstance(history, bool) or not isinstance(history, int) or not 0 <= history <= 64:
+            raise DefenseConfigError(
+                f"defense 'probe_detector': 'history' must be an integer from 0 to 64, got {history!r}"
+            )
+        self.history: int = history
+        self.reject: bool = p["reject"]
+        self.constant_share = float(share)
+        self.min_structured: int = structured
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "reject": self.reject, "constant_share": self.constant_share, "min_structured": self.min_structured,
+            "history": self.history,
+        }
+
+    def initial_state(self) -> dict[str, Any]:
+        return {"hard_labels": []}
+
+    def before_metric(self, view: ScoringView, ctx: DefenseContext) -> ScoringView:
+        signals = probe_signals(
+            view.predictions, constant_share=self.constant_share, min_structured=self.min_structured
+        )
+        if self.history and view.predictions.ndim == 1 and np.isin(view.predictions, (0.0, 1.0)).all():
+            signals.extend(self._random_hard_labels(view.predictions.astype(bool), ctx))
+        if signals:
+            ctx.notes.append("probe_detector: " + "; ".join(signals))
+            if self.reject:
+                ctx.reject = REJECT_MESSAGE
+        return view
+
+    def _random_hard_labels(self, bits: np.ndarray, ctx: DefenseContext) -> list[str]:
+        """Compare a 0/1 vector with the participant's recent ones, then remember it."""
+        n = len(bits)
+        kept: list[str] = ctx.state.setdefault("hard_labels", [])
+        random_like = 0
+        for entry in kept:
+            length, packed = entry.split(":")
+            if int(length) != n:
+                continue  # scored on other rows (e.g. subsetting before the detector)
+            earlier = np.unpackbits(np.frombuffer(bytes.fromhex(packed), dtype=np.uint8), count=n).astype(bool)
+            if abs(float(np.mean(earlier == bits)) - 0.5) <= 2 / math.sqrt(n):
+                random_like += 1
+        kept.append(f"{n}:{np.packbits(bits).tobytes().hex()}")
+        del kept[: -self.history]
+        if random_like >= 3:
+            return [f"random_hard_labels: agrees ~50% with {random_like} recent 0/1 submissions"]
+        return []

@@ -1,0 +1,136 @@
+"""Thresholdout (Dwork, Feldman, Hardt, Pitassi, Reingold & Roth, "The reusable holdout: Preserving validity
+in adaptive data analysis", Science 2015): answer from the "training" side unless the holdout disagrees by
+more than a noisy threshold, and only then spend budget and release a noisy holdout value."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from defenses import sampling
+from defenses.base import (
+    Defense,
+    DefenseConfigError,
+    DefenseContext,
+    Score,
+    ScoringView,
+    Stage,
+    register,
+    take_params,
+)
+
+
+def _laplace(ctx: DefenseContext, scale: float) -> Fraction:
+    """Exact Laplace(scale) noise on the finest float grid, from the seeded per-submission generator."""
+    return sampling.laplace_units(ctx.rng, scale, sampling.FINEST_K) * Fraction(2) ** sampling.FINEST_K
+
+
+def _optional_positive(key: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
+        raise DefenseConfigError(f"defense 'thresholdout': {key!r} must be a positive number, got {value!r}")
+    return float(value)
+
+
+@register
+class Thresholdout(Defense):
+    """Thresholdout over a split divided, once per competition, into a reference side and a holdout side.
+
+    The algorithm (Dwork et al. 2015, as in FIELD_NOTES): ``T̂ = T + Lap(2σ)``; per query, if budget is left
+    and ``|holdout − reference| > T̂ + Lap(4σ)``, spend one unit, redraw ``T̂`` and release ``holdout + Lap(σ)``;
+    otherwise release ``reference``. When the budget is spent nothing more is released (the participant is
+    told why), as the algorithm halts.
+
+    The reference ("training") side, practical form: the algorithm compares against the analyst's own
+    training data, which a leaderboard does not have. Here ``reference_fraction`` (default 0.5) of the
+    split's rows are set aside as the reference side, chosen once per competition by ``ctx.competition_rng``
+    (so every participant and every submission shares them, and the site persists nothing extra: the secret
+    re-derives them). The holdout side is the rest. Caveat the host should know: the reference value is
+    released exactly, so the reference rows are as exposed to label inference as on a plain leaderboard;
+    Thresholdout protects the holdout side against adaptive overfitting. Chain it with rounding (and noise
+    before the reference value is computed is not possible: Thresholdout replaces the score, so it must be
+    the first SCORE-stage defense).
+
+    Defaults scale with the holdout size ``n`` as in the authors' experiment: ``threshold`` ``4/√n``,
+    ``sigma`` ``1/√n``; ``budget`` (overfitting detections allowed per participant) 100. These suit metrics
+    in [0, 1] (accuracy, AUC, Brier); for log loss give ``threshold`` and ``sigma`` in log-loss units.
+
+    State per participant: ``budget_left`` and the current noisy threshold ``threshold_noisy``.
+
+    >>> Thresholdout(budget=10).to_json()
+    {'name': 'thresholdout', 'reference_fraction': 0.5, 'budget': 10}
+    """
+
+    name = "thresholdout"
+    stage = Stage.SCORE
+    citation = "Dwork et al., Science 349(6248), 2015, Thresholdout"
+
+    def __init__(self, **params: Any) -> None:
+        p = take_params(
+            self.name, params, {"reference_fraction": 0.5, "threshold": None, "sigma": None, "budget": 100}
+        )
+        fraction = p["reference_fraction"]
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 < fraction < 1:
+            raise DefenseConfigError(
+                f"defense 'thresholdout': 'reference_fraction' must be in (0, 1), got {fraction!r}"
+            )
+        budget = p["budget"]
+        if isinstance(budget, bool) or not isinstance(budget, int) or budget < 1:
+            raise DefenseConfigError(f"defense 'thresholdout': 'budget' must be a positive integer, got {budget!r}")
+        self.reference_fraction = float(fraction)
+        self.threshold = _optional_positive("threshold", p["threshold"])
+        self.sigma = _optional_positive("sigma", p["sigma"])
+        self.budget: int = budget
+
+    def params(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"reference_fraction": self.reference_fraction}
+        if self.threshold is not None:
+            out["threshold"] = self.threshold
+        if self.sigma is not None:
+            out["sigma"] = self.sigma
+        out["budget"] = self.budget
+        return out
+
+    def initial_state(self) -> dict[str, Any]:
+        return {"budget_left": self.budget, "threshold_noisy": None}
+
+    def check_chain(self, earlier: list[Defense]) -> None:
+        if any(d.stage is Stage.SCORE for d in earlier):
+            raise DefenseConfigError(
+                "defense 'thresholdout' replaces the score, so it must come before other score defenses"
+            )
+
+    def reference_mask(self, view: ScoringView, ctx: DefenseContext) -> np.ndarray:
+        """Which of the view's rows are on the reference side (fixed per competition, by split position)."""
+        rows = view.rows_in_split
+        draws = ctx.fixed_rng().random(int(rows.max(initial=-1)) + 1)
+        return draws[rows] < self.reference_fraction
+
+    def after_metric(self, score: Score | None, view: ScoringView, ctx: DefenseContext) -> Score | None:
+        if score is None:
+            return None
+        reference = self.reference_mask(view, ctx)
+        if reference.all() or not reference.any():
+            ctx.notes.append("thresholdout: a side is empty on these rows; released the plain score")
+            return score
+        n_holdout = int((~reference).sum())
+        threshold = self.threshold if self.threshold is not None else 4 / math.sqrt(n_holdout)
+        sigma = self.sigma if self.sigma is not None else 1 / math.sqrt(n_holdout)
+        if ctx.state.get("budget_left", self.budget) < 1:
+            ctx.message = "This leaderboard's holdout budget for you is used up; no further scores are released."
+            ctx.notes.append("thresholdout: budget exhausted")
+            return None
+        reference_score = Fraction(view.with_rows(np.flatnonzero(reference)).score())
+        holdout_score = Fraction(view.with_rows(np.flatnonzero(~reference)).score())
+        if ctx.state.get("threshold_noisy") is None:
+            ctx.state["threshold_noisy"] = float(threshold + _laplace(ctx, 2 * sigma))
+        if abs(holdout_score - reference_score) > Fraction(ctx.state["threshold_noisy"]) + _laplace(ctx, 4 * sigma):
+            ctx.state["budget_left"] = ctx.state.get("budget_left", self.budget) - 1
+            ctx.state["threshold_noisy"] = float(threshold + _laplace(ctx, 2 * sigma))
+            ctx.notes.append("thresholdout: holdout disagreed; released a noisy holdout value")
+            return float(holdout_score + _laplace(ctx, sigma))
+        return float(reference_score)

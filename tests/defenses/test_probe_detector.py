@@ -1,0 +1,130 @@
+"""The probe detector: it flags the attack papers' constructions and not honest scikit-learn models."""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pytest
+
+from attacks import LocalOracle
+from defenses import DefenseChain, DefenseConfigError
+from defenses.probe_detector import REJECT_MESSAGE, is_prime, probe_signals
+from tests.defenses.support import Participant, view
+
+N = 171
+PRIMES = [q for q in range(2, 400) if is_prime(q)]
+TWIN = [q for q in PRIMES if q >= 5 and is_prime(q + 2)]
+
+
+def _batch(values: list[float], filler: float = 0.5) -> np.ndarray:
+    out = np.full(N, filler)
+    out[: len(values)] = values
+    return out
+
+
+PROBES = {
+    # Paper 000, Theorem 1: every row 1/(1+q_i) with distinct primes (single query, small N).
+    "paper000_theorem1": np.array([1 / (1 + q) for q in PRIMES[:40]]),
+    # Paper 000, Algorithm 1: m primes, every other entry 1 (p = 1/2).
+    "paper000_algorithm1": _batch([1 / (1 + q) for q in PRIMES[:6]]),
+    # Paper 000, Algorithm 3: v = [3e^{2Nτ}, 3e^{4Nτ}, …, 1, …, 1] read as p = 1/(1+v).
+    "paper000_algorithm3": _batch([1 / (1 + 3 * math.exp(2**j * N * 1e-3)) for j in range(1, 7)]),
+    # Paper 004, Algorithm 1: twin primes q/(q+2) (one batch).
+    "paper004_twin_primes": _batch([q / (q + 2) for q in TWIN[:5]]),
+    # Paper 004, Algorithm 3: odds 2^(2^(i-1)).
+    "paper004_binary": _batch([2 ** (2 ** (i - 1)) / (1 + 2 ** (2 ** (i - 1))) for i in range(1, 7)]),
+    # Data Science Bowl 2017 kernel: 15 rows 1/(1+exp(n·ε·2^j)), 0.5 elsewhere.
+    "dsb2017_kernel": _batch([1 / (1 + math.exp(15 * 1.05e-5 * 2**j)) for j in range(15)]),
+    # One label per query: a single extreme row.
+    "single_row": _batch([1e-15]),
+    # Paper 000, Theorem 3 (multiclass): a few rows with prime-power weights, uniform rows elsewhere.
+    "paper000_multiclass": np.vstack([
+        np.array([[1, q, q * q] for q in (2, 3, 5)]) / np.array([[1 + q + q * q] for q in (2, 3, 5)]),
+        np.full((N - 3, 3), 1 / 3),
+    ]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PROBES))
+def test_it_flags_the_papers_probes(name: str) -> None:
+    assert probe_signals(PROBES[name]), name
+
+
+@functools.cache
+def _honest_models() -> dict[str, np.ndarray]:
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.model_selection import train_test_split
+    from sklearn.naive_bayes import GaussianNB
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.tree import DecisionTreeClassifier
+
+    x, y = load_breast_cancer(return_X_y=True)
+    x_train, x_test, y_train, _ = train_test_split(x, y, test_size=0.3, random_state=0, stratify=y)
+    models = {
+        "logreg": make_pipeline(StandardScaler(), LogisticRegression(max_iter=1000)),
+        "naive_bayes": GaussianNB(),
+        "knn_5": KNeighborsClassifier(5),
+        "knn_15": make_pipeline(StandardScaler(), KNeighborsClassifier(15)),
+        "tree_depth_3": DecisionTreeClassifier(max_depth=3, random_state=0),
+        "forest_50": RandomForestClassifier(n_estimators=50, random_state=0),
+    }
+    out = {name: m.fit(x_train, y_train).predict_proba(x_test)[:, 1] for name, m in models.items()}
+    out["constant_prior"] = np.full(len(x_test), y_train.mean())
+    out["hard_labels"] = (out["logreg"] >= 0.5).astype(float)
+    return out
+
+
+def test_it_does_not_flag_honest_models() -> None:
+    # The full measurement over 13 models × several seeds and the digits data is benchmarks/probe_detector_rates.py.
+    flagged = {name: s for name, p in _honest_models().items() if (s := probe_signals(p))}
+    assert flagged == {}
+
+
+def test_it_notes_by_default_and_rejects_when_asked() -> None:
+    probe = PROBES["paper000_algorithm1"]
+    labels = np.zeros(N, dtype=np.int64)
+    noted = Participant([{"name": "probe_detector"}]).submit(view(probe, labels))
+    assert noted.released is not None and noted.notes[0].startswith("probe_detector: spike")
+    rejected = Participant([{"name": "probe_detector", "reject": True}]).submit(view(probe, labels))
+    assert rejected.released is None and rejected.reject == REJECT_MESSAGE
+
+
+def test_local_oracle_answers_none_to_a_rejected_probe() -> None:
+    labels = np.random.default_rng(0).integers(0, 2, N)
+    oracle = LocalOracle(labels, defenses=[{"name": "probe_detector", "reject": True}], seed=1)
+    assert oracle.submit(PROBES["dsb2017_kernel"]) is None
+    assert oracle.submit(np.clip(0.2 + 0.6 * labels, 0.01, 0.99) + 0.001 * np.arange(N) / N) is not None
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"reject": "yes"}, "'reject' must be true or false"),
+    ({"constant_share": 0.3}, "'constant_share' must be in [0.5, 1)"),
+    ({"min_structured": 2}, "'min_structured' must be an integer of at least 3"),
+])
+def test_it_rejects_bad_parameters(params: dict, message: str) -> None:
+    with pytest.raises(DefenseConfigError) as info:
+        DefenseChain.from_json([{"name": "probe_detector", **params}])
+    assert message in str(info.value)
+
+
+def test_it_flags_the_boosting_attacks_random_hard_labels_across_submissions() -> None:
+    rng = np.random.default_rng(9)
+    labels = rng.integers(0, 2, N)
+    participant = Participant([{"name": "probe_detector"}], persist=True)
+    flagged = [bool(participant.submit(view(rng.integers(0, 2, N).astype(float), labels)).notes) for _ in range(10)]
+    assert flagged[:3] == [False] * 3 and all(flagged[3:])  # needs three earlier random vectors to compare with
+
+
+def test_an_honest_participant_resubmitting_hard_labels_is_not_flagged() -> None:
+    models = _honest_models()
+    participant = Participant([{"name": "probe_detector"}], persist=True)
+    labels = np.zeros(len(models["logreg"]), dtype=np.int64)
+    for name in ("logreg", "naive_bayes", "knn_5", "tree_depth_3", "forest_50", "knn_15"):
+        outcome = participant.submit(view((models[name] >= 0.5).astype(float), labels))
+        assert outcome.notes == [], name
