@@ -7,6 +7,8 @@ lists attack names; ``run(name, oracle, **params)`` returns an :class:`AttackRes
 
 from __future__ import annotations
 
+# Importing the attack modules registers them.
+from attacks import boosting, paper000, paper004  # noqa: F401
 from attacks.oracle import LocalOracle, Oracle
 from attacks.registry import available, register, run
 from attacks.result import AttackFailed, AttackResult

@@ -202,7 +202,7 @@ def run_demo(stack: Stack) -> None:
     board = requests.get(f"{stack.url}/api/v1/competitions/{DEMO_SLUG}/leaderboard/?board=public", timeout=30)
     board.raise_for_status()
     print_leaderboard(board.json())
-    print(f"\nSite: {stack.url}/   leaderboard: {stack.url}/competitions/{DEMO_SLUG}/leaderboard/")
+    print(f"\nSite: {stack.url}/   leaderboard: {stack.url}/c/{DEMO_SLUG}/leaderboard/public/")
     print(f"API:  {stack.url}/api/v1/competitions/   schema: {stack.url}/api/schema/")
     print(f"Host: {stack.url}/admin/   user 'host', password {password!r} (kept in var/host-password.txt)")
 

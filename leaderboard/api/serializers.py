@@ -87,6 +87,7 @@ class SubmissionSerializer(serializers.Serializer):
     status = serializers.CharField()
     public_score = serializers.FloatField(allow_null=True)
     public_score_text = serializers.CharField(help_text="The released score exactly as shown on the board.")
+    public_message = serializers.CharField(help_text="Why no public score was released, when a defense withheld it.")
     private_score = serializers.SerializerMethodField()
     private_score_text = serializers.SerializerMethodField()
     error = serializers.CharField()

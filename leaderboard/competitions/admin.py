@@ -49,7 +49,11 @@ class CompetitionForm(forms.ModelForm):
 
     def clean_defenses(self) -> Any:
         try:
-            return competition_validate_defenses(defenses=self.cleaned_data.get("defenses"))
+            return competition_validate_defenses(
+                defenses=self.cleaned_data.get("defenses"),
+                metric=self.cleaned_data.get("metric"),
+                eps=self.cleaned_data.get("eps") or 1e-15,
+            )
         except CompetitionConfigError as exc:
             raise forms.ValidationError(exc.message) from None
 

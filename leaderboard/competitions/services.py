@@ -18,6 +18,7 @@ from defenses import DefenseChain, DefenseConfigError
 from leaderboard.competitions.models import Competition, HiddenTestData
 from leaderboard.errors import CompetitionConfigError
 from leaderboard.scoring import ConfigurationError, parse_labels_csv, public_split_mask
+from leaderboard.scoring.pipeline import metric_view
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -26,10 +27,21 @@ def _validation_message(exc: ValidationError) -> str:
     return " ".join(str(m) for m in exc.messages)
 
 
-def competition_validate_defenses(*, defenses: Any) -> list[dict[str, Any]]:
-    """The canonical JSON of a defense chain (defaults filled in); raises :class:`CompetitionConfigError`."""
+def competition_validate_defenses(
+    *, defenses: Any, metric: str | None = None, eps: float = 1e-15
+) -> list[dict[str, Any]]:
+    """The canonical JSON of a defense chain (defaults filled in); raises :class:`CompetitionConfigError`.
+
+    With ``metric`` (and ``eps``), also checks that every defense can work with that metric (e.g. the
+    parameter-free Ladder needs per-row values, which AUC has not).
+    """
     try:
-        return DefenseChain.from_json(defenses).to_json()
+        chain = DefenseChain.from_json(defenses)
+        if metric is not None:
+            chain.check_metric(metric_view(metric, eps))
+        return chain.to_json()
+    except ConfigurationError as exc:
+        raise CompetitionConfigError(str(exc)) from None
     except DefenseConfigError as exc:
         raise CompetitionConfigError(f"invalid defense chain: {exc}") from None
 
@@ -66,7 +78,7 @@ def competition_create(
 ) -> Competition:
     """Create a competition with its hidden test set; the public/private split comes from a fresh secret."""
     ids, labels, n_classes = competition_parse_labels(labels_csv=labels_csv)
-    chain = competition_validate_defenses(defenses=defenses if defenses is not None else [])
+    chain = competition_validate_defenses(defenses=defenses if defenses is not None else [], metric=metric, eps=eps)
     competition = Competition(
         slug=slug,
         title=title or slug,
@@ -119,7 +131,9 @@ def competition_set_defenses(
 
     Saving bumps ``updated_at``, which is part of the worker's cache key, so the next scoring uses the new chain.
     """
-    competition.defenses = competition_validate_defenses(defenses=defenses)
+    competition.defenses = competition_validate_defenses(
+        defenses=defenses, metric=competition.metric, eps=competition.eps
+    )
     fields = ["defenses", "updated_at"]
     if disclosed_defenses is not None:
         competition.disclosed_defenses = disclosed_defenses

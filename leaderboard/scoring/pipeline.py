@@ -48,6 +48,7 @@ class ScoringSpec:
 
     def __post_init__(self) -> None:
         check_metric_for(self.metric, self.hidden.n_classes, self.arithmetic)
+        self.chain.check_metric(self.metric_view())
 
     @property
     def metric(self) -> Metric:
@@ -62,26 +63,33 @@ class ScoringSpec:
         return {split: self.hidden.split_rows(split) for split in ("public", "private", "all")}
 
     def metric_view(self) -> MetricView:
-        metric, eps = self.metric, self.eps
-        rows = metric.row_values
-        return MetricView(
-            name=metric.name,
-            higher_is_better=metric.higher_is_better,
-            score=lambda p, y: metric.score(p, y, eps),
-            row_values=(lambda p, y: rows(p, y, eps)) if rows is not None else None,
-            eps=eps,
-        )
+        return metric_view(self.metric_name, self.eps)
+
+
+def metric_view(metric_name: str, eps: float) -> MetricView:
+    """What the defenses may know about a metric: its direction and how to evaluate it at clipping ``eps``."""
+    metric = get_metric(metric_name)
+    rows = metric.row_values
+    return MetricView(
+        name=metric.name,
+        higher_is_better=metric.higher_is_better,
+        score=lambda p, y: metric.score(p, y, eps),
+        row_values=(lambda p, y: rows(p, y, eps)) if rows is not None else None,
+        eps=eps,
+    )
 
 
 @dataclass(frozen=True)
 class SplitResult:
     """A split's raw score (host-only), its released score and the exact released text (``None`` = nothing
-    released), and host-only notes from the defenses."""
+    released), host-only notes from the defenses, and a participant-safe message saying why nothing was
+    released (e.g. "your privacy budget is spent")."""
 
     raw: Score
     released: float | None
     released_text: str | None
     notes: tuple[str, ...] = ()
+    message: str | None = None
 
 
 @dataclass(frozen=True)
@@ -162,10 +170,10 @@ def evaluate(
             return Evaluation(results, states or {}, reject=outcome.reject)
         new_states[split] = outcome.states
         if outcome.released is None:
-            results[split] = SplitResult(exact, None, None, tuple(outcome.notes))
+            results[split] = SplitResult(exact, None, None, tuple(outcome.notes), outcome.message)
             continue
         if not np.isfinite(float(outcome.released)):
             raise NonFiniteScoreError(f"the released {split} score is not finite")
         released, text = release_text(outcome.released, spec.decimals)
-        results[split] = SplitResult(exact, released, text, tuple(outcome.notes))
+        results[split] = SplitResult(exact, released, text, tuple(outcome.notes), outcome.message)
     return Evaluation(results, new_states)

@@ -74,6 +74,8 @@ class Submission(models.Model):
     public_score_text = models.CharField(max_length=400, blank=True)
     private_score = models.FloatField(null=True, blank=True)
     private_score_text = models.CharField(max_length=400, blank=True)
+    # Participant-safe reason a defense gave for releasing no public score (e.g. a spent privacy budget).
+    public_message = models.CharField(max_length=400, blank=True)
 
     error = models.TextField(blank=True)
     selected_for_final = models.BooleanField(default=False)

@@ -289,6 +289,7 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
             values[f"raw_{split}_text"] = str(result.raw) if not isinstance(result.raw, float) else repr(result.raw)
             values[f"{split}_score"] = result.released
             values[f"{split}_score_text"] = result.released_text or ""
+        values["public_message"] = (evaluation.results["public"].message or "") if "public" in splits else ""
         updated = Submission.objects.filter(pk=submission_id, status=Status.SCORING, claim_token=claim).update(
             status=Status.SCORED, finished_at=timezone.now(), claim_token="", error="", **values
         )

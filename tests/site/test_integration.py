@@ -18,27 +18,18 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
-REDIS_URL = os.environ.get("LEADERBOARD_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+from tests.support.processes import REDIS_URL, REPO, celery_worker, process_environment, redis_available, unique_queue
+
 POSTGRES_ADMIN_URL = os.environ.get("LEADERBOARD_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 pytestmark = pytest.mark.integration
 
 
-def _redis_available() -> bool:
-    import redis
-
-    try:
-        return bool(redis.Redis.from_url(REDIS_URL, socket_connect_timeout=1).ping())
-    except Exception:
-        return False
-
-
 @pytest.fixture(scope="module")
 def queue_name() -> str:
-    if not _redis_available():
+    if not redis_available():
         pytest.fail(f"integration tests need Redis at {REDIS_URL}")
-    return f"leaderboard-test-{uuid.uuid4().hex[:12]}"
+    return unique_queue()
 
 
 @pytest.fixture
@@ -65,40 +56,13 @@ def postgres_url() -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def _environment(database_url: str, queue: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(
-        DATABASE_URL=database_url,
-        REDIS_URL=REDIS_URL,
-        LEADERBOARD_CELERY_QUEUE=queue,
-        DJANGO_SETTINGS_MODULE="leaderboard.settings",
-        PYTHONPATH=str(REPO),
-    )
-    return env
-
-
 def _run_with_worker(database_url: str, queue: str, tmp_path: Path) -> dict[str, object]:
-    env = _environment(database_url, queue)
-    log = (tmp_path / "worker.log").open("w")
-    worker = subprocess.Popen(
-        [
-            sys.executable, "-m", "celery", "-A", "leaderboard", "worker", "--pool=solo", "--loglevel=INFO",
-            "--without-gossip", "--without-mingle", "--without-heartbeat", "-Q", queue, "-n", f"{queue}@%h",
-        ],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT,
-    )
-    try:
+    env = process_environment(database_url, queue)
+    with celery_worker(env, tmp_path / "worker.log"):
         scenario = subprocess.run(
             [sys.executable, "-m", "tests.site.integration_scenario"],
             cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
         )
-    finally:
-        worker.terminate()
-        try:
-            worker.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            worker.kill()
-        log.close()
     worker_log = (tmp_path / "worker.log").read_text()
     lines = [line for line in scenario.stdout.splitlines() if line.startswith("SCENARIO-RESULT ")]
     assert scenario.returncode == 0 and lines, f"scenario failed:\n{scenario.stderr[-4000:]}\n{worker_log[-4000:]}"

@@ -1,0 +1,23 @@
+"""Template filters of the web pages."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def utc(moment: datetime | None) -> str:
+    """A date-time in UTC to the second (no microseconds: nothing on a page carries more digits than needed)."""
+    if moment is None:
+        return ""
+    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+@register.filter
+def plain(number: float | None) -> str:
+    """A setting's number as written (``1e-15``), not Django's localised fixed-point expansion."""
+    return "" if number is None else format(number, "g")

@@ -1,0 +1,31 @@
+"""Routes of the HTML pages, mounted at the site root."""
+
+from __future__ import annotations
+
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from leaderboard.web import views
+
+app_name = "web"
+
+urlpatterns = [
+    path("", views.competitions, name="competition-list"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(template_name="web/login.html", next_page="web:competition-list"),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(next_page="web:competition-list"), name="logout"),
+    path("c/<slug:slug>/", views.competition_detail, name="competition-detail"),
+    path("c/<slug:slug>/sample-submission.csv", views.sample_submission, name="sample-submission"),
+    path("c/<slug:slug>/submit/", views.submission_upload, name="submit"),
+    path("c/<slug:slug>/submissions/", views.my_submissions, name="my-submissions"),
+    path("c/<slug:slug>/submissions/<int:submission_id>/final/", views.submission_final, name="submission-final"),
+    path("c/<slug:slug>/leaderboard/<str:board>/", views.leaderboard, name="leaderboard"),
+    path("c/<slug:slug>/leaderboard/<str:board>.csv", views.leaderboard_export, name="leaderboard-csv"),
+    path("c/<slug:slug>/host/", views.host_submissions, name="host-submissions"),
+    path("games/", views.games, name="games"),
+    path("games/<str:name>/", views.game_detail, name="game-detail"),
+    path("games/<str:name>/files/<path:path>", views.game_file, name="game-file"),
+]

@@ -1,0 +1,243 @@
+"""The HTML pages: each view validates its input, calls one service or selector and renders a template.
+
+Participant-facing pages read released values only (the selectors guarantee it); the one host page checks
+``competition_is_host`` first. Errors the services raise on purpose (:class:`ApplicationError`) are shown with
+their own message and HTTP status, never as a 500.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse_lazy
+from django.views.decorators.clickjacking import xframe_options_sameorigin
+from django.views.decorators.http import require_POST
+
+from leaderboard.competitions.models import Competition
+from leaderboard.competitions.selectors import (
+    competition_get,
+    competition_is_host,
+    competition_list,
+    competition_sample_submission,
+)
+from leaderboard.errors import ApplicationError, BoardNotAvailable, QuotaExceeded
+from leaderboard.submissions.models import Submission, UploadKind
+from leaderboard.submissions.selectors import (
+    BOARDS,
+    leaderboard_csv,
+    leaderboard_rows,
+    quota_status,
+    submission_get_for_participant,
+    submission_leakage_for_host,
+    submission_list_for_host,
+    submission_list_for_participant,
+)
+from leaderboard.submissions.services import MAX_FINALS, submission_create, submission_select_final
+from leaderboard.web import games as game_reports
+from leaderboard.web.forms import SelectFinalForm, SubmissionUploadForm
+
+# Participants log in here, not at the admin's staff-only login (settings.LOGIN_URL).
+participant_login_required: Callable[..., Any] = login_required(login_url=reverse_lazy("web:login"))
+
+
+def _competition(slug: str) -> Competition:
+    try:
+        return competition_get(slug=slug)
+    except Competition.DoesNotExist:
+        raise Http404("no such competition") from None
+
+
+def _board(board: str) -> str:
+    if board not in BOARDS:
+        raise Http404("no such board")
+    return board
+
+
+def competitions(request: HttpRequest) -> HttpResponse:
+    return render(request, "web/competition_list.html", {"competitions": competition_list()})
+
+
+def competition_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    competition = _competition(slug)
+    quota = None
+    if request.user.is_authenticated:
+        quota = quota_status(competition=competition, participant=request.user)
+    return render(
+        request,
+        "web/competition_detail.html",
+        {
+            "competition": competition,
+            "quota": quota,
+            "is_host": competition_is_host(user=request.user, competition=competition),
+            "max_upload_bytes": settings.LEADERBOARD_MAX_UPLOAD_BYTES,
+            "max_finals": MAX_FINALS,
+        },
+    )
+
+
+def sample_submission(request: HttpRequest, slug: str) -> HttpResponse:
+    competition = _competition(slug)
+    response = HttpResponse(competition_sample_submission(competition=competition), content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="{competition.slug}-sample-submission.csv"'
+    return response
+
+
+@participant_login_required
+def submission_upload(request: HttpRequest, slug: str) -> HttpResponse:
+    competition = _competition(slug)
+    error: ApplicationError | None = None
+    status = 200
+    if request.method == "POST":
+        form = SubmissionUploadForm(request.POST, request.FILES)
+        if form.is_valid():
+            upload = form.cleaned_data["file"]
+            try:
+                submission = submission_create(
+                    competition=competition,
+                    participant=request.user,
+                    data=upload.read(),
+                    kind=UploadKind.CSV,
+                    filename=upload.name or "",
+                )
+            except ApplicationError as exc:
+                error, status = exc, exc.status_code
+            else:
+                messages.success(request, f"Submission #{submission.pk} received; it is queued for scoring.")
+                return redirect("web:my-submissions", slug=competition.slug)
+        else:
+            status = 400
+    else:
+        form = SubmissionUploadForm()
+    context = {
+        "competition": competition,
+        "form": form,
+        "error": error,
+        "quota_error": isinstance(error, QuotaExceeded),
+        "quota": quota_status(competition=competition, participant=request.user),
+    }
+    return render(request, "web/submit.html", context, status=status)
+
+
+@participant_login_required
+def my_submissions(request: HttpRequest, slug: str) -> HttpResponse:
+    competition = _competition(slug)
+    submissions = list(submission_list_for_participant(competition=competition, participant=request.user))
+    return render(
+        request,
+        "web/my_submissions.html",
+        {
+            "competition": competition,
+            "submissions": submissions,
+            "show_private": competition.is_closed(),
+            "finals_selected": sum(s.selected_for_final for s in submissions),
+            "max_finals": MAX_FINALS,
+            "quota": quota_status(competition=competition, participant=request.user),
+        },
+    )
+
+
+@require_POST
+@participant_login_required
+def submission_final(request: HttpRequest, slug: str, submission_id: int) -> HttpResponse:
+    competition = _competition(slug)
+    form = SelectFinalForm(request.POST)
+    if not form.is_valid():
+        messages.error(request, "choose whether to select or unselect the submission")
+        return redirect("web:my-submissions", slug=competition.slug)
+    try:
+        submission = submission_get_for_participant(submission_id=submission_id, participant=request.user)
+    except Submission.DoesNotExist:
+        raise Http404("no such submission") from None
+    if submission.competition_id != competition.pk:
+        raise Http404("no such submission")
+    try:
+        submission_select_final(
+            submission=submission, participant=request.user, selected=form.cleaned_data["selected"]
+        )
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+    else:
+        state = "selected as final" if submission.selected_for_final else "no longer a final"
+        messages.success(request, f"Submission #{submission.pk} is {state}.")
+    return redirect("web:my-submissions", slug=competition.slug)
+
+
+def leaderboard(request: HttpRequest, slug: str, board: str) -> HttpResponse:
+    competition = _competition(slug)
+    board = _board(board)
+    is_host = competition_is_host(user=request.user, competition=competition)
+    context: dict[str, Any] = {"competition": competition, "board": board, "is_host": is_host}
+    try:
+        context["rows"] = leaderboard_rows(competition=competition, board=board, allow_private_before_close=is_host)
+    except BoardNotAvailable as exc:
+        context["unavailable"] = exc.message
+        return render(request, "web/leaderboard.html", context, status=exc.status_code)
+    return render(request, "web/leaderboard.html", context)
+
+
+def leaderboard_export(request: HttpRequest, slug: str, board: str) -> HttpResponse:
+    competition = _competition(slug)
+    board = _board(board)
+    is_host = competition_is_host(user=request.user, competition=competition)
+    try:
+        text = leaderboard_csv(competition=competition, board=board, allow_private_before_close=is_host)
+    except BoardNotAvailable as exc:
+        return HttpResponse(exc.message, status=exc.status_code, content_type="text/plain; charset=utf-8")
+    response = HttpResponse(text, content_type="text/csv")
+    response["Content-Disposition"] = f'attachment; filename="{competition.slug}-{board}-leaderboard.csv"'
+    return response
+
+
+@participant_login_required
+def host_submissions(request: HttpRequest, slug: str) -> HttpResponse:
+    competition = _competition(slug)
+    if not competition_is_host(user=request.user, competition=competition):
+        raise PermissionDenied("only the competition's host (or staff) may see raw scores")
+    return render(
+        request,
+        "web/host_submissions.html",
+        {
+            "competition": competition,
+            "submissions": submission_list_for_host(competition=competition),
+            "leakage": submission_leakage_for_host(competition=competition),
+        },
+    )
+
+
+def games(request: HttpRequest) -> HttpResponse:
+    return render(request, "web/games.html", {"games": game_reports.game_list()})
+
+
+def game_detail(request: HttpRequest, name: str) -> HttpResponse:
+    try:
+        files = game_reports.game_files(name=name)
+    except game_reports.GameNotFound:
+        raise Http404("no such game") from None
+    has_report = any(f.path == game_reports.REPORT_NAME for f in files)
+    return render(
+        request,
+        "web/game_detail.html",
+        {"name": name, "files": files, "has_report": has_report, "report_name": game_reports.REPORT_NAME},
+    )
+
+
+@xframe_options_sameorigin  # the game page embeds its report
+def game_file(request: HttpRequest, name: str, path: str) -> FileResponse:
+    try:
+        target = game_reports.game_file_path(name=name, path=path)
+    except game_reports.GameNotFound:
+        raise Http404("no such file") from None
+    content_type, _ = mimetypes.guess_type(target.name)
+    response = FileResponse(target.open("rb"), content_type=content_type or "application/octet-stream")
+    response["X-Content-Type-Options"] = "nosniff"
+    # Reports are static documents: no script in one may act with the site's origin.
+    response["Content-Security-Policy"] = "sandbox"
+    return response

@@ -1,0 +1,90 @@
+"""A live site for the end-to-end tests: a fresh SQLite file, ``migrate``, a real Celery worker on a queue of
+its own against the real Redis on 127.0.0.1:6379, and gunicorn on a free port. A competition, a host (with a
+password, for the HTML login) and a participant (with an API token) are created with the management commands.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.support.processes import (
+    REDIS_URL,
+    celery_worker,
+    free_port,
+    gunicorn_server,
+    manage,
+    process_environment,
+    redis_available,
+    unique_queue,
+    wait_for_http,
+)
+
+N_ROWS = 200
+LABEL_SEED = 20261121
+SLUG = "e2e-cancer"
+HOST = "e2e-host"
+HOST_PASSWORD = "e2e-host-password"  # a throwaway account in a throwaway database
+PARTICIPANT = "e2e-alice"
+
+
+@dataclass(frozen=True)
+class LiveSite:
+    url: str
+    database: Path  # the SQLite file the server and the worker share
+    slug: str
+    token: str  # the participant's API token
+    host: str
+    host_password: str
+    ids: list[str]
+    labels: np.ndarray
+    worker: subprocess.Popen[bytes]
+    logs: Path
+
+    def log_tail(self) -> str:
+        return "\n".join(
+            f"--- {log.name}\n{log.read_text(errors='replace')[-2500:]}" for log in sorted(self.logs.glob("*.log"))
+        )
+
+
+@pytest.fixture(scope="module")
+def live_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSite]:
+    if not redis_available():
+        pytest.fail(f"the end-to-end test needs Redis at {REDIS_URL}")
+    root = tmp_path_factory.mktemp("e2e")
+    database = root / "site.sqlite3"
+    env = process_environment(
+        f"sqlite:///{database}",
+        unique_queue("leaderboard-e2e"),
+        LEADERBOARD_VAR_DIR=str(root / "var"),
+        DJANGO_SUPERUSER_PASSWORD=HOST_PASSWORD,
+        DJANGO_SUPERUSER_EMAIL="host@example.org",
+    )
+    manage(env, "migrate", "--noinput")
+    ids = [f"p{i:04d}" for i in range(N_ROWS)]
+    labels = np.random.default_rng(LABEL_SEED).integers(0, 2, N_ROWS)
+    labels_path = root / "labels.csv"
+    labels_path.write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in zip(ids, labels, strict=True)))
+    port = free_port()
+    # The server and the worker boot while the commands run: each is a Django start of its own (~1-2 s).
+    with (
+        celery_worker(env, root / "worker.log") as worker,
+        gunicorn_server(env, port, root / "web.log") as web,
+        ThreadPoolExecutor(max_workers=1) as pool,
+    ):
+        participant = pool.submit(manage, env, "create_participant", PARTICIPANT)
+        manage(env, "createsuperuser", "--noinput", "--username", HOST)
+        manage(
+            env, "create_competition", SLUG, "--labels", str(labels_path), "--title", "E2E cancer",
+            "--host", HOST, "--daily-limit", "10", "--disclose", "Scores are rounded to 5 decimals.",
+        )
+        token = participant.result().strip().splitlines()[-1]
+        url = f"http://127.0.0.1:{port}"
+        wait_for_http(f"{url}/", web, root / "web.log")
+        yield LiveSite(url, database, SLUG, token, HOST, HOST_PASSWORD, ids, labels, worker, root)

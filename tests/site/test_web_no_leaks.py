@@ -1,0 +1,281 @@
+"""No leaks through the HTML pages: crawl every participant-visible page (breadth-first from ``/`` plus the
+known URLs) as a participant, another participant and anonymously, under several defense chains, and show
+that no hidden label, raw score, extra digit of precision, secret, undisclosed defense or other participant's
+submission (ids, files, errors, non-best scores) appears. The API gets the same crawl in ``test_no_leaks.py``.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from django.test import Client
+from django.utils import timezone
+
+import defenses
+from leaderboard.competitions.models import Competition, HiddenTestData
+from leaderboard.submissions.models import Status, Submission
+from leaderboard.submissions.selectors import leaderboard_rows
+from leaderboard.submissions.services import submission_select_final
+from tests.site.factories import N_ROWS
+
+pytestmark = pytest.mark.django_db
+
+CHAINS: dict[str, list[dict[str, Any]]] = {
+    "no defense": [],
+    "laplace noise then rounding": [
+        {"name": "noise", "kind": "laplace", "scale": 1e-3},
+        {"name": "rounding", "decimals": 3},
+    ],
+    "subsetting": [{"name": "subsetting", "fraction": 0.5}],
+}
+DISCLOSED = "Scores go through the host's defenses before release."
+# Words of the undisclosed chains' JSON that no participant page may show.
+CHAIN_WORDS = ("laplace", "subsetting", '"name"', "'name'", '"scale"')
+MAX_PAGES = 400
+HOST_ONLY_FIELDS = ("raw_", "raw score", "defense_notes", "claim_token")
+# Any number with six or more decimals is more than the boards release (score_decimals = 5 here); the
+# fractional seconds of a timestamp (after a colon) are not a score.
+OVERPRECISE = re.compile(r"(?<![\w.:])\d+\.\d{6,}")
+
+
+@dataclass
+class Forbidden:
+    """What one viewer must never see."""
+
+    strings: dict[str, str] = field(default_factory=dict)  # text -> why it is forbidden
+    submission_ids: set[int] = field(default_factory=set)
+
+    def add(self, text: str, why: str) -> None:
+        if text:
+            self.strings[text] = why
+
+
+def shown_submission_ids(page: str) -> set[int]:
+    """Submission ids a page shows: as ``#123`` (not a CSS colour like ``#1f5fbf``) or in a submission URL."""
+    shown = re.findall(r"#(\d+)(?!\w)", page) + re.findall(r"/submissions/(\d+)/", page)
+    return {int(pk) for pk in shown}
+
+
+def leaks(body: str, forbidden: Forbidden) -> list[str]:
+    found = [f"{why}: {text!r}" for text, why in forbidden.strings.items() if text in body]
+    others = shown_submission_ids(body) & forbidden.submission_ids
+    found += [f"another participant's submission id {pk}" for pk in sorted(others)]
+    found += [f"{number} has more digits than released" for number in OVERPRECISE.findall(body)]
+    found += [f"host-only field {name}" for name in HOST_ONLY_FIELDS if name in body]
+    return found
+
+
+def label_renderings(ids: list[str], labels: np.ndarray) -> list[str]:
+    values = [str(int(y)) for y in labels]
+    return [
+        "".join(values),
+        ",".join(values),
+        ", ".join(values),
+        " ".join(values),
+        json.dumps([int(y) for y in labels]),
+        *(f"{row_id},{value}\n" for row_id, value in zip(ids, values, strict=True)),
+    ]
+
+
+@dataclass
+class Scenario:
+    open_competition: Competition
+    closed_competition: Competition
+    users: dict[str, Any]
+    hidden_labels: np.ndarray
+    games_dir: Path
+
+    @property
+    def competitions(self) -> list[Competition]:
+        return [self.open_competition, self.closed_competition]
+
+    def known_urls(self) -> list[str]:
+        urls = ["/", "/games/", "/games/standard/", "/games/standard/files/report.html", "/accounts/login/"]
+        for competition in self.competitions:
+            base = f"/c/{competition.slug}/"
+            urls += [
+                base,
+                f"{base}sample-submission.csv",
+                f"{base}submit/",
+                f"{base}submissions/",
+                f"{base}host/",
+                *(f"{base}leaderboard/{board}/" for board in ("public", "private")),
+                *(f"{base}leaderboard/{board}.csv" for board in ("public", "private")),
+            ]
+            for pk in Submission.objects.filter(competition=competition).values_list("pk", flat=True):
+                urls.append(f"{base}submissions/{pk}/final/")
+        return urls
+
+    def board_texts(self) -> set[str]:
+        texts = set()
+        for competition in self.competitions:
+            boards = ["public", "private"] if competition.is_closed() else ["public"]
+            for board in boards:
+                texts |= {row.score_text for row in leaderboard_rows(competition=competition, board=board)}
+        return texts
+
+    def forbidden_for(self, viewer: str) -> Forbidden:
+        forbidden = Forbidden()
+        me = self.users.get(viewer)
+        allowed_texts = self.board_texts()
+        for submission in Submission.objects.select_related("competition"):
+            mine = me is not None and submission.participant_id == me.pk
+            closed = submission.competition.is_closed()
+            if mine:
+                allowed_texts.add(submission.public_score_text)
+                if closed:
+                    allowed_texts.add(submission.private_score_text)
+        for submission in Submission.objects.select_related("competition"):
+            mine = me is not None and submission.participant_id == me.pk
+            for raw in (submission.raw_public, submission.raw_private):
+                if raw is not None:
+                    forbidden.add(f"{raw:.7f}", f"raw score of #{submission.pk} rounded past the released digits")
+                    digits = repr(raw)
+                    if "." in digits and "e" not in digits:
+                        forbidden.add(digits[: digits.index(".") + 8], f"raw score of #{submission.pk}")
+            for text in (submission.public_score_text, submission.private_score_text):
+                if text not in allowed_texts:
+                    forbidden.add(text, f"unreleased or another participant's score of #{submission.pk}")
+            if not mine:
+                forbidden.submission_ids.add(submission.pk)
+                forbidden.add(submission.upload_name, f"another participant's file name (#{submission.pk})")
+                forbidden.add(submission.error, f"another participant's error message (#{submission.pk})")
+        for competition in self.competitions:
+            hidden = HiddenTestData.objects.get(competition=competition)
+            forbidden.add(hidden.secret, "the competition secret")
+            forbidden.add(str(hidden.secret_int), "the competition secret")
+            for rendering in label_renderings(hidden.ids, hidden.labels):
+                forbidden.add(rendering, "the hidden labels")
+        for word in CHAIN_WORDS:
+            forbidden.add(word, "the undisclosed defense chain")
+        return forbidden
+
+
+def page_text(response: Any) -> str:
+    raw = b"".join(response.streaming_content) if response.streaming else response.content
+    return html.unescape(raw.decode("utf-8", errors="replace"))
+
+
+def links(body: str) -> list[str]:
+    found = []
+    for target in re.findall(r'(?:href|src|action)="([^"]+)"', body):
+        target = html.unescape(target).split("#")[0]
+        if target.startswith("/") and not target.startswith("//"):
+            found.append(target)
+    return found
+
+
+def crawl(
+    client: Client, start: list[str], pages: dict[str, tuple[int, str]] | None = None
+) -> dict[str, tuple[int, str]]:
+    """Every page reachable from ``start`` (same site, no admin, no logout), with its status and text; ``pages``
+    already crawled are not fetched again."""
+    pages = dict(pages or {})
+    queue = deque(start)
+    while queue and len(pages) < MAX_PAGES:
+        url = queue.popleft()
+        if url in pages or url.startswith(("/admin/", "/accounts/logout/")):
+            continue
+        response = client.get(url)
+        body = page_text(response)
+        pages[url] = (response.status_code, body)
+        queue.extend(link for link in links(body) if link not in pages)
+    assert len(pages) < MAX_PAGES, "the crawl did not finish; is a page generating endless links?"
+    return pages
+
+
+@pytest.fixture(params=sorted(CHAINS))
+def scenario(
+    request: pytest.FixtureRequest,
+    make_competition: Callable[..., Any],
+    participant: Any,
+    other_participant: Any,
+    host: Any,
+    submit: Callable[..., Any],
+    score_all: Callable[[], list[str]],
+    hidden_labels: np.ndarray,
+    settings: Any,
+    tmp_path: Path,
+) -> Scenario:
+    chain = CHAINS[request.param]
+    missing = sorted({step["name"] for step in chain} - set(defenses.available()))
+    if missing:
+        pytest.skip(f"defenses {missing} are not registered in defenses.available() yet")
+    common = {"defenses": chain, "disclosed_defenses": DISCLOSED, "daily_limit": 10}
+    open_competition = make_competition(slug="leaky-open", **common)
+    closed_competition = make_competition(slug="leaky-closed", closes_at=timezone.now() + timedelta(days=1), **common)
+    rng = np.random.default_rng(7)
+    for competition in (open_competition, closed_competition):
+        for who, user, count in (("alice", participant, 3), ("bob", other_participant, 2)):
+            for n in range(count):
+                submit(competition, user, rng.uniform(0.02, 0.98, N_ROWS), filename=f"{who}-private-name-{n}.csv")
+        assert set(score_all()) <= {"scored", "failed"}
+        for who, user in (("alice", participant), ("bob", other_participant)):
+            failed = submit(competition, user, rng.uniform(0.02, 0.98, N_ROWS), filename=f"{who}-failed.csv")
+            Submission.objects.filter(pk=failed.pk).update(status=Status.FAILED, error=f"{who}-private-error-text")
+        score_all()
+    scored = Submission.objects.filter(competition=closed_competition, participant=participant, status=Status.SCORED)
+    submission_select_final(submission=scored.order_by("-pk")[0], participant=participant, selected=True)
+    Competition.objects.filter(pk=closed_competition.pk).update(closes_at=timezone.now() - timedelta(seconds=1))
+    closed_competition.refresh_from_db()
+    assert Submission.objects.filter(status=Status.SCORED).exclude(public_score_text="").exists()
+
+    games_dir = tmp_path / "games"
+    (games_dir / "standard").mkdir(parents=True)
+    (games_dir / "standard" / "report.html").write_text("<h1>A game on public data</h1>")
+    settings.LEADERBOARD_GAMES_DIR = games_dir
+    return Scenario(
+        open_competition,
+        closed_competition,
+        {"participant": participant, "other": other_participant},
+        hidden_labels,
+        games_dir,
+    )
+
+
+@pytest.mark.parametrize("viewer", ["participant", "other", "anonymous"])
+def test_no_participant_visible_page_leaks(scenario: Scenario, viewer: str) -> None:
+    client = Client()
+    if viewer in scenario.users:
+        client.force_login(scenario.users[viewer])
+    forbidden = scenario.forbidden_for(viewer)
+    from_root = crawl(client, ["/"])
+    pages = crawl(client, scenario.known_urls(), from_root)
+    reached = set(from_root)
+    for competition in scenario.competitions:
+        # Following links alone reaches every competition's pages and boards.
+        assert {f"/c/{competition.slug}/", f"/c/{competition.slug}/leaderboard/public/"} <= reached
+    assert "/games/standard/files/report.html" in reached
+    for url, (status, body) in pages.items():
+        assert status < 500, (viewer, url)
+        found = leaks(body, forbidden)
+        assert not found, f"{viewer} sees on {url}: {found[:5]}"
+    if viewer in scenario.users:
+        me = scenario.users[viewer]
+        own = Submission.objects.filter(participant=me, competition=scenario.open_competition)
+        status, mine = pages[f"/c/{scenario.open_competition.slug}/submissions/"]
+        assert status == 200 and shown_submission_ids(mine) == set(own.values_list("pk", flat=True))
+        assert all(s.upload_name in mine for s in own)
+    else:
+        status, _ = pages[f"/c/{scenario.open_competition.slug}/submissions/"]
+        assert status == 302
+
+
+def test_the_detector_finds_what_the_host_page_shows(scenario: Scenario, host: Any) -> None:
+    """The crawl can fail: the host's raw-vs-released page holds exactly what participants must not see."""
+    client = Client()
+    client.force_login(host)
+    body = page_text(client.get(f"/c/{scenario.open_competition.slug}/host/"))
+    found = leaks(body, scenario.forbidden_for("participant"))
+    assert any("raw score" in item for item in found), found
+    assert any("another participant's submission id" in item for item in found), found
