@@ -245,7 +245,8 @@ def _lock_states(competition: Competition, participant_id: int, splits: tuple[st
 
 
 def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
-    submission = Submission.objects.select_related("competition").get(pk=submission_id)
+    # The raw upload is only read when the stored array cannot serve (MPFR arithmetic reads the decimal text).
+    submission = Submission.objects.select_related("competition").defer("upload").get(pk=submission_id)
     if submission.attempts > MAX_ATTEMPTS:
         return _finish_failed(
             submission_id, claim, f"scoring was interrupted {submission.attempts - 1} times; giving up"
@@ -265,23 +266,25 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
         if not mine:
             return ScoreResult("skipped", "the claim was lost to the sweep")
         # One participant's submissions are scored one at a time: stateful defenses (the Ladder, budgets)
-        # need each submission to see the state the previous one left.
-        states = _lock_states(competition, submission.participant_id, splits)
+        # need each submission to see the state the previous one left. An empty chain has no state, so it
+        # skips the lock and its three queries (the common, no-defense case stays fast).
+        states = _lock_states(competition, submission.participant_id, splits) if len(spec.chain) else {}
         evaluation = evaluate(
             spec,
             parsed,
             submission_id=submission_id,
-            states={split: states[split].state for split in splits if states[split].state},
+            states={split: state.state for split, state in states.items() if state.state},
             splits=splits,
         )
         notes = [f"{split}: {note}" for split, result in evaluation.results.items() for note in result.notes]
         if evaluation.reject is not None:
             host_note = "; ".join(notes) or f"rejected by a defense: {evaluation.reject}"
             return _finish_failed(submission_id, claim, evaluation.reject, host_note=host_note)
-        for split in splits:
-            state = states[split]
-            state.state = evaluation.states.get(split, state.state)
-            state.save(update_fields=["state", "updated_at"])
+        for split, state in states.items():
+            new_state = evaluation.states.get(split, state.state)
+            if new_state != state.state:
+                state.state = new_state
+                state.save(update_fields=["state", "updated_at"])
         values: dict[str, Any] = {"defense_notes": notes}
         for split in splits:
             result = evaluation.results[split]

@@ -73,7 +73,11 @@ def test_a_task_for_a_missing_submission_is_a_no_op(db) -> None:
     assert services.submission_score(submission_id=999_999).action == "skipped"
 
 
-def test_a_stale_worker_cannot_write_after_its_claim_was_swept(competition, participant, submit, monkeypatch) -> None:
+def test_a_stale_worker_cannot_write_after_its_claim_was_swept(
+    make_competition, participant, submit, monkeypatch
+) -> None:
+    # A stateful chain (the Ladder), so the test can also check that the state advanced exactly once.
+    competition = make_competition(daily_limit=5, defenses=[{"name": "ladder", "mode": "fixed", "eta": 0.01}])
     submission = submit(competition, participant, _probs(4))
     real_load = services._load_predictions
 
