@@ -28,7 +28,7 @@ def chance_score(metric: str, eps: float, margin: float) -> float:
     return m.score(np.array([high, low, high, low]), np.array([1, 1, 0, 0]), eps)
 
 
-@register("boosting")
+@register("boosting", exact=False)
 def boosting(
     oracle: Oracle, *, k: int = 100, seed: int = 0, accept: str = "threshold", margin: float = 0.5
 ) -> AttackResult:

@@ -280,7 +280,7 @@ def prime_single(oracle: Oracle) -> AttackResult:
 
     >>> from attacks import LocalOracle, run
     >>> oracle = LocalOracle([0, 1, 1, 0, 1], arithmetic="mpfr:64", decimals=None)
-    >>> result = run("prime_single", oracle)
+    >>> result = run("prime_single", oracle, confirm=False)
     >>> result.labels.tolist(), result.details["product"], result.queries
     ([0, 1, 1, 0, 1], 165, 1)
     """
@@ -329,7 +329,8 @@ def prime_batched(
     * ``max_queries`` stops early; unqueried rows are ``-1``.
 
     >>> from attacks import LocalOracle, run
-    >>> result = run("prime_batched", LocalOracle([0, 1, 1, 0, 1, 1, 0], decimals=None), batch_size=5)
+    >>> oracle = LocalOracle([0, 1, 1, 0, 1, 1, 0], decimals=None)
+    >>> result = run("prime_batched", oracle, batch_size=5, confirm=False)
     >>> result.labels.tolist(), result.queries
     ([0, 1, 1, 0, 1, 1, 0], 2)
     """
@@ -384,7 +385,7 @@ def prime_batched(
     )
 
 
-@register("robust_single")
+@register("robust_single", exact=False)
 def robust_single(
     oracle: Oracle,
     *,
@@ -446,7 +447,7 @@ def robust_single(
     )
 
 
-@register("robust_batched")
+@register("robust_batched", exact=False)
 def robust_batched(
     oracle: Oracle,
     *,
@@ -582,7 +583,7 @@ def prime_powers(
     >>> from attacks import LocalOracle, run
     >>> oracle = LocalOracle([2, 0, 1, 2], metric="multiclass_logloss", n_classes=3, arithmetic="mpfr:80",
     ...                      decimals=None)
-    >>> result = run("prime_powers", oracle, mode="single")
+    >>> result = run("prime_powers", oracle, mode="single", confirm=False)
     >>> result.labels.tolist(), result.queries
     ([2, 0, 1, 2], 1)
     """

@@ -99,16 +99,7 @@ def parse_submission_csv(data: bytes, fmt: SubmissionFormat, *, keep_text: bool 
     cells = _columns(lines[1:], width, quoted='"' in text)
     row_ids = list(map(str.strip, cells[0]))
     order = _align_ids(row_ids, fmt, _csv_line, "line", lambda i: i + 2)
-    column_texts = cells[1:]
-    columns = [_to_floats(texts, expected[c + 1], _csv_line) for c, texts in enumerate(column_texts)]
-    values = np.column_stack(columns) if len(columns) > 1 else columns[0]
-    values = _check_probabilities(values, fmt, _csv_line)
-    aligned = _reorder(values, order)
-    texts = None
-    if keep_text:
-        per_row = list(zip(*column_texts, strict=True))
-        texts = tuple(tuple(t.strip() for t in per_row[i]) for i in np.argsort(order, kind="stable"))
-    return ParsedPredictions(values=aligned, texts=texts)
+    return _finish(fmt, cells[1:], order, _csv_line, keep_text)
 
 
 def parse_submission_json(payload: object, fmt: SubmissionFormat, *, keep_text: bool = False) -> ParsedPredictions:
@@ -152,6 +143,9 @@ def parse_submission_json(payload: object, fmt: SubmissionFormat, *, keep_text: 
                     f"a positional predictions list needs {len(fmt.ids)} items (one per id, in the sample "
                     f"submission's order), got {len(preds)}"
                 )
+            if fmt.n_classes == 2 and all(type(v) is str for v in preds):
+                # Fast path (the bot's): numbers arrive as their JSON text; one column, already in id order.
+                return _finish(fmt, [list(preds)], np.arange(len(preds)), _json_item, keep_text)
             row_ids = list(fmt.ids)
             cells = [_as_cells(v, fmt, f"item {i}") for i, v in enumerate(preds)]
     else:
@@ -160,14 +154,22 @@ def parse_submission_json(payload: object, fmt: SubmissionFormat, *, keep_text: 
         raise SubmissionError("the predictions are empty")
     order = _align_ids(row_ids, fmt, _json_item, "item", lambda i: i)
     column_texts = [[_cell_text(row[c]) for row in cells] for c in range(len(value_columns))]
-    columns = [_to_floats(texts, value_columns[c], _json_item) for c, texts in enumerate(column_texts)]
+    return _finish(fmt, column_texts, order, _json_item, keep_text)
+
+
+def _finish(
+    fmt: SubmissionFormat, column_texts: list[list[str]], order: np.ndarray, fail: Locator, keep_text: bool
+) -> ParsedPredictions:
+    """Convert value columns to floats, check them as probabilities and align them to the hidden ids."""
+    value_columns = fmt.columns[1:]
+    columns = [_to_floats(texts, value_columns[c], fail) for c, texts in enumerate(column_texts)]
     values = np.column_stack(columns) if len(columns) > 1 else columns[0]
-    values = _check_probabilities(values, fmt, _json_item)
+    values = _check_probabilities(values, fmt, fail)
     aligned = _reorder(values, order)
     texts = None
     if keep_text:
         per_row = list(zip(*column_texts, strict=True))
-        texts = tuple(per_row[i] for i in np.argsort(order, kind="stable"))
+        texts = tuple(tuple(t.strip() for t in per_row[i]) for i in np.argsort(order, kind="stable"))
     return ParsedPredictions(values=aligned, texts=texts)
 
 

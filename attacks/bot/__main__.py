@@ -1,0 +1,10 @@
+"""``python -m attacks.bot`` runs the ``leaderboard-bot`` command."""
+
+from __future__ import annotations
+
+import sys
+
+from attacks.bot.cli import main
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,262 @@
+"""Exact decoding of one capacity query: groups, mixed-radix digits and the rigorous summed-loss window.
+
+A *group* is a set of rows with a list of candidate label patterns (a fresh row: ``{0, 1}``; the rows of an
+earlier count digit: every pattern with the observed count). A *digit* gives each row of a group an integer
+weight so that the pattern values ``v = pattern·weights`` lie in ``[0, span)``; digits sit at mixed-radix
+positions ``R_i = span_0·…·span_{i-1}``, and the row with weight ``w`` in digit ``i`` gets the prediction
+``p = 1/(1 + exp(w·R_i·u))``, i.e. the lattice label difference ``d = w·R_i·u``. The released score then
+fixes the integer ``t = Σ_i R_i·v_i`` (an interval of ``t`` values when the window is wider than ``u``), and
+``t`` splits into one value per digit: each group keeps exactly the candidates with that value.
+
+Soundness: the window accounts for the released rounding (``ROUND_HALF_EVEN``, both ends included), the
+assumed noise bound, the float64 rounding of every logarithm (4 ulp), numpy's pairwise summation, the
+division by ``N``, and the gap between each row's real ``d`` (computed at 128 bits from the float ``p``
+actually sent) and its lattice value. A candidate is dropped only if no ``t`` in the window allows it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal
+from itertools import product
+
+import numpy as np
+
+from attacks.capacity.design import LN2, ServerModel, all_patterns, digit_values, max_weight_real
+from attacks.exact import gmpy2, local_precision, mpfr
+from attacks.result import AttackFailed
+
+PRECISION_BITS = 128
+
+
+@dataclass
+class Group:
+    """Rows whose joint labels are one of ``patterns`` (shape ``(n_candidates, len(rows))``)."""
+
+    rows: np.ndarray
+    patterns: np.ndarray
+
+    @classmethod
+    def fresh(cls, rows: list[int] | np.ndarray) -> Group:
+        rows = np.asarray(rows, dtype=np.int64)
+        k = len(rows)
+        patterns = np.array(list(product((0, 1), repeat=k)), dtype=np.uint8).reshape(-1, k)
+        return cls(rows, patterns)
+
+
+@dataclass
+class Digit:
+    """A group placed at mixed-radix position ``position`` with per-row integer ``weights``; ``values`` are
+    the candidates' contributions minus ``low`` (the smallest one), all in ``[0, span)``."""
+
+    group: Group
+    weights: np.ndarray
+    position: int
+    values: np.ndarray
+    low: int
+    span: int
+
+    @classmethod
+    def place(cls, group: Group, weights: np.ndarray, position: int) -> Digit:
+        if np.any(weights < 0):
+            raise ValueError("digit weights must be non-negative")
+        m = len(weights)
+        if m >= 8 and group.patterns is all_patterns(m):
+            # Every labeling of m fresh rows (row i of the table = the bits of i): subset sums by doubling.
+            raw = np.zeros(1, dtype=np.int64)
+            for w in weights.tolist():
+                raw = np.concatenate([raw, raw + w])
+        else:
+            raw = digit_values(group.patterns, weights)
+        low = int(raw.min())
+        values = raw - low
+        return cls(group, weights.astype(np.int64), position, values, low, int(values.max()) + 1)
+
+
+@dataclass
+class Query:
+    """One designed submission: its digits (lowest position first) and the rows it touches."""
+
+    digits: list[Digit]
+
+    def row_weights(self) -> tuple[np.ndarray, np.ndarray]:
+        """Rows with a non-zero lattice weight and their integer weights ``w·R``."""
+        rows: list[np.ndarray] = []
+        ks: list[np.ndarray] = []
+        for digit in self.digits:
+            nz = digit.weights != 0
+            rows.append(digit.group.rows[nz])
+            ks.append(digit.weights[nz] * digit.position)
+        if not rows:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        return np.concatenate(rows), np.concatenate(ks)
+
+    def offset(self) -> int:
+        return sum(d.low * d.position for d in self.digits)
+
+    def split(self, t: int) -> list[np.ndarray] | None:
+        """The candidate masks of every digit for the lattice total ``t`` (``None`` if ``t`` is impossible)."""
+        rem = t - self.offset()
+        if rem < 0:
+            return None
+        masks: list[np.ndarray] = []
+        for i, digit in enumerate(self.digits):
+            last = i == len(self.digits) - 1
+            if last:
+                v = rem
+            else:
+                v, rem = rem % digit.span, rem // digit.span
+            mask = digit.values == v
+            if not mask.any():
+                return None
+            masks.append(mask)
+        return masks
+
+    def decode(self, t_values: range) -> list[np.ndarray]:
+        """Union over the window's ``t`` values of the candidate masks (sound, possibly coarser)."""
+        union: list[np.ndarray] | None = None
+        for t in t_values:
+            masks = self.split(t)
+            if masks is None:
+                continue
+            union = masks if union is None else [a | b for a, b in zip(union, masks, strict=True)]
+        if union is None:
+            raise AttackFailed(
+                "no labeling is consistent with the released score: the server's noise exceeds the assumed "
+                "noise_bound, or it does not score as modelled (float64 binary log loss, mean over the rows)"
+            )
+        return union
+
+
+def predictions(n_rows: int, rows: np.ndarray, ks: np.ndarray, unit: float) -> np.ndarray:
+    """``1/2`` everywhere except the batch rows, which get ``p = 1/(1 + exp(k·u))`` (so ``d ≈ k·u``)."""
+    out = np.full(n_rows, 0.5)
+    if len(rows):
+        out[rows] = 1.0 / (1.0 + np.exp(ks.astype(np.float64) * unit))
+    return out
+
+
+@dataclass(frozen=True)
+class BatchModel:
+    """The exact (128-bit) quantities of a batch: label-0 loss sum, and the lattice deviation budget."""
+
+    base: mpfr
+    deviation: mpfr
+    loss_bound: float
+    row_ulps: float
+
+
+def batch_model(p: np.ndarray, ks: np.ndarray, unit: float, eps: float) -> BatchModel:
+    """For batch predictions ``p`` (floats actually sent) and lattice weights ``ks``: the sum of their label-0
+    losses and ``Σ|d_j - k_j·u|`` at 128 bits, plus float64 error inputs for :func:`sum_window`."""
+    with local_precision(PRECISION_BITS):
+        base = mpfr(0)
+        deviation = mpfr(0)
+        u = mpfr(unit)
+        one = mpfr(1)
+        lo_clip, hi_clip = mpfr(eps), one - mpfr(eps)
+        loss_bound = 0.0
+        for pj, kj in zip(p.tolist(), ks.tolist(), strict=True):
+            q = min(max(mpfr(pj), lo_clip), hi_clip)
+            l0 = -gmpy2.log(one - q)
+            l1 = -gmpy2.log(q)
+            base += l0
+            deviation += abs((l1 - l0) - kj * u)
+            loss_bound += float(max(l0, l1)) * (1 + 1e-12)
+    a_max = max_weight_real(eps)
+    return BatchModel(base, deviation, loss_bound, 4.0 * len(p) * math.ulp(a_max + 1.0))
+
+
+def loss_window(released: float, model: ServerModel, loss_bound: float, row_ulps: float) -> tuple[mpfr, mpfr]:
+    """Rigorous bounds on the exact summed loss ``Σ l_i`` over the scored rows, from one released score.
+
+    The server computes ``mean(l)`` in float64 — every logarithm within 4 ulp (``row_ulps`` in total), a
+    pairwise sum of depth at most ``ceil(log2 N) + 13`` over values adding up to at most ``loss_bound``, one
+    division by ``N`` — and releases it rounded half-even to ``decimals`` places (both ends of the rounding
+    interval included) after at most ``noise_bound`` of noise.
+    """
+    n = model.n_scored
+    with local_precision(PRECISION_BITS):
+        text = repr(float(released)) if model.decimals is None else str(Decimal(repr(float(released))))
+        r = mpfr(text)
+        half = mpfr(0) if model.decimals is None else mpfr(10) ** (-model.decimals) / 2
+        nb = mpfr(model.noise_bound)
+        lo_mean = r - half - nb
+        hi_mean = r + half + nb
+        rel = mpfr(2) ** -52
+        lo_sum = n * lo_mean * (1 - rel) if lo_mean > 0 else n * lo_mean * (1 + rel)
+        hi_sum = n * hi_mean * (1 + rel) if hi_mean > 0 else n * hi_mean * (1 - rel)
+        depth = math.ceil(math.log2(max(n, 2))) + 13
+        err = mpfr(row_ulps) + depth * mpfr(2) ** -53 * mpfr(loss_bound) * mpfr(1.001)
+        slack = mpfr(2) ** -100 * (n + 1) * 64
+        return lo_sum - err - slack, hi_sum + err + slack
+
+
+def sum_window(released: float, model: ServerModel, n_free: int, batch: BatchModel) -> tuple[mpfr, mpfr]:
+    """Rigorous bounds on ``Σ_j y_j·k_j·u`` (the batch's label-dependent part of the summed loss, on the
+    lattice) when ``n_free`` scored rows sit at ``1/2`` and the batch is described by ``batch``."""
+    loss_bound = n_free * (LN2 + 1e-12) + batch.loss_bound
+    row_ulps = batch.row_ulps + 4.0 * n_free * math.ulp(LN2)
+    lo, hi = loss_window(released, model, loss_bound, row_ulps)
+    with local_precision(PRECISION_BITS):
+        constant = n_free * gmpy2.log(mpfr(2)) + batch.base
+        return lo - constant - batch.deviation, hi - constant + batch.deviation
+
+
+def lattice_range(lo: mpfr, hi: mpfr, unit: float, limit: int = 4096) -> range:
+    """The integers ``t`` with ``t·u`` in ``[lo, hi]``."""
+    with local_precision(PRECISION_BITS):
+        u = mpfr(unit)
+        t_lo = int(gmpy2.ceil(lo / u))
+        t_hi = int(gmpy2.floor(hi / u))
+    if t_hi - t_lo + 1 > limit:
+        raise AttackFailed(f"the released score leaves {t_hi - t_lo + 1} lattice values open; the design is broken")
+    return range(t_lo, t_hi + 1)
+
+
+def brute_force(
+    n_rows: int,
+    rows: np.ndarray,
+    pred: np.ndarray,
+    released: float,
+    eps: float,
+    decimals: int | None,
+    candidates: Iterable[tuple[int, ...]] | None = None,
+) -> list[tuple[int, ...]]:
+    """Every labeling of ``rows`` (from ``candidates``, default all ``2^len(rows)``; other rows fixed to 0,
+    they sit at 1/2) whose float64 score, computed exactly as the server does and rounded half-even, equals
+    ``released``. The reference the tests hold the decoder to (``len(rows) <= 16``)."""
+    from leaderboard.scoring.metrics import get_metric
+    from leaderboard.scoring.pipeline import release_text
+
+    metric = get_metric("binary_logloss")
+    found: list[tuple[int, ...]] = []
+    labels = np.zeros(n_rows, dtype=np.int64)
+    for bits in candidates if candidates is not None else product((0, 1), repeat=len(rows)):
+        labels[rows] = bits
+        value, _ = release_text(metric.score(pred, labels, eps), decimals)
+        if value == released:
+            found.append(tuple(bits))
+    return found
+
+
+def query_labelings(query: Query, masks: list[np.ndarray] | None = None) -> tuple[np.ndarray, set[tuple[int, ...]]]:
+    """The query's weighted rows and every labeling of them its digits allow (``masks`` keeps only the
+    candidates a decode left; default: all the candidates carried into the query)."""
+    rows, _ = query.row_weights()
+    position = {int(r): i for i, r in enumerate(rows.tolist())}
+    pools = []
+    for i, digit in enumerate(query.digits):
+        patterns = digit.group.patterns if masks is None else digit.group.patterns[masks[i]]
+        pools.append([(digit.group.rows.tolist(), pattern.tolist()) for pattern in patterns])
+    out: set[tuple[int, ...]] = set()
+    for combo in product(*pools):
+        bits = [0] * len(rows)
+        for group_rows, pattern in combo:
+            for r, v in zip(group_rows, pattern, strict=True):
+                if r in position:
+                    bits[position[r]] = int(v)
+        out.add(tuple(bits))
+    return rows, out

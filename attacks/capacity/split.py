@@ -1,0 +1,246 @@
+"""``capacity_split``: the capacity attack against a leaderboard that releases only the public-split score.
+
+Only the ``n_pub`` public rows enter the released mean, so a row at ``p != 1/2`` has three states: private
+(no effect), public with label 0 (adds ``-ln(1-p) - ln 2``) or public with label 1 (adds ``-ln p - ln 2``).
+Whatever ``p``, one of the two public states moves the score by less than ``ln 2``, so "private" and
+"label 0" cannot be told apart row by row from one score. The attack works in two phases:
+
+1. **Mask** (mirrored pairs). Submit ``p`` and then its mirror ``1 - p`` (``p`` a multiple of ``2^-53``, so
+   ``1 - p`` is exact). A public row adds ``-ln p - ln(1-p)`` to the *sum* of the two summed losses
+   whatever its label, a private row nothing: the pair's total is ``2·ln 2·n_pub + Σ_public c_j`` with the
+   label-free weight ``c_j = -ln(4p(1-p))``. Choosing ``c_j = k_j·u`` on a lattice (``u`` just above the
+   doubled window) turns the public bits into exactly the capacity attack's problem — same mixed-radix
+   digits, top digit and exact decoder — at two queries per observation.
+2. **Labels**. With the mask known, each pair's two scores also pin ``Σ y_j·d_j`` over its public rows
+   (``d_j = ln((1-p_j)/p_j)``; the query adds ``l0_j + y_j·d_j``, its mirror ``l1_j - y_j·d_j``), and the
+   labelings of those few rows are enumerated: a label is kept when every labeling inside both windows
+   agrees. The public rows left open (equal-weight rows can swap labels) are an ordinary capacity instance
+   with ``N = n_pub`` — private rows and rows at ``1/2`` cost nothing.
+
+Queries: about ``2·N / (log2 W' + 2.5)`` for the mask (``W'`` the cap at the doubled window) plus a few for
+the labels left open — e.g. 39 queries for N = 306 with 5 decimals and a 30 % public split. Result: labels
+of public rows, ``-1`` for private rows, and ``details["public_mask"]``. Precision: as
+:mod:`attacks.capacity`; with ``decimals=None`` the mask phase uses a coarser step, because ``p`` must sit on
+the ``2^-53`` grid.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+
+import numpy as np
+
+from attacks.capacity.decoder import PRECISION_BITS, Query, lattice_range, loss_window
+from attacks.capacity.design import (
+    LN2,
+    TOP_ROWS_MAX,
+    ServerModel,
+    all_patterns,
+    counting_bound,
+    max_weight_real,
+)
+from attacks.capacity.strategy import (
+    CapacityState,
+    _require_binary_logloss,
+    capacity_attack,
+    default_top,
+    run_rounds,
+    submit_query,
+    verify,
+)
+from attacks.exact import gmpy2, local_precision, mpfr
+from attacks.oracle import Oracle
+from attacks.result import AttackFailed, AttackResult
+
+GRID = 2.0**-53
+
+
+def public_count(n_rows: int, public_fraction: float) -> int:
+    """How many rows a site with this public fraction scores (the rule of ``public_split_mask``)."""
+    from leaderboard.scoring.hidden import public_split_mask
+
+    return int(public_split_mask(n_rows, public_fraction, 0).sum())
+
+
+def mirrored_predictions(n_rows: int, rows: np.ndarray, ks: np.ndarray, unit: float) -> np.ndarray:
+    """``p`` on the ``2^-53`` grid with ``-ln(4p(1-p)) ≈ k·u`` for the batch rows, ``1/2`` elsewhere."""
+    out = np.full(n_rows, 0.5)
+    if len(rows):
+        c = ks.astype(np.float64) * unit
+        ideal = np.exp(-c) / (2.0 * (1.0 + np.sqrt(-np.expm1(-c))))
+        out[rows] = np.maximum(np.round(ideal / GRID), 1.0) * GRID
+    return out
+
+
+def mask_window(released: tuple[float, float], model: ServerModel, p: np.ndarray, ks: np.ndarray, n_free: int) -> range:
+    """Window of lattice totals ``Σ_public k_j`` from a query and its mirror image."""
+    with local_precision(PRECISION_BITS):
+        u = mpfr(model.unit)
+        one = mpfr(1)
+        deviation = mpfr(0)
+        loss_bound = n_free * (LN2 + 1e-12)
+        for pj, kj in zip(p.tolist(), ks.tolist(), strict=True):
+            q = mpfr(pj)
+            pair = -gmpy2.log(q) - gmpy2.log(one - q)
+            deviation += abs(pair - 2 * gmpy2.log(mpfr(2)) - kj * u)
+            loss_bound += float(-gmpy2.log(q)) * (1 + 1e-12)
+        row_ulps = 4.0 * (n_free * math.ulp(LN2) + len(p) * math.ulp(max_weight_real(model.eps) + 1.0))
+        lo1, hi1 = loss_window(released[0], model, loss_bound, row_ulps)
+        lo2, hi2 = loss_window(released[1], model, loss_bound, row_ulps)
+        constant = 2 * gmpy2.log(mpfr(2)) * model.n_scored
+        lo = lo1 + lo2 - constant - deviation
+        hi = hi1 + hi2 - constant + deviation
+    return lattice_range(lo, hi, model.unit)
+
+
+def pair_labels(
+    known: np.ndarray,
+    mask: np.ndarray,
+    rows: np.ndarray,
+    p: np.ndarray,
+    released: tuple[float, float],
+    model: ServerModel,
+    max_open: int = 14,
+) -> None:
+    """Fill ``known`` with the labels one mirrored pair fixes once the public ``mask`` is known.
+
+    Query ``p`` adds ``Σ_public (l0_j + y_j·d_j)`` and its mirror ``Σ_public (l1_j - y_j·d_j)`` to the free
+    rows' ``ln 2`` each (``l0 = -ln(1-p)``, ``l1 = -ln p``, ``d = l1 - l0``), so both windows bound
+    ``T = Σ y_j·d_j``. Every labeling of the still-unknown public rows is tried; a row is set only if all
+    labelings inside the window agree on it.
+    """
+    public = mask[rows]
+    rows, p = rows[public], p[public]
+    if len(rows) == 0:
+        return
+    fixed = known[rows] >= 0
+    n_open = int((~fixed).sum())
+    if n_open == 0 or n_open > max_open:
+        return
+    with local_precision(PRECISION_BITS):
+        one = mpfr(1)
+        l0 = [-gmpy2.log(one - mpfr(v)) for v in p.tolist()]
+        l1 = [-gmpy2.log(mpfr(v)) for v in p.tolist()]
+        d = [b - a for a, b in zip(l0, l1, strict=True)]
+        free = (model.n_scored - len(rows)) * gmpy2.log(mpfr(2))
+        bound = model.n_scored * (LN2 + 1e-12) + sum(float(v) for v in l1) * (1 + 1e-12)
+        ulps = 4.0 * (model.n_scored * math.ulp(LN2) + len(rows) * math.ulp(max_weight_real(model.eps) + 1.0))
+        lo1, hi1 = loss_window(released[0], model, bound, ulps)
+        lo2, hi2 = loss_window(released[1], model, bound, ulps)
+        ones_fixed = np.flatnonzero(fixed & (known[rows] == 1)).tolist()
+        fixed_part = sum((d[i] for i in ones_fixed), mpfr(0))
+        sum_l0, sum_l1 = sum(l0, mpfr(0)), sum(l1, mpfr(0))
+        t_lo = max(lo1 - free - sum_l0, free + sum_l1 - hi2) - fixed_part
+        t_hi = min(hi1 - free - sum_l0, free + sum_l1 - lo2) - fixed_part
+        open_idx = np.flatnonzero(~fixed)
+        d_open = np.array([float(d[i]) for i in open_idx.tolist()])
+        margin = 1e-12 * (float(np.abs(d_open).sum()) + 1.0)
+        lo_f, hi_f = float(t_lo) - margin, float(t_hi) + margin
+    patterns = all_patterns(n_open)
+    sums = patterns.astype(np.float64) @ d_open
+    inside = patterns[(sums >= lo_f) & (sums <= hi_f)]
+    if len(inside) == 0:
+        raise AttackFailed("a mirrored pair admits no labeling of its public rows: the observations are inconsistent")
+    agree = inside.min(axis=0) == inside.max(axis=0)
+    known[rows[open_idx[agree]]] = inside[0, agree]
+
+
+def capacity_split_attack(
+    oracle: Oracle,
+    *,
+    noise_bound: float = 0.0,
+    top: int | None = None,
+    n_public: int | None = None,
+    check: bool = True,
+) -> AttackResult:
+    """Recover the public mask and the public labels (``-1`` for private rows)."""
+    _require_binary_logloss(oracle)
+    fraction = getattr(oracle, "public_fraction", None)
+    if fraction is None and n_public is None:
+        result = capacity_attack(oracle, noise_bound=noise_bound, top=top, check=check)
+        result.attack = "capacity_split"
+        result.details["public_mask"] = np.ones(oracle.n_rows, dtype=bool)
+        return result
+    started = time.perf_counter()
+    queries_before = oracle.queries
+    n = oracle.n_rows
+    n_pub = n_public if n_public is not None else public_count(n, float(fraction))  # type: ignore[arg-type]
+    # Phase 1: the mask, from mirrored pairs. c = -ln(4p(1-p)) is kept where the 2^-53 grid of p moves c
+    # by well under a step: relative grid error 2^-53/p ≈ 2^-51·e^c per row.
+    # With at most 64 batch rows the grid error stays under u/32 when e^c <= 2^41·u.
+    mode = "subset" if oracle.decimals is not None else "count"
+    weight = float(TOP_ROWS_MAX + 4) if mode == "subset" else float((top or 6) + 4)
+    single = ServerModel.build(
+        n, oracle.eps, oracle.decimals, noise_bound, n_scored=n_pub, releases=2, batch_weight=weight
+    )
+    c_max = max(4.0, min(max_weight_real(oracle.eps) - 2 * LN2, math.log(single.unit * 2.0**41)))
+    mask_model = ServerModel.build(
+        n,
+        oracle.eps,
+        oracle.decimals,
+        noise_bound,
+        n_scored=n_pub,
+        releases=2,
+        max_real=c_max,
+        min_unit=2.0**-41 * math.exp(c_max),
+        batch_weight=weight,
+    )
+    k_top = top if top is not None else (0 if mode == "subset" else default_top(mask_model.cap))
+    mask_state = CapacityState(labels=np.full(n, -1, dtype=np.int64), fresh=deque(range(n)))
+
+    pairs: list[tuple[np.ndarray, np.ndarray, float, float]] = []
+
+    def observe_pair(query: Query) -> range:
+        rows, ks = query.row_weights()
+        pred = mirrored_predictions(n, rows, ks, mask_model.unit)
+        first = oracle.submit(pred)
+        second = oracle.submit(1.0 - pred)
+        if first is None or second is None:
+            raise AttackFailed("the leaderboard released nothing for a query; the attack needs every score")
+        pairs.append((rows, pred[rows], float(first), float(second)))
+        return mask_window((float(first), float(second)), mask_model, pred[rows], ks, n_pub)
+
+    run_rounds(oracle, mask_state, mask_model, k_top, observe_pair, mode=mode)
+    mask = mask_state.labels == 1
+    mask_queries = oracle.queries - queries_before
+    if int(mask.sum()) != n_pub:
+        raise AttackFailed(f"the recovered public mask has {int(mask.sum())} rows, the split has {n_pub}")
+    # The pairs also carry labels: with the mask known, each pair's two scores pin Σ y_j·d_j over its public
+    # rows; rows whose labels that leaves unique are done without another query.
+    known = np.full(n, -1, dtype=np.int64)
+    for _ in range(2):
+        for rows, p, first, second in pairs:
+            pair_labels(known, mask, rows, p, (first, second), mask_model)
+    free_labels = int((known[mask] >= 0).sum())
+    # Phase 2: the remaining public labels, an ordinary capacity instance on those rows.
+    label_model = ServerModel.build(n, oracle.eps, oracle.decimals, noise_bound, n_scored=n_pub, batch_weight=weight)
+    k2 = top if top is not None else (0 if mode == "subset" else default_top(label_model.cap))
+    open_rows = np.flatnonzero(mask & (known < 0))
+    label_state = CapacityState(labels=known.copy(), fresh=deque(open_rows.tolist()))
+    run_rounds(oracle, label_state, label_model, k2, lambda q: submit_query(oracle, q, label_model)[0], mode=mode)
+    labels = np.where(mask, label_state.labels, -1)
+    design_queries = oracle.queries - queries_before
+    if check and n_pub > 0:
+        verify(oracle, np.where(mask, labels, 0), label_model, scored=mask)
+    return AttackResult(
+        attack="capacity_split",
+        labels=labels,
+        queries=oracle.queries - queries_before,
+        seconds=time.perf_counter() - started,
+        details={
+            "construction": "mirrored pairs for the mask, then the capacity construction on the public rows",
+            "public_mask": mask,
+            "n_public": n_pub,
+            "mask_queries": mask_queries,
+            "labels_from_mask_phase": free_labels,
+            "label_queries": design_queries - mask_queries,
+            "design_queries": design_queries,
+            "mask_unit": mask_model.unit,
+            "mask_weight_cap": mask_model.cap,
+            "label_unit": label_model.unit,
+            "label_weight_cap": label_model.cap,
+            "counting_bound_public": counting_bound(n_pub, oracle.decimals, eps=oracle.eps, noise_bound=noise_bound),
+        },
+    )

@@ -1,0 +1,283 @@
+"""The capacity attack's query loop: pack carried groups, fresh fill digits and a top digit into each query.
+
+Each query is a mixed-radix number on the lattice ``d = k·u`` (see :mod:`attacks.capacity.decoder`); every
+row's weight ``w·R`` stays within the cap ``W = floor(A/u)``:
+
+1. the ambiguities carried from earlier queries, oldest first, each as a digit whose candidates get distinct
+   (or few shared) values — e.g. weights ``0, 1, 2, 4`` for "two of these four rows are 1";
+2. fresh *fill* digits: single rows (span 2) and small fresh groups whose subset sums fill any span 3..16
+   (:data:`~attacks.capacity.design.FRESH_GROUPS`), so the product ``P`` of the spans gets close to its room;
+3. the *top digit*, whose span costs no weight (only its rows' weights must stay within ``W``):
+
+   * ``"subset"`` (default with rounded releases): ``m ≈ log2 V + 5`` fresh rows with distinct weights in
+     ``[V/2, V]``, ``V = W // P`` (at most 4096, so the top is enumerated over at most ``2^18`` labelings).
+     Its sum is nearly Gaussian, carrying about ``log2 V + ½·log2 m + 0.5`` bits, and the few labelings
+     that share the observed sum (a handful on average) are carried to the next queries — "non-distinct
+     subset sums with small collision sets".
+   * ``"count"`` (default for float64 releases): ``K <= 6`` fresh rows at equal weight ``P``, carrying
+     ``H(Binomial(K, 1/2))`` bits; "c of these K rows are 1" is carried as an injective digit.
+
+A query thus carries about ``log2 W + 2.5`` bits (subset top) or ``log2 W + 2.2`` (count top), beyond the
+one-shot distinct-subset-sum designs (scaled powers of two: ``log2 W + 1``; Conway–Guy about one more),
+because ambiguity is resolved by later queries instead of being forbidden. The last query has no top: all
+that is left goes in injectively, with one row riding on top for free. No labeling is ever guessed: a label
+is reported only when every candidate still consistent with all released scores agrees on it.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from attacks.capacity.decoder import (
+    PRECISION_BITS,
+    BatchModel,
+    Digit,
+    Group,
+    Query,
+    batch_model,
+    lattice_range,
+    predictions,
+    sum_window,
+)
+from attacks.capacity.design import (
+    TOP_ROWS_MAX,
+    TOP_V_MAX,
+    ServerModel,
+    all_patterns,
+    count_span,
+    counting_bound,
+    fresh_fill,
+    partial_realization,
+    realize,
+    top_rows_for,
+    top_weights,
+)
+from attacks.exact import gmpy2, local_precision, mpfr
+from attacks.oracle import Oracle
+from attacks.result import AttackFailed, AttackResult
+
+
+def default_top(cap: int) -> int:
+    """The count-digit size ``K`` (at most 6): the largest whose carried "c of K" digit (span from
+    :data:`~attacks.capacity.design.COUNT_REALIZATIONS`) stays within a quarter of the weight cap."""
+    best_k = 1
+    for k in range(2, 7):
+        if max(count_span(k, c) for c in range(k + 1)) * 4 <= cap:
+            best_k = k
+    return best_k
+
+
+@dataclass
+class CapacityState:
+    """Everything the attack knows: resolved labels (``-1`` unknown), carried groups, untouched rows."""
+
+    labels: np.ndarray
+    fresh: deque[int]
+    carried: deque[Group] = field(default_factory=deque)
+    per_query: list[int] = field(default_factory=list)
+
+    def absorb(self, group: Group, mask: np.ndarray) -> int:
+        """Keep the candidates in ``mask``; record the rows they agree on; carry the rest. Returns the
+        number of labels newly resolved."""
+        patterns = group.patterns[mask]
+        if len(patterns) == 0:
+            raise AttackFailed("a group lost every candidate labeling: the observations are inconsistent")
+        constant = patterns.min(axis=0) == patterns.max(axis=0)
+        self.labels[group.rows[constant]] = patterns[0, constant]
+        if not constant.all():
+            self.carried.append(Group(group.rows[~constant], patterns[:, ~constant]))
+        return int(constant.sum())
+
+
+def plan_query(
+    state: CapacityState, model: ServerModel, top: int, max_rows: int = 96, mode: str = "subset", extra: int = 5
+) -> Query:
+    """Pack one query: carried groups (oldest first), fresh fill digits, then the top digit — a subset-sum
+    digit (``mode="subset"``: ``top_rows_for(V, extra)`` rows, or ``top`` if positive, weights in
+    ``[V/2, V]``) or a count digit (``mode="count"``: ``top`` rows at equal weight)."""
+    cap = model.cap
+    position = 1
+    digits: list[Digit] = []
+    rows_used = 0
+    deferred: list[Group] = []
+    while state.carried:
+        group = state.carried.popleft()
+        room = cap // position
+        weights = realize(group.patterns, room, room)
+        if weights is None or rows_used + len(group.rows) > max_rows:
+            if digits:
+                deferred.append(group)
+                continue
+            weights = partial_realization(group.patterns, room)
+        digit = Digit.place(group, weights, position)
+        digits.append(digit)
+        rows_used += len(group.rows)
+        position *= digit.span
+    state.carried.extendleft(reversed(deferred))
+    fresh = state.fresh
+    room = cap // position
+    rows_left = max(0, max_rows - rows_used)
+    final = len(fresh) <= rows_left and len(fresh) < 64 and 2 ** max(len(fresh) - 1, 0) <= room
+    if final:
+        fill: tuple[tuple[int, ...], ...] = ((1,),) * max(len(fresh) - 1, 0)  # everything left, injectively;
+        k_top = min(len(fresh), 1)  # the last row rides on top for free
+    elif mode == "subset":
+        v_target = min(room, TOP_V_MAX)
+        k_top = min(top if top > 0 else top_rows_for(v_target, extra), len(fresh), rows_left)
+        fill = fresh_fill(room // v_target, min(len(fresh) - k_top, rows_left - k_top))
+    else:
+        k_top = min(top, len(fresh), rows_left)
+        fill = fresh_fill(room, min(len(fresh) - k_top, rows_left - k_top))
+    for fill_weights in fill:
+        group = Group.fresh([fresh.popleft() for _ in range(len(fill_weights))])
+        digit = Digit.place(group, np.array(fill_weights, dtype=np.int64), position)
+        digits.append(digit)
+        position *= digit.span
+    if k_top > 0 and position <= cap:
+        rows = np.array([fresh.popleft() for _ in range(k_top)], dtype=np.int64)
+        if final or mode != "subset":
+            top_w = np.ones(k_top, dtype=np.int64)
+        else:
+            top_w = np.array(top_weights(cap // position, k_top), dtype=np.int64)
+            if len(top_w) < k_top:  # fewer distinct weights than rows: keep the rest fresh
+                fresh.extendleft(reversed(rows[len(top_w) :].tolist()))
+                rows = rows[: len(top_w)]
+        group = Group(rows, all_patterns(len(rows)))
+        digits.append(Digit.place(group, top_w, position))
+    if not digits:
+        raise AttackFailed("the design produced an empty query")
+    return Query(digits)
+
+
+def submit_query(oracle: Oracle, query: Query, model: ServerModel) -> tuple[range, BatchModel]:
+    """Send the query and turn the released score into the window of lattice totals ``t``."""
+    rows, ks = query.row_weights()
+    pred = predictions(model.n_rows, rows, ks, model.unit)
+    released = oracle.submit(pred)
+    if released is None:
+        raise AttackFailed("the leaderboard released nothing for a query; the capacity attack needs every score")
+    batch = batch_model(pred[rows], ks, model.unit, model.eps)
+    lo, hi = sum_window(float(released), model, model.n_scored - len(rows), batch)
+    return lattice_range(lo, hi, model.unit), batch
+
+
+def verify(oracle: Oracle, labels: np.ndarray, model: ServerModel, scored: np.ndarray | None = None) -> None:
+    """One check query with every scored row confident in its recovered label (``d = W·u`` against it): a
+    wrong label would add at least ``W·u`` to the summed loss, far outside the window, so a mismatch means
+    noise beyond the assumed bound (or a server that does not score as modelled). ``scored`` marks the rows
+    the released score covers (default: all); the others are sent at ``1/2``."""
+    scored = np.ones(len(labels), dtype=bool) if scored is None else scored
+    weight = model.cap
+    a = 1.0 / (1.0 + math.exp(weight * model.unit))
+    b = 1.0 - a
+    pred = np.where(scored, np.where(labels == 1, b, a), 0.5)
+    released = oracle.submit(pred)
+    if released is None:
+        raise AttackFailed("the leaderboard released nothing for the verification query")
+    ones = int(((labels == 1) & scored).sum())
+    zeros = int(scored.sum()) - ones
+    with local_precision(PRECISION_BITS):
+        one = mpfr(1)
+        right0, wrong0 = -gmpy2.log(one - mpfr(a)), -gmpy2.log(mpfr(a))
+        right1, wrong1 = -gmpy2.log(mpfr(b)), -gmpy2.log(one - mpfr(b))
+        base = zeros * right0 + ones * right1
+    loss_bound = float(zeros * max(right0, wrong0) + ones * max(right1, wrong1)) * (1 + 1e-12)
+    batch = BatchModel(base, mpfr(0), loss_bound, 4.0 * (zeros + ones) * math.ulp(float(wrong0) + 1.0))
+    lo, hi = sum_window(float(released), model, 0, batch)
+    if not lo <= 0 <= hi:
+        raise AttackFailed(
+            "the verification query disagrees with the recovered labels: the released scores carry more noise "
+            "than the assumed noise_bound, or the server does not score as modelled"
+        )
+
+
+def run_rounds(
+    oracle: Oracle,
+    state: CapacityState,
+    model: ServerModel,
+    top: int,
+    observe: Callable[[Query], range],
+    max_queries: int | None = None,
+    mode: str = "subset",
+    extra: int = 5,
+) -> list[list[int]]:
+    """Plan, submit (through ``observe``, which returns the window of lattice totals) and decode queries
+    until every row of ``state`` is resolved; returns the digit spans of each query."""
+    queries_before = oracle.queries
+    spans: list[list[int]] = []
+    while state.fresh or state.carried:
+        if max_queries is not None and oracle.queries - queries_before >= max_queries:
+            break
+        query = plan_query(state, model, top, mode=mode, extra=extra)
+        masks = query.decode(observe(query))
+        resolved = sum(state.absorb(d.group, m) for d, m in zip(query.digits, masks, strict=True))
+        state.per_query.append(resolved)
+        spans.append([d.span for d in query.digits])
+    return spans
+
+
+def capacity_attack(
+    oracle: Oracle,
+    *,
+    noise_bound: float = 0.0,
+    top: int | None = None,
+    check: bool = True,
+    max_queries: int | None = None,
+    top_mode: str | None = None,
+    extra: int = 5,
+) -> AttackResult:
+    """Run the capacity construction against ``oracle`` (all rows scored). See :mod:`attacks.capacity`."""
+    _require_binary_logloss(oracle)
+    if getattr(oracle, "public_fraction", None) is not None:
+        raise AttackFailed("the oracle releases a public-split score; use the 'capacity_split' attack")
+    started = time.perf_counter()
+    queries_before = oracle.queries
+    n = oracle.n_rows
+    mode = top_mode or ("subset" if oracle.decimals is not None else "count")
+    if mode not in ("subset", "count"):
+        raise ValueError("top_mode must be 'subset' or 'count'")
+    weight = float(TOP_ROWS_MAX + 4) if mode == "subset" else float((top or 6) + 4)
+    model = ServerModel.build(n, oracle.eps, oracle.decimals, noise_bound, batch_weight=weight)
+    k_top = top if top is not None else (0 if mode == "subset" else default_top(model.cap))
+    state = CapacityState(labels=np.full(n, -1, dtype=np.int64), fresh=deque(range(n)))
+    spans = run_rounds(
+        oracle, state, model, k_top, lambda q: submit_query(oracle, q, model)[0], max_queries, mode, extra
+    )
+    design_queries = oracle.queries - queries_before
+    if check and (state.labels >= 0).all():
+        verify(oracle, state.labels, model)
+    seconds = time.perf_counter() - started
+    recovered = int((state.labels >= 0).sum())
+    return AttackResult(
+        attack="capacity",
+        labels=state.labels,
+        queries=oracle.queries - queries_before,
+        seconds=seconds,
+        details={
+            "construction": "mixed-radix lattice digits + carried count digit",
+            "unit": model.unit,
+            "weight_cap": model.cap,
+            "top": k_top,
+            "top_mode": mode,
+            "design_queries": design_queries,
+            "labels_per_query": recovered / max(design_queries, 1),
+            "counting_bound": counting_bound(n, oracle.decimals, eps=oracle.eps, noise_bound=noise_bound),
+            "bits_per_query_design": math.log2(model.cap),
+            "spans": spans[:20],
+        },
+    )
+
+
+def _require_binary_logloss(oracle: Oracle) -> None:
+    if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
+        raise ValueError("the capacity attack needs a binary log-loss leaderboard")
+    arithmetic: Any = getattr(oracle, "arithmetic", "float64")
+    if str(arithmetic) != "float64":
+        raise ValueError("the capacity attack models a float64 server (arithmetic='float64')")

@@ -1,0 +1,197 @@
+"""What a game measures: how much the attacker learned and where it ranks, and what the defense cost the
+honest participants (rank agreement, whether the best model still wins, released-vs-true error)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class AttackerOutcome:
+    """The attacker's result in one cell.
+
+    ``label_accuracy``: share of all rows whose recovered label is right (unrecovered rows count as wrong);
+    ``recovered_fraction``: share of rows it claimed; ``claimed_accuracy``: accuracy on the claimed rows
+    (below 1 means a false claim); ``exact_recovery``: every label recovered and right. Ranks are 1-based
+    among the honest participants plus the attacker, after its final confident submission.
+    """
+
+    label_accuracy: float
+    recovered_fraction: float
+    claimed_accuracy: float
+    exact_recovery: bool
+    public_score: float | None
+    private_score: float | None
+    public_rank: int
+    private_rank: int
+    n_participants: int
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "label_accuracy": round(self.label_accuracy, 6),
+            "recovered_fraction": round(self.recovered_fraction, 6),
+            "claimed_accuracy": _round(self.claimed_accuracy),
+            "exact_recovery": int(self.exact_recovery),
+            "attacker_public_score": self.public_score,
+            "attacker_private_score": self.private_score,
+            "attacker_public_rank": self.public_rank,
+            "attacker_private_rank": self.private_rank,
+            "n_participants": self.n_participants,
+        }
+
+
+@dataclass(frozen=True)
+class HonestUtility:
+    """The honest population's view of one competition.
+
+    ``kendall_tau``: Kendall's τ-b between the released public ranking and the true private ranking (raw
+    scores on the private rows; every row when there is no split), NaN when either ranking is constant;
+    ``best_wins``: the model with the best true private score tops the released public board (ties: the
+    earlier submission wins, as on the site); ``mean_abs_error``: mean |released public − true public| (what
+    the defense itself distorts); ``mean_abs_error_private``: mean |released public − true private|;
+    ``withheld``: honest submissions that got no released score (rejected or withheld by the chain).
+    """
+
+    kendall_tau: float
+    best_wins: bool
+    mean_abs_error: float
+    mean_abs_error_private: float
+    withheld: int
+    n_models: int
+
+    def row(self) -> dict[str, Any]:
+        return {
+            "honest_kendall_tau": _round(self.kendall_tau),
+            "honest_best_wins": int(self.best_wins),
+            "honest_mean_abs_error": _round(self.mean_abs_error, 8),
+            "honest_mean_abs_error_private": _round(self.mean_abs_error_private, 8),
+            "honest_withheld": self.withheld,
+            "honest_models": self.n_models,
+        }
+
+
+def _round(value: float, digits: int = 6) -> float | None:
+    return None if not math.isfinite(value) else round(value, digits)
+
+
+def confident_predictions(labels: np.ndarray, n_classes: int, confidence: float) -> np.ndarray:
+    """The attacker's final submission: ``confidence`` on each recovered label, uniform where unrecovered.
+
+    >>> confident_predictions(np.array([1, 0, -1]), 2, 0.99).tolist()
+    [0.99, 0.010000000000000009, 0.5]
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    if n_classes == 2:
+        return np.where(labels == 1, confidence, np.where(labels == 0, 1.0 - confidence, 0.5))
+    rows = np.full((len(labels), n_classes), (1.0 - confidence) / (n_classes - 1))
+    claimed = labels >= 0
+    rows[np.flatnonzero(claimed), labels[claimed]] = confidence
+    rows[~claimed] = 1.0 / n_classes
+    return rows
+
+
+def board_rank(honest: Sequence[float | None], attacker: float | None, *, higher_is_better: bool) -> int:
+    """The attacker's 1-based rank on a board where it submitted after every honest participant.
+
+    Ties go to the earlier submission (the honest one); a participant with no released score ranks below
+    everyone with one.
+
+    >>> board_rank([0.3, 0.1, None], 0.1, higher_is_better=False)
+    2
+    >>> board_rank([0.3, 0.1], None, higher_is_better=False)
+    3
+    """
+    if attacker is None:
+        return len(honest) + 1
+    better = sum(
+        1 for score in honest if score is not None and (score >= attacker if higher_is_better else score <= attacker)
+    )
+    return better + 1
+
+
+def attacker_outcome(
+    labels: np.ndarray,
+    hidden: np.ndarray,
+    *,
+    released_public: float | None,
+    released_private: float | None,
+    public_rank: int,
+    private_rank: int,
+    n_participants: int,
+) -> AttackerOutcome:
+    """Score an attacker's recovered labels (``-1`` = not recovered) against the hidden ones."""
+    labels = np.asarray(labels, dtype=np.int64)
+    hidden = np.asarray(hidden, dtype=np.int64)
+    claimed = labels >= 0
+    correct = labels == hidden
+    n_claimed = int(claimed.sum())
+    return AttackerOutcome(
+        label_accuracy=float(correct.mean()),
+        recovered_fraction=float(claimed.mean()),
+        claimed_accuracy=float(correct[claimed].mean()) if n_claimed else math.nan,
+        exact_recovery=bool(correct.all()),
+        public_score=released_public,
+        private_score=released_private,
+        public_rank=public_rank,
+        private_rank=private_rank,
+        n_participants=n_participants,
+    )
+
+
+def _best(values: Sequence[float | None], higher_is_better: bool) -> int:
+    """Index of the best score; ties go to the earliest; ``None`` never wins unless all are ``None``."""
+    best, best_value = 0, None
+    for index, value in enumerate(values):
+        if value is None:
+            continue
+        if best_value is None or (value > best_value if higher_is_better else value < best_value):
+            best, best_value = index, value
+    return best
+
+
+def _oriented(values: Sequence[float | None], higher_is_better: bool) -> np.ndarray:
+    """Scores as "bigger is better", with no released score the worst of all."""
+    sign = 1.0 if higher_is_better else -1.0
+    present = [sign * v for v in values if v is not None]
+    floor = (min(present) if present else 0.0) - 1.0
+    return np.array([floor if v is None else sign * v for v in values], dtype=np.float64)
+
+
+def kendall_tau(first: np.ndarray, second: np.ndarray) -> float:
+    """Kendall's τ-b (ties handled), NaN when either side is constant.
+
+    >>> round(kendall_tau(np.array([1.0, 2.0, 3.0]), np.array([1.0, 3.0, 2.0])), 4)
+    0.3333
+    """
+    from scipy.stats import kendalltau
+
+    if len(first) < 2 or np.all(first == first[0]) or np.all(second == second[0]):
+        return math.nan
+    return float(kendalltau(first, second).statistic)
+
+
+def honest_utility(
+    *,
+    released_public: Sequence[float | None],
+    raw_public: Sequence[float],
+    raw_private: Sequence[float],
+    higher_is_better: bool,
+) -> HonestUtility:
+    """Utility of the honest population on one board (see :class:`HonestUtility`)."""
+    released = _oriented(released_public, higher_is_better)
+    truth = _oriented(list(raw_private), higher_is_better)
+    pairs = [(r, t) for r, t in zip(released_public, raw_public, strict=True) if r is not None]
+    pairs_private = [(r, t) for r, t in zip(released_public, raw_private, strict=True) if r is not None]
+    return HonestUtility(
+        kendall_tau=kendall_tau(released, truth),
+        best_wins=_best(released_public, higher_is_better) == _best(list(raw_private), higher_is_better),
+        mean_abs_error=float(np.mean([abs(r - t) for r, t in pairs])) if pairs else math.nan,
+        mean_abs_error_private=float(np.mean([abs(r - t) for r, t in pairs_private])) if pairs_private else math.nan,
+        withheld=sum(1 for r in released_public if r is None),
+        n_models=len(released_public),
+    )

@@ -1,0 +1,54 @@
+"""Play the standard game (``attacks/game/games/standard.toml``) and write the README's table and charts.
+
+Writes ``docs/figures/standard_game.md`` (the summary table, Markdown), ``docs/figures/standard_game_frontier.png``
+(privacy–utility frontier) and ``docs/figures/standard_game_queries.png`` (accuracy vs queries); the full report
+(CSV, JSON, HTML) goes to ``--out``.
+
+    .venv/bin/python -m benchmarks.standard_game [--jobs 2] [--out var/games/standard] [--game PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from attacks.game import load_game, run_game
+from attacks.game.report import markdown_table, summarize, write_report
+
+ROOT = Path(__file__).resolve().parents[1]
+FIGURES = ROOT / "docs" / "figures"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", default=str(ROOT / "attacks" / "game" / "games" / "standard.toml"))
+    parser.add_argument("--out", default=str(ROOT / "var" / "games" / "standard"))
+    parser.add_argument("--figures", default=str(FIGURES))
+    parser.add_argument("--jobs", type=int, default=2)
+    args = parser.parse_args(argv)
+    spec = load_game(args.game)
+    started = time.perf_counter()
+    result = run_game(spec, progress=lambda line: print(line, file=sys.stderr, flush=True), jobs=args.jobs)
+    paths = write_report(result, args.out)
+    figures = Path(args.figures)
+    figures.mkdir(parents=True, exist_ok=True)
+    table = markdown_table(summarize(result.cells))
+    cores = f"{args.jobs} worker process{'es' if args.jobs > 1 else ''}"
+    (figures / "standard_game.md").write_text(
+        f"Standard game (`attacks/game/games/standard.toml`, offline): {spec.n_cells} cells, "
+        f"{time.perf_counter() - started:.0f} s with {cores}. Regenerate: `python -m benchmarks.standard_game`.\n\n"
+        + table,
+        encoding="utf-8",
+    )
+    shutil.copyfile(paths["frontier_png"], figures / "standard_game_frontier.png")
+    shutil.copyfile(paths["queries_png"], figures / "standard_game_queries.png")
+    print(table, end="")
+    print(f"\nreport: {paths['html']}; figures: {figures}/standard_game_*")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
