@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import secrets
 import shutil
@@ -34,6 +35,13 @@ ROOT = Path(__file__).resolve().parent.parent
 VAR = ROOT / "var"
 BIN = Path(sys.executable).parent
 DEMO_SLUG = "breast-cancer"
+# The bot plays the demo data under these chains (slug suffix → chain); the plain board is the demo itself.
+BOT_CHAINS: dict[str, list[dict[str, Any]]] = {
+    "": [],
+    "-noise": [{"name": "noise", "kind": "laplace", "scale": 1e-3}],
+    "-ladder": [{"name": "ladder", "mode": "parameter_free"}],
+}
+BOT_BUDGET = 400
 
 
 def free_port() -> int:
@@ -176,7 +184,7 @@ def wait_scored(url: str, token: str, submission_id: int, timeout: float = 120.0
     raise SystemExit(f"submission {submission_id} was not scored within {timeout:.0f} s")
 
 
-def run_demo(stack: Stack) -> None:
+def run_demo(stack: Stack, *, with_attacks: bool = True) -> None:
     ids, labels, predictions = demo_population()
     password = ensure_host_account(stack)
     exists = requests.get(f"{stack.url}/api/v1/competitions/{DEMO_SLUG}/", timeout=30).status_code == 200
@@ -202,6 +210,9 @@ def run_demo(stack: Stack) -> None:
     board = requests.get(f"{stack.url}/api/v1/competitions/{DEMO_SLUG}/leaderboard/?board=public", timeout=30)
     board.raise_for_status()
     print_leaderboard(board.json())
+    if with_attacks:
+        run_bot_demo(stack, ids, labels)
+        run_quick_game(stack)
     print(f"\nSite: {stack.url}/   leaderboard: {stack.url}/c/{DEMO_SLUG}/leaderboard/public/")
     print(f"API:  {stack.url}/api/v1/competitions/   schema: {stack.url}/api/schema/")
     print(f"Host: {stack.url}/admin/   user 'host', password {password!r} (kept in var/host-password.txt)")
@@ -225,6 +236,61 @@ def ensure_host_account(stack: Stack) -> str:
     return path.read_text().strip()
 
 
+def run_bot_demo(stack: Stack, ids: list[str], labels: list[int]) -> None:
+    """Point the bundled bot at the demo data under a few defense chains and print what leaked."""
+    bot_dir = VAR / "bot"
+    bot_dir.mkdir(parents=True, exist_ok=True)
+    labels_path = VAR / "demo-labels.csv"
+    truth = dict(zip(ids, labels, strict=True))
+    rows = []
+    for suffix, chain in BOT_CHAINS.items():
+        slug = DEMO_SLUG + suffix
+        if suffix and requests.get(f"{stack.url}/api/v1/competitions/{slug}/", timeout=30).status_code != 200:
+            labels_path.write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in truth.items()))
+            stack.manage("create_competition", slug, "--labels", str(labels_path), "--title",
+                         f"Breast cancer, defended by {chain[0]['name']} (demo)", "--daily-limit", "none",
+                         "--defenses", json.dumps(chain), "--host", "host")
+            labels_path.unlink()
+        token = stack.manage("create_participant", f"bot{suffix or '-plain'}").strip().splitlines()[-1]
+        summary_path = bot_dir / f"{slug}.json"
+        subprocess.run(
+            [str(BIN / "leaderboard-bot"), "--url", stack.url, "--competition", slug, "--token", token,
+             "--json", str(summary_path), "--checkpoint", str(bot_dir / f"{slug}.checkpoint.jsonl"), "--restart",
+             "--budget", str(BOT_BUDGET), "--no-progress"],
+            cwd=ROOT, env=stack.env, capture_output=True, text=True,
+        )
+        summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+        claimed = {k: int(v) for k, v in (summary.get("labels") or {}).items()}
+        # The bot never sees the labels; the launcher, which made them, scores its claims.
+        correct = sum(truth.get(k) == v for k, v in claimed.items())
+        rows.append((slug, json.dumps(chain) if chain else "none", summary, len(claimed), correct))
+    print(f"\nThe attacker bot (leaderboard-bot, budget {BOT_BUDGET} queries) against the demo data")
+    print(f"  {'competition':<22} {'attack':<22} {'queries':>7} {'seconds':>7} {'claimed':>8} {'correct':>8}  outcome")
+    for slug, _chain, summary, claimed_count, correct in rows:
+        outcome = str(summary.get("status", "no summary"))
+        reason = str(summary.get("error") or summary.get("stop_reason") or "")
+        if reason:
+            outcome += f" ({reason[:60]})"
+        print(f"  {slug:<22} {summary.get('attack', '-')!s:<22} {summary.get('queries', 0):>7} "
+              f"{summary.get('seconds', 0.0):>7.1f} {claimed_count:>8} {correct:>8}  {outcome}")
+    print(f"  (hidden rows: {len(ids)}; a claim is a label the bot vouches for; summaries in {bot_dir})")
+
+
+def run_quick_game(stack: Stack) -> None:
+    """Play the quick attacker-vs-defender game offline and publish its report on the site."""
+    from attacks.game.cli import resolve_gamefile
+    from attacks.game.gamefile import load_game
+    from attacks.game.report import markdown_table, summarize, write_report
+    from attacks.game.runner import run_game
+
+    result = run_game(load_game(resolve_gamefile("quick")), jobs=2)
+    games_dir = Path(stack.env.get("LEADERBOARD_VAR_DIR", VAR)) / "games" / "quick"
+    write_report(result, games_dir)
+    print(f"\nThe quick game ({len(result.cells)} cells, offline, {result.seconds:.0f} s): attacks x defenses")
+    print(markdown_table(summarize(result.cells)), end="")
+    print(f"Report: {stack.url}/games/quick/")
+
+
 def print_leaderboard(board: dict[str, Any] | list[dict[str, Any]]) -> None:
     rows = board["rows"] if isinstance(board, dict) else board
     print("\nPublic leaderboard (released scores)")
@@ -240,12 +306,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
         cmd.add_argument("--exit", action="store_true", help="stop the stack after the demo instead of serving")
+        cmd.add_argument("--no-attacks", action="store_true", help="skip the bot and the quick game")
     args = parser.parse_args(argv)
     command = args.command or "demo"
     port = getattr(args, "port", 8000)
     with running_stack(port) as stack:
         if command == "demo":
-            run_demo(stack)
+            run_demo(stack, with_attacks=not getattr(args, "no_attacks", False))
         if getattr(args, "exit", False):
             return
         print("\nServing; press Ctrl-C to stop.")
