@@ -203,6 +203,8 @@ class HttpOracle:
         self.daily_limit: int | None = meta.get("daily_limit")
         self.total_limit: int | None = meta.get("total_limit")
         self.disclosed_defenses = str(meta.get("disclosed_defenses") or "")
+        # Metrics the site releases beside the primary one (paper 004, Section 3); see submit_all.
+        self.also_report: tuple[str, ...] = tuple(meta.get("also_report") or ())
         header, ids = self._sample_submission()
         self.columns: list[str] = header
         self.ids: tuple[str, ...] = tuple(ids)
@@ -224,6 +226,11 @@ class HttpOracle:
         shows nothing). Raises :class:`SubmissionFailed` when the site failed it (its message says why),
         :class:`QuotaExceeded` when over quota and ``on_quota="stop"`` (or the total limit is used up).
         """
+        return self.submit_all(predictions)[self.metric]
+
+    def submit_all(self, predictions: Any) -> dict[str, Released]:
+        """One submission (one query), every released public value: the primary metric first, then each
+        metric of ``also_report`` (``None`` where the site released nothing), as ``LocalOracle.submit_all``."""
         started = time.perf_counter()
         body, content_type, name = self._encode(predictions)
         self.stats.encode_seconds += time.perf_counter() - started
@@ -236,9 +243,12 @@ class HttpOracle:
             raise SubmissionFailed(submission_id, str(detail.get("error") or "no reason given"))
         text = str(detail.get("public_score_text") or "")
         self.last_released_text = text or None
-        if not text:
-            return None
-        return self.released_value(text)
+        released: dict[str, Released] = {self.metric: self.released_value(text) if text else None}
+        extra = detail.get("extra_scores") or {}
+        for metric in self.also_report:
+            extra_text = str((extra.get(metric) or {}).get("public_score_text") or "")
+            released[metric] = self.released_value(extra_text) if extra_text else None
+        return released
 
     def released_value(self, text: str) -> Released:
         """The released text as a number: ``Decimal`` when the site releases more than float64 carries (MPFR

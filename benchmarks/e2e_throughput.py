@@ -55,6 +55,8 @@ def main() -> None:
     parser.add_argument("--uploads", type=int, default=500)
     parser.add_argument("--clients", type=int, default=4)
     parser.add_argument("--sqlite", action="store_true", help="use a fresh SQLite file instead of PostgreSQL")
+    parser.add_argument("--rate", type=float, default=0.0,
+                        help="pace uploads at this many per second in all (0: as fast as the clients can)")
     args = parser.parse_args()
 
     rng = np.random.default_rng(0)
@@ -86,10 +88,14 @@ def main() -> None:
         lock = threading.Lock()
         failures: list[str] = []
 
+        begin = time.time() + 0.5
+
         def client(index: int) -> None:
             session = requests.Session()
             session.headers["Authorization"] = f"Token {tokens[index]}"
             for n in range(index, args.uploads, args.clients):
+                if args.rate > 0:  # open-loop pacing: upload n is due at begin + n / rate
+                    time.sleep(max(0.0, begin + n / args.rate - time.time()))
                 started = time.time()
                 response = session.post(
                     f"{url}/api/v1/competitions/bench/submissions/",
@@ -128,7 +134,8 @@ def main() -> None:
     latencies = [finished[s] - sent[s] for s in finished]
     span = max(finished.values()) - min(sent.values())
     backend = "SQLite" if args.sqlite else "PostgreSQL"
-    print(f"end to end, HTTP + Celery + Redis + {backend}, N = {args.rows:,}, one worker process:")
+    pacing = f"paced at {args.rate:g} uploads/s" if args.rate > 0 else "as fast as the clients can"
+    print(f"end to end, HTTP + Celery + Redis + {backend}, N = {args.rows:,}, one worker process, {pacing}:")
     print(f"  uploads accepted: {len(sent)} in {upload_seconds:.1f} s ({len(sent) / upload_seconds:.1f} uploads/s)")
     print(f"  scored: {len(finished)}; failures: {len(failures)} {failures[:3]}")
     print(f"  sustained: {len(finished) / span:.1f} scored submissions/s (aim >= 50)")

@@ -109,7 +109,7 @@ def rows(*, full: bool = False, sizes: tuple[int, ...] = SIZES) -> list[Row]:
                 measured = "planned"
                 if full or n <= 2_201:
                     started = time.perf_counter()
-                    result = run(attack, _oracle(labels, decimals, attack))
+                    result = run(attack, _oracle(labels, decimals, attack), confirm=False)
                     seconds = time.perf_counter() - started
                     assert (result.labels == labels).all(), f"{attack} mis-decoded N={n} {precision}"
                     assert result.queries == queries, f"{attack}: {result.queries} queries, planned {queries}"

@@ -16,10 +16,22 @@ import time
 from pathlib import Path
 
 from attacks.game import load_game, run_game
-from attacks.game.report import markdown_table, summarize, write_report
+from attacks.game.report import defense_table, markdown_table, summarize, write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "docs" / "figures"
+README_START = "<!-- standard-game:start -->"
+README_END = "<!-- standard-game:end -->"
+
+
+def splice_readme(readme: Path, section: str) -> None:
+    """Replace the text between the README's standard-game markers with ``section``."""
+    text = readme.read_text(encoding="utf-8")
+    if README_START not in text or README_END not in text:
+        raise SystemExit(f"{readme} has no {README_START} ... {README_END} markers")
+    head, rest = text.split(README_START, 1)
+    _, tail = rest.split(README_END, 1)
+    readme.write_text(f"{head}{README_START}\n{section}{README_END}{tail}", encoding="utf-8")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,6 +40,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(ROOT / "var" / "games" / "standard"))
     parser.add_argument("--figures", default=str(FIGURES))
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--no-readme", dest="readme", action="store_false", help="leave README.md as it is")
     args = parser.parse_args(argv)
     spec = load_game(args.game)
     started = time.perf_counter()
@@ -45,7 +58,16 @@ def main(argv: list[str] | None = None) -> int:
     )
     shutil.copyfile(paths["frontier_png"], figures / "standard_game_frontier.png")
     shutil.copyfile(paths["queries_png"], figures / "standard_game_queries.png")
-    print(table, end="")
+    by_defense = defense_table(summarize(result.cells))
+    if args.readme:
+        splice_readme(
+            ROOT / "README.md",
+            f"{spec.n_cells} cells ({len(spec.seeds)} seeds each) in {time.perf_counter() - started:.0f} s; "
+            "the full table is [docs/figures/standard_game.md](docs/figures/standard_game.md), "
+            "the HTML report is served at `/games/standard/` after a run.\n\n" + by_defense
+            + "\n![privacy–utility frontier](docs/figures/standard_game_frontier.png)\n",
+        )
+    print(by_defense, end="")
     print(f"\nreport: {paths['html']}; figures: {figures}/standard_game_*")
     return 0
 

@@ -212,8 +212,10 @@ class ReplayOracle:
         self.last_released_text: str | None = None
 
     def __getattr__(self, name: str) -> Any:
-        # Only reached for attributes not set in __init__: the inner oracle's metadata.
-        if name == "inner":
+        # Only reached for attributes not set in __init__: the inner oracle's metadata. ``submit_all`` is not
+        # passed through: a checkpoint entry records one released value, so a multi-metric query would escape
+        # the checkpoint and the budget; attacks that need it (auc_logloss) then say the oracle lacks it.
+        if name in ("inner", "submit_all"):
             raise AttributeError(name)
         return getattr(self.inner, name)
 

@@ -120,6 +120,30 @@ def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def defense_table(summary: Sequence[dict[str, Any]]) -> str:
+    """One Markdown row per (data set, defense): the strongest attack against it (highest mean label accuracy,
+    then fewest queries) beside what the defense costs honest participants — the README's game table."""
+    best: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in summary:
+        key = (row["dataset"], row["defense"])
+        rank = (row["label_accuracy"] or 0.0, -(row["queries"] or 0.0))
+        held = best.get(key)
+        if held is None or rank > ((held["label_accuracy"] or 0.0), -(held["queries"] or 0.0)):
+            best[key] = row
+    lines = [
+        "| data set | defense | strongest attack | its label accuracy | exact recovery | queries "
+        "| honest Kendall τ | best model wins | mean \\|released − true\\| |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for (dataset, defense), row in best.items():
+        lines.append(
+            f"| {dataset} | {defense} | {row['attack']} | {_text(row['label_accuracy'])} "
+            f"| {_text(row['exact_recovery_rate'])} | {_text(row['queries'])} | {_text(row['honest_kendall_tau'])} "
+            f"| {_text(row['honest_best_wins_rate'])} | {_text(row['honest_mean_abs_error'])} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")

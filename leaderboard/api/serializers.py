@@ -47,6 +47,9 @@ class CompetitionDetailSerializer(CompetitionSummarySerializer):
     daily_limit = serializers.IntegerField(allow_null=True)
     total_limit = serializers.IntegerField(allow_null=True)
     disclosed_defenses = serializers.CharField()
+    also_report = serializers.ListField(
+        child=serializers.CharField(), help_text="Metrics released beside the primary one for every submission."
+    )
     submission_format = serializers.SerializerMethodField()
     sample_submission_url = serializers.SerializerMethodField()
 
@@ -90,11 +93,25 @@ class SubmissionSerializer(serializers.Serializer):
     public_message = serializers.CharField(help_text="Why no public score was released, when a defense withheld it.")
     private_score = serializers.SerializerMethodField()
     private_score_text = serializers.SerializerMethodField()
+    extra_scores = serializers.SerializerMethodField(
+        help_text="Released values of the competition's also_report metrics: {metric: {public_score_text, "
+        "private_score_text}}; the private text only after the close."
+    )
     error = serializers.CharField()
     selected_for_final = serializers.BooleanField()
     upload_name = serializers.CharField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
+
+    def get_extra_scores(self, submission: Submission) -> dict[str, dict[str, str]]:
+        closed = submission.competition.is_closed()
+        return {
+            name: {
+                "public_score_text": texts.get("public", ""),
+                "private_score_text": texts.get("private", "") if closed else "",
+            }
+            for name, texts in (submission.extra_scores or {}).items()
+        }
 
     def get_private_score(self, submission: Submission) -> float | None:
         return submission.private_score if submission.competition.is_closed() else None
@@ -167,6 +184,7 @@ class CompetitionCreateInputSerializer(serializers.Serializer):
     defenses = serializers.JSONField(required=False, default=None)
     disclosed_defenses = serializers.CharField(required=False, allow_blank=True, default="")
     same_file_same_score = serializers.BooleanField(default=False)
+    also_report = serializers.ListField(child=serializers.CharField(), required=False, default=list)
 
     def validate_defenses(self, value: Any) -> Any:
         # In a multipart form the chain arrives as JSON text.

@@ -46,6 +46,11 @@ class Competition(models.Model):
     closes_at = models.DateTimeField(null=True, blank=True)
     arithmetic = models.CharField(max_length=20, default="float64", help_text="'float64' or 'mpfr:BITS'.")
     defenses = models.JSONField(default=list, blank=True, help_text="Defense chain as a JSON list.")
+    also_report = models.JSONField(
+        default=list, blank=True,
+        help_text='Further metrics released beside the primary one for every submission, e.g. ["auc"] '
+        "(paper 004, Section 3: AUC and log loss together leak more than either).",
+    )
     disclosed_defenses = models.TextField(
         blank=True, help_text="What participants are told about the defenses (shown as written)."
     )
@@ -113,6 +118,19 @@ class Competition(models.Model):
                 check_metric_for(get_metric(self.metric), self.n_classes, arithmetic)
             except ConfigurationError as exc:
                 errors["metric"] = str(exc)
+        also = self.also_report
+        if not isinstance(also, list) or not all(isinstance(name, str) for name in also):
+            errors["also_report"] = 'must be a JSON list of metric names, e.g. ["auc"]'
+        elif arithmetic is not None:
+            for name in also:
+                try:
+                    metric = get_metric(name)
+                    if name == self.metric:
+                        raise ConfigurationError(f"{name!r} is already the primary metric")
+                    if self.n_rows:
+                        check_metric_for(metric, self.n_classes, arithmetic)
+                except ConfigurationError as exc:
+                    errors["also_report"] = str(exc)
         if errors:
             raise ValidationError(errors)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from dataclasses import replace
 from typing import Any
 
 from django.db.models import QuerySet
@@ -42,6 +43,13 @@ def competition_can_create(*, user: Any) -> bool:
 def competition_sample_submission(*, competition: Competition) -> str:
     """The CSV template: exact header and every hidden id (ids are public; labels are not)."""
     return sample_submission_csv(competition_scoring_spec(competition=competition).submission_format)
+
+
+def competition_extra_specs(*, competition: Competition) -> dict[str, ScoringSpec]:
+    """One scoring spec per metric in ``also_report``: the primary spec with another metric (same hidden set,
+    split, secret, chain and precision), as ``attacks.LocalOracle(also_report=...)`` builds them."""
+    spec = competition_scoring_spec(competition=competition)
+    return {name: replace(spec, metric_name=name) for name in competition.also_report if name != competition.metric}
 
 
 def competition_scoring_spec(*, competition: Competition) -> ScoringSpec:

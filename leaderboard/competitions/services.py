@@ -75,6 +75,7 @@ def competition_create(
     defenses: Any = None,
     disclosed_defenses: str = "",
     same_file_same_score: bool = False,
+    also_report: list[str] | tuple[str, ...] = (),
 ) -> Competition:
     """Create a competition with its hidden test set; the public/private split comes from a fresh secret."""
     ids, labels, n_classes = competition_parse_labels(labels_csv=labels_csv)
@@ -95,6 +96,8 @@ def competition_create(
         defenses=chain,
         disclosed_defenses=disclosed_defenses,
         same_file_same_score=same_file_same_score,
+        # A bare string is a mistake (not a list of names); let model validation say so rather than split it.
+        also_report=also_report if isinstance(also_report, str) else list(also_report),
         n_rows=len(ids),
         n_classes=n_classes,
     )

@@ -74,6 +74,8 @@ class Submission(models.Model):
     public_score_text = models.CharField(max_length=400, blank=True)
     private_score = models.FloatField(null=True, blank=True)
     private_score_text = models.CharField(max_length=400, blank=True)
+    # Released values of the competition's also_report metrics: {metric: {split: released text}} ("" = none).
+    extra_scores = models.JSONField(default=dict, blank=True)
     # Participant-safe reason a defense gave for releasing no public score (e.g. a spent privacy budget).
     public_message = models.CharField(max_length=400, blank=True)
 
@@ -111,7 +113,8 @@ class DefenseState(models.Model):
 
     competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="defense_states")
     participant = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="defense_states")
-    split = models.CharField(max_length=10)
+    # "public"/"private" for the primary metric; "public@auc" etc. for a metric in Competition.also_report.
+    split = models.CharField(max_length=64)
     state = models.JSONField(default=list, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from defenses import DefenseConfigError
 from leaderboard.competitions.models import Competition
-from leaderboard.competitions.selectors import competition_scoring_spec
+from leaderboard.competitions.selectors import competition_extra_specs, competition_scoring_spec
 from leaderboard.errors import CompetitionNotOpen, InvalidUpload, QuotaExceeded, SelectionError
 from leaderboard.scoring import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
 from leaderboard.scoring.parsing import ParsedPredictions
@@ -268,24 +268,28 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
         # One participant's submissions are scored one at a time: stateful defenses (the Ladder, budgets)
         # need each submission to see the state the previous one left. An empty chain has no state, so it
         # skips the lock and its three queries (the common, no-defense case stays fast).
-        states = _lock_states(competition, submission.participant_id, splits) if len(spec.chain) else {}
+        extra_specs = competition_extra_specs(competition=competition)
+        keys = splits + tuple(f"{split}@{name}" for name in extra_specs for split in splits)
+        states = _lock_states(competition, submission.participant_id, keys) if len(spec.chain) else {}
         evaluation = evaluate(
             spec,
             parsed,
             submission_id=submission_id,
-            states={split: state.state for split, state in states.items() if state.state},
+            states={split: states[split].state for split in splits if split in states and states[split].state},
             splits=splits,
         )
         notes = [f"{split}: {note}" for split, result in evaluation.results.items() for note in result.notes]
         if evaluation.reject is not None:
             host_note = "; ".join(notes) or f"rejected by a defense: {evaluation.reject}"
             return _finish_failed(submission_id, claim, evaluation.reject, host_note=host_note)
+        new_states = dict(evaluation.states)
+        extra_scores = _score_extra_metrics(extra_specs, parsed, submission_id, splits, states, new_states)
         for split, state in states.items():
-            new_state = evaluation.states.get(split, state.state)
+            new_state = new_states.get(split, state.state)
             if new_state != state.state:
                 state.state = new_state
                 state.save(update_fields=["state", "updated_at"])
-        values: dict[str, Any] = {"defense_notes": notes}
+        values: dict[str, Any] = {"defense_notes": notes, "extra_scores": extra_scores}
         for split in splits:
             result = evaluation.results[split]
             values[f"raw_{split}"] = float(result.raw)
@@ -299,6 +303,34 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
         if updated != 1:  # pragma: no cover - we hold the row lock, so this would be a bug
             raise RuntimeError("lost the claim while holding the row lock")
     return ScoreResult("scored", notes=notes)
+
+
+def _score_extra_metrics(
+    extra_specs: dict[str, ScoringSpec],
+    parsed: ParsedPredictions,
+    submission_id: int,
+    splits: tuple[str, ...],
+    states: dict[str, DefenseState],
+    new_states: dict[str, list[dict[str, Any]]],
+) -> dict[str, dict[str, str]]:
+    """Released texts of the ``also_report`` metrics, each through the same chain with its own state and
+    randomness (as ``LocalOracle.submit_all``); a metric undefined on the rows (AUC on one class) releases
+    nothing for that submission instead of failing it."""
+    released: dict[str, dict[str, str]] = {}
+    for name, extra in extra_specs.items():
+        keyed = {split: states[f"{split}@{name}"].state for split in splits if f"{split}@{name}" in states}
+        try:
+            outcome = evaluate(
+                extra, parsed, submission_id=f"{submission_id}:{name}",
+                states={split: state for split, state in keyed.items() if state}, splits=splits,
+            )
+        except NonFiniteScoreError:
+            released[name] = dict.fromkeys(splits, "")
+            continue
+        released[name] = {split: (outcome.results[split].released_text or "") if split in outcome.results else ""
+                          for split in splits}
+        new_states.update({f"{split}@{name}": state for split, state in outcome.states.items()})
+    return released
 
 
 def _finish_failed(submission_id: int, claim: str, message: str, *, host_note: str | None = None) -> ScoreResult:

@@ -161,3 +161,18 @@ def test_offline_and_live_agree(stack: LiveStack, attack: str, params: dict[str,
     assert on_site.queries == in_process.queries
     assert (on_site.labels == in_process.labels).all()
     assert stack.submissions_count(slug) == on_site.queries
+
+
+def test_auc_logloss_recovers_every_label_from_a_site_that_also_reports_auc(stack: LiveStack) -> None:
+    # Paper 004, Section 3, through the live site: the competition releases AUC beside the log loss, and the
+    # same attack, seeds and labels give the same result as in process (LocalOracle(also_report=...)).
+    slug = "bot-auc-logloss"
+    labels = LABELS[:120]
+    stack.competition(slug, labels, decimals=5, extra=("--also-report", "auc"))
+    live = HttpOracle(stack.url, slug, stack.participant(f"{slug}-user"))
+    assert live.also_report == ("auc",)
+    on_site = run("auc_logloss", live)
+    in_process = run("auc_logloss", LocalOracle(labels, decimals=5, ids=live.ids, also_report=("auc",)))
+    assert (on_site.labels == labels).all()
+    assert on_site.queries == in_process.queries
+    assert stack.submissions_count(slug) == on_site.queries

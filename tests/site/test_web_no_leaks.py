@@ -37,10 +37,22 @@ CHAINS: dict[str, list[dict[str, Any]]] = {
         {"name": "rounding", "decimals": 3},
     ],
     "subsetting": [{"name": "subsetting", "fraction": 0.5}],
+    "randomized response": [{"name": "randomized_response", "p": 0.1, "mode": "fresh"}],
+    "ladder fixed": [{"name": "ladder", "mode": "fixed", "eta": 0.01}],
+    "ladder parameter-free": [{"name": "ladder", "mode": "parameter_free"}],
+    "thresholdout": [{"name": "thresholdout", "reference_fraction": 0.5}],
+    "privacy budget": [
+        {"name": "noise", "kind": "laplace", "epsilon": 1.0},
+        {"name": "privacy_budget", "epsilon": 1.5, "composition": "basic"},
+    ],
+    "probe detector": [{"name": "probe_detector", "reject": True}],
 }
 DISCLOSED = "Scores go through the host's defenses before release."
 # Words of the undisclosed chains' JSON that no participant page may show.
-CHAIN_WORDS = ("laplace", "subsetting", '"name"', "'name'", '"scale"')
+CHAIN_WORDS = (
+    "laplace", "subsetting", "randomized_response", "thresholdout", "parameter_free", "probe_detector",
+    '"name"', "'name'", '"scale"', '"eta"',
+)
 MAX_PAGES = 400
 HOST_ONLY_FIELDS = ("raw_", "raw score", "defense_notes", "claim_token")
 # Any number with six or more decimals is more than the boards release (score_decimals = 5 here); the
@@ -112,9 +124,13 @@ class Scenario:
                 *(f"{base}leaderboard/{board}/" for board in ("public", "private")),
                 *(f"{base}leaderboard/{board}.csv" for board in ("public", "private")),
             ]
+            api = f"/api/v1/competitions/{competition.slug}/"
+            urls += [api, f"{api}sample-submission/", f"{api}submissions/", f"{api}quota/"]
+            boards = ("public", "private")
+            urls += [f"{api}leaderboard/?board={board}{fmt}" for board in boards for fmt in ("", "&format=csv")]
             for pk in Submission.objects.filter(competition=competition).values_list("pk", flat=True):
-                urls.append(f"{base}submissions/{pk}/final/")
-        return urls
+                urls += [f"{base}submissions/{pk}/final/", f"/api/v1/submissions/{pk}/"]
+        return [*urls, "/api/v1/competitions/"]
 
     def board_texts(self) -> set[str]:
         texts = set()
@@ -241,6 +257,11 @@ def scenario(
         hidden_labels,
         games_dir,
     )
+
+
+def test_the_crawl_covers_every_registered_defense() -> None:
+    crawled = {step["name"] for chain in CHAINS.values() for step in chain}
+    assert set(defenses.available()) - {"rounding"} <= crawled, "add a chain for each new defense"
 
 
 @pytest.mark.parametrize("viewer", ["participant", "other", "anonymous"])

@@ -49,6 +49,7 @@ class Command(BaseCommand):
         parser.add_argument("--title", default="")
         parser.add_argument("--host", default=None, help="username of the host (must exist)")
         parser.add_argument("--same-file-same-score", action="store_true")
+        parser.add_argument("--also-report", default="", help="comma-separated metrics released beside the primary one")
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["labels"])
@@ -83,6 +84,7 @@ class Command(BaseCommand):
                 defenses=defenses,
                 disclosed_defenses=options["disclose"],
                 same_file_same_score=options["same_file_same_score"],
+                also_report=[m.strip() for m in options["also_report"].split(",") if m.strip()],
             )
         except CompetitionConfigError as exc:
             raise CommandError(exc.message) from None
