@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,7 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", required=True, help="directory for the report (created if needed)")
     run.add_argument(
         "--mode", choices=("offline", "live"), default="offline",
-        help="offline: LocalOracle in process (default); live: the bot against a running site (not built yet)",
+        help="offline: LocalOracle in process (default); live: the attacker plays a running site over HTTP",
+    )
+    run.add_argument(
+        "--url", default=None,
+        help="live mode: the site to play (this checkout's manage.py must reach its database, e.g. the same "
+        "DATABASE_URL); default: start a site of our own",
     )
     run.add_argument("--jobs", type=int, default=1, help="worker processes (default 1; results do not depend on it)")
     run.add_argument("--quiet", action="store_true", help="print only the summary table")
@@ -51,13 +57,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "check":
         print(f"{args.gamefile}: OK, {spec.n_cells} cells")
         return 0
-    if args.mode == "live":
-        print("leaderboard-game: --mode live is not available yet (it needs the bot); use --mode offline",
-              file=sys.stderr)
-        return 2
     progress = None if args.quiet else (lambda message: print(message, file=sys.stderr, flush=True))
     try:
-        result = run_game(spec, progress=progress, jobs=max(1, args.jobs))
+        if args.mode == "live":
+            from attacks.game.live import LiveSite, local_site
+
+            with contextlib.ExitStack() as stack:
+                site = LiveSite(args.url) if args.url else stack.enter_context(local_site())
+                result = run_game(spec, progress=progress, site=site)
+        else:
+            result = run_game(spec, progress=progress, jobs=max(1, args.jobs))
     except GameFileError as exc:
         print(f"leaderboard-game: {exc}", file=sys.stderr)
         return 2

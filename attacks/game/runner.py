@@ -18,7 +18,7 @@ import inspect
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,12 +33,16 @@ from attacks.game.metrics import (
     honest_utility,
 )
 from attacks.game.populations import GamePopulation, load_population
+from attacks.http_oracle import SubmissionFailed
 from attacks.oracle import LocalOracle, Released
 from attacks.registry import ATTACKS
 from attacks.result import AttackFailed
 from leaderboard.scoring import ScoringError
 from leaderboard.scoring.parsing import ParsedPredictions, validate_array
 from leaderboard.scoring.pipeline import evaluate, raw_score
+
+if TYPE_CHECKING:
+    from attacks.game.live import LiveSite
 
 Progress = Callable[[str], None]
 
@@ -158,7 +162,9 @@ class _Competition:
     population: GamePopulation
 
 
-def run_game(spec: GameSpec, *, progress: Progress | None = None, jobs: int = 1) -> GameResult:
+def run_game(
+    spec: GameSpec, *, progress: Progress | None = None, jobs: int = 1, site: LiveSite | None = None
+) -> GameResult:
     """Play every cell of ``spec`` offline, in a fixed order (data set, defense, seed, attack).
 
     Everything is checked before the first cell runs: attacks and defenses must be registered (the game
@@ -168,6 +174,7 @@ def run_game(spec: GameSpec, *, progress: Progress | None = None, jobs: int = 1)
 
     ``jobs > 1`` plays the competitions (data set × defense × seed, each with all its attacks) in that many
     worker processes; the results are identical to a serial run, in the same order, but for wall times.
+    With a live ``site`` (see :mod:`attacks.game.live`) the attacker plays each cell against that site, serially.
     """
     say = progress or (lambda _message: None)
     started = time.perf_counter()
@@ -184,7 +191,12 @@ def run_game(spec: GameSpec, *, progress: Progress | None = None, jobs: int = 1)
     groups = [(spec, c, defense, seed) for c in competitions for defense in spec.defenses for seed in spec.seeds]
     cells: list[Cell] = []
     boards: list[Board] = []
-    if jobs > 1 and len(groups) > 1:
+    if site is not None:
+        for group in groups:
+            board, group_cells = _play_group(group, site)
+            boards.append(board)
+            _collect(cells, group_cells, spec.n_cells, say)
+    elif jobs > 1 and len(groups) > 1:
         from concurrent.futures import ProcessPoolExecutor
 
         with ProcessPoolExecutor(max_workers=jobs) as pool:
@@ -200,12 +212,14 @@ def run_game(spec: GameSpec, *, progress: Progress | None = None, jobs: int = 1)
     return GameResult(spec, cells, boards, time.perf_counter() - started, attacks.available())
 
 
-def _play_group(group: tuple[GameSpec, _Competition, DefenseSpec, int]) -> tuple[Board, list[Cell]]:
+def _play_group(
+    group: tuple[GameSpec, _Competition, DefenseSpec, int], site: LiveSite | None = None
+) -> tuple[Board, list[Cell]]:
     """One competition: the honest board, then every attack of the game against it."""
     spec, competition, defense, seed = group
     board = play_honest(spec, competition.dataset, competition.population, defense, seed)
     cells = [
-        play_cell(spec, competition.dataset, competition.population, defense, attack, seed, board)
+        play_cell(spec, competition.dataset, competition.population, defense, attack, seed, board, site)
         for attack in spec.attacks
     ]
     return board, cells
@@ -327,14 +341,23 @@ def play_cell(
     attack: AttackSpec,
     seed: int,
     board: Board,
+    site: LiveSite | None = None,
 ) -> Cell:
-    """Run one attack against a fresh competition, then submit its recovered labels and rank it."""
+    """Run one attack against a fresh competition, then submit its recovered labels and rank it.
+
+    With a live ``site`` the attacker (queries and final submission) talks to a competition on that site;
+    the private release and the boards use the offline twin, which runs the same code with the same secret.
+    """
     oracle = make_oracle(spec, dataset, population, defense, seed)
+    target: Any = oracle
+    if site is not None:
+        target = site.attacker_oracle(spec, dataset, population, defense, seed, attack.name)
+        target.decimals = oracle.decimals  # what the attacker knows, exactly as offline (see make_oracle)
     hidden = population.labels
     params = dict(attack.params)
     if "seed" not in params and _accepts(attack.attack, "seed"):
         params["seed"] = seed
-    attacker: Any = BudgetedOracle(oracle, attack.budget) if attack.budget is not None else oracle
+    attacker: Any = BudgetedOracle(target, attack.budget) if attack.budget is not None else target
     status, error = "ok", ""
     details: dict[str, Any] = {}
     started = time.perf_counter()
@@ -350,12 +373,12 @@ def play_cell(
         status, error = "error", f"{type(exc).__name__}: {exc}"
     if status != "ok":
         labels = np.full(hidden.shape, -1, dtype=np.int64)
-        queries, seconds = oracle.queries, time.perf_counter() - started
+        queries, seconds = target.queries, time.perf_counter() - started
     final = confident_predictions(labels, population.n_classes, spec.final_confidence)
     _, private_split = _splits(oracle)
     try:
-        released_public = oracle.submit(final)
-    except ScoringError:
+        released_public = target.submit(final)
+    except (ScoringError, SubmissionFailed):
         released_public = None
     released_private, _, _ = release_once(oracle, final, submission_id="attacker-private", split=private_split)
     higher = oracle.spec.metric.higher_is_better

@@ -76,6 +76,7 @@ def competition_create(
     disclosed_defenses: str = "",
     same_file_same_score: bool = False,
     also_report: list[str] | tuple[str, ...] = (),
+    secret: int | None = None,
 ) -> Competition:
     """Create a competition with its hidden test set; the public/private split comes from a fresh secret."""
     ids, labels, n_classes = competition_parse_labels(labels_csv=labels_csv)
@@ -109,13 +110,20 @@ def competition_create(
         raise CompetitionConfigError(_validation_message(exc)) from None
     with transaction.atomic():
         competition.save()
-        hidden_test_data_create(competition=competition, ids=ids, labels=labels)
+        hidden_test_data_create(competition=competition, ids=ids, labels=labels, secret=secret)
     return competition
 
 
-def hidden_test_data_create(*, competition: Competition, ids: list[str], labels: np.ndarray) -> HiddenTestData:
+def hidden_test_data_create(
+    *, competition: Competition, ids: list[str], labels: np.ndarray, secret: int | None = None
+) -> HiddenTestData:
     """Store the hidden set and draw the fixed public/private split from a new 128-bit secret."""
-    secret = secrets.randbits(128)
+    # A host may fix the secret to replay an offline game cell on the site (same split, same defense
+    # randomness as ``LocalOracle(seed=secret)``); otherwise it is fresh and never leaves the server.
+    if secret is None:
+        secret = secrets.randbits(128)
+    elif not 0 <= secret < 2**128:
+        raise CompetitionConfigError("the secret must be an integer in [0, 2^128)")
     try:
         mask = public_split_mask(len(ids), competition.public_fraction, secret)
     except ConfigurationError as exc:

@@ -50,6 +50,10 @@ class Command(BaseCommand):
         parser.add_argument("--host", default=None, help="username of the host (must exist)")
         parser.add_argument("--same-file-same-score", action="store_true")
         parser.add_argument("--also-report", default="", help="comma-separated metrics released beside the primary one")
+        parser.add_argument(
+            "--secret", type=int, default=None,
+            help="fix the secret seed (split and defense randomness), e.g. to replay an offline game cell",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["labels"])
@@ -85,6 +89,7 @@ class Command(BaseCommand):
                 disclosed_defenses=options["disclose"],
                 same_file_same_score=options["same_file_same_score"],
                 also_report=[m.strip() for m in options["also_report"].split(",") if m.strip()],
+                secret=options["secret"],
             )
         except CompetitionConfigError as exc:
             raise CommandError(exc.message) from None
