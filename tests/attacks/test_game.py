@@ -316,7 +316,7 @@ def test_the_command_checks_without_running(tmp_path: Path, capsys: pytest.Captu
     game.write_text(TINY)
     assert main(["check", str(game)]) == 0
     assert "OK, 16 cells" in capsys.readouterr().out
-    assert main(["run", str(game), "--out", str(tmp_path), "--mode", "live"]) == 2
+    assert not (tmp_path / "report.html").exists()  # checking runs nothing (live mode: tests/e2e/test_game_live.py)
 
 
 # --- the measures ----------------------------------------------------------------------------------------------
