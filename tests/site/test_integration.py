@@ -15,6 +15,7 @@ import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,3 +90,27 @@ def test_a_real_worker_scores_through_redis_on_sqlite(sqlite_url: str, queue_nam
 
 def test_a_real_worker_scores_through_redis_on_postgresql(postgres_url: str, queue_name: str, tmp_path: Path) -> None:
     _check(_run_with_worker(postgres_url, queue_name, tmp_path), "postgresql")
+
+
+def _phase(env: dict[str, str], phase: str, log: Path) -> dict[str, Any]:
+    with celery_worker(env, log):
+        done = subprocess.run(
+            [sys.executable, "-m", "tests.site.restart_scenario", phase],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=120,
+        )
+    lines = [line for line in done.stdout.splitlines() if line.startswith("SCENARIO-RESULT ")]
+    assert done.returncode == 0 and lines, f"{phase} failed:\n{done.stderr[-3000:]}\n{log.read_text()[-3000:]}"
+    result: dict[str, Any] = json.loads(lines[-1].removeprefix("SCENARIO-RESULT "))
+    return result
+
+
+def test_a_defense_state_survives_a_worker_restart(sqlite_url: str, queue_name: str, tmp_path: Path) -> None:
+    # The fixed Ladder keeps releasing the leader's score to a participant whose new submission is worse. A worker
+    # that lost the state would release the worse submission's own (rounded) score instead.
+    env = process_environment(sqlite_url, queue_name)
+    first = _phase(env, "first", tmp_path / "worker-1.log")
+    second = _phase(env, "second", tmp_path / "worker-2.log")  # a new worker process
+    assert first["status"] == second["status"] == "scored"
+    assert second["raw_public"] > first["raw_public"] + 0.1  # clearly worse
+    assert second["public_score_text"] == first["public_score_text"]
+    assert first["states"]["public"] and second["states"]["public"] == first["states"]["public"]
