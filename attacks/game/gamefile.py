@@ -352,15 +352,6 @@ class _Validator:
 
 def _metric_view(metric: str, eps: float) -> Any:
     """The defenses' view of ``metric`` (for chains that reject metrics they cannot handle)."""
-    from defenses import MetricView
-    from leaderboard.scoring import get_metric
+    from leaderboard.scoring.pipeline import metric_view
 
-    m = get_metric(metric)
-    rows = m.row_values
-    return MetricView(
-        name=m.name,
-        higher_is_better=m.higher_is_better,
-        score=lambda p, y: m.score(p, y, eps),
-        row_values=(lambda p, y: rows(p, y, eps)) if rows is not None else None,
-        eps=eps,
-    )
+    return metric_view(metric, eps)

@@ -10,22 +10,14 @@ import numpy as np
 from defenses import DefenseChain, MetricView, ScoringView
 from defenses.base import DefenseContext
 from defenses.chain import derive_rng
-from leaderboard.scoring.metrics import get_metric
+from leaderboard.scoring.pipeline import metric_view as pipeline_metric_view
 
 SECRET = 20261121
 
 
 def metric_view(name: str = "binary_logloss", eps: float = 1e-15) -> MetricView:
     """The scoring core's metric, seen as the pipeline shows it to defenses."""
-    metric = get_metric(name)
-    rows = metric.row_values
-    return MetricView(
-        name=metric.name,
-        higher_is_better=metric.higher_is_better,
-        score=lambda p, y: metric.score(p, y, eps),
-        row_values=(lambda p, y: rows(p, y, eps)) if rows is not None else None,
-        eps=eps,
-    )
+    return pipeline_metric_view(name, eps)
 
 
 def scripted_metric(higher_is_better: bool = False) -> MetricView:
