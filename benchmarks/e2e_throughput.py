@@ -68,6 +68,9 @@ def main() -> None:
         bodies.append(("id,target\n" + "".join(f"{i},{v:.6f}\n" for i, v in zip(ids, values, strict=True))).encode())
 
     os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
+    # Production settings: DEBUG would log every query through Django's debug cursor.
+    os.environ["DJANGO_DEBUG"] = "0"
+    os.environ.setdefault("DJANGO_SECRET_KEY", uuid.uuid4().hex * 2)
     os.environ["LEADERBOARD_CELERY_QUEUE"] = f"bench-{uuid.uuid4().hex[:8]}"
     with contextlib.ExitStack() as stack_cm:
         tmp = Path(stack_cm.enter_context(tempfile.TemporaryDirectory(prefix="lbl-bench-")))
