@@ -268,16 +268,20 @@ def run_bot_demo(stack: Stack, ids: list[str], labels: list[int]) -> None:
         # The bot never sees the labels; the launcher, which made them, scores its claims.
         correct = sum(truth.get(k) == v for k, v in claimed.items())
         rows.append((slug, json.dumps(chain) if chain else "none", summary, len(claimed), correct))
+    from attacks.registry import CONFIRMED  # exact attacks vouch for their labels; the others guess
+
     print(f"\nThe attacker bot (leaderboard-bot, budget {BOT_BUDGET} queries) against the demo data")
-    print(f"  {'competition':<22} {'attack':<22} {'queries':>7} {'seconds':>7} {'claimed':>8} {'correct':>8}  outcome")
+    print(f"  {'competition':<22} {'attack':<22} {'queries':>7} {'seconds':>7} {'labels':>7} {'correct':>8}  outcome")
     for slug, _chain, summary, claimed_count, correct in rows:
         outcome = str(summary.get("status", "no summary"))
         reason = str(summary.get("error") or summary.get("stop_reason") or "")
         if reason:
             outcome += f" ({reason[:60]})"
+        if summary.get("attack") and summary.get("attack") not in CONFIRMED and claimed_count:
+            outcome += ", a best guess (not vouched for)"
         print(f"  {slug:<22} {summary.get('attack', '-')!s:<22} {summary.get('queries', 0):>7} "
-              f"{summary.get('seconds', 0.0):>7.1f} {claimed_count:>8} {correct:>8}  {outcome}")
-    print(f"  (hidden rows: {len(ids)}; a claim is a label the bot vouches for; summaries in {bot_dir})")
+              f"{summary.get('seconds', 0.0):>7.1f} {claimed_count:>7} {correct:>8}  {outcome}")
+    print(f"  (hidden rows: {len(ids)}; exact attacks return only labels they vouch for; summaries in {bot_dir})")
 
 
 def run_quick_game(stack: Stack) -> None:
