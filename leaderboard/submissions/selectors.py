@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from leaderboard.competitions.models import Competition
@@ -63,11 +63,13 @@ def quota_status(*, competition: Competition, participant: Any, now: datetime | 
     """What the participant has used and has left. Failed submissions do not count; rejected ones never exist."""
     now = now or timezone.now()
     day_start, next_day = utc_day_bounds(now)
-    counted = Submission.objects.filter(competition=competition, participant=participant).exclude(
-        status=Status.FAILED
+    # One query for both counts: the quota is read up to three times per upload.
+    used = (
+        Submission.objects.filter(competition=competition, participant=participant)
+        .exclude(status=Status.FAILED)
+        .aggregate(total=Count("id"), today=Count("id", filter=Q(created_at__gte=day_start)))
     )
-    used_total = counted.count()
-    used_today = counted.filter(created_at__gte=day_start).count()
+    used_total, used_today = int(used["total"]), int(used["today"])
     daily, total = competition.daily_limit, competition.total_limit
     return QuotaStatus(
         daily_limit=daily,
