@@ -246,6 +246,7 @@ def run_bot_demo(stack: Stack, ids: list[str], labels: list[int]) -> None:
     bot_dir.mkdir(parents=True, exist_ok=True)
     labels_path = VAR / "demo-labels.csv"
     truth = dict(zip(ids, labels, strict=True))
+    run_id = time.strftime("%Y%m%d%H%M%S", time.gmtime())
     rows = []
     for suffix, chain in BOT_CHAINS.items():
         slug = DEMO_SLUG + suffix
@@ -255,12 +256,14 @@ def run_bot_demo(stack: Stack, ids: list[str], labels: list[int]) -> None:
                          f"Breast cancer, defended by {chain[0]['name']} (demo)", "--daily-limit", "none",
                          "--defenses", json.dumps(chain), "--host", "host")
             labels_path.unlink()
-        token = stack.manage("create_participant", f"bot{suffix or '-plain'}").strip().splitlines()[-1]
+        # A fresh account per run: quotas are per participant, and a demo run must never wait for a reset.
+        account = f"bot{suffix or '-plain'}-{run_id}"
+        token = stack.manage("create_participant", account).strip().splitlines()[-1]
         summary_path = bot_dir / f"{slug}.json"
         subprocess.run(
             [str(BIN / "leaderboard-bot"), "--url", stack.url, "--competition", slug, "--token", token,
              "--json", str(summary_path), "--checkpoint", str(bot_dir / f"{slug}.checkpoint.jsonl"), "--restart",
-             "--budget", str(BOT_BUDGET), "--no-progress"],
+             "--budget", str(BOT_BUDGET), "--on-quota", "stop", "--no-progress"],
             cwd=ROOT, env=stack.env, capture_output=True, text=True,
         )
         summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}

@@ -8,7 +8,8 @@ The order, strongest first (every pick states its reason in :attr:`Plan.reason`)
 * binary log loss, float64, no noise, every row scored: ``capacity`` (ours, most labels per query), with
   the observed decimals;
 * binary log loss, only the public split scored: ``capacity_split`` (tells "not public" from "label 0");
-* binary log loss with noise: ``robust_batched`` (paper 000, Algorithm 3) with a Laplace scale taken from
+* binary log loss with noise: ``capacity`` (or ``capacity_split``) with a noise bound of ten times the scale
+  estimated below, else ``robust_batched`` (paper 000, Algorithm 3) with a Laplace scale taken from
   the observed spread;
 * binary log loss on an MPFR server: ``prime_batched`` (paper 000, Algorithm 1, batches from φ);
 * multiclass log loss: ``prime_powers`` (paper 000, Theorem 8);
@@ -32,6 +33,11 @@ from attacks.registry import available
 #: Observed spread of two identical probes → a Laplace scale with room to spare. For Laplace noise of scale
 #: b the expected |X − Y| is 1.5·b; a factor 2 over the observed spread covers an unlucky small sample.
 NOISE_SCALE_FACTOR = 2.0
+#: The capacity attack's assumed bound on |released − true| as a multiple of that scale. Laplace tails fall as
+#: e^(−t/b): at 10 × (≥ 2b) a query exceeds the bound with probability below e^-20, so a run of a few hundred
+#: queries holds, while the lattice loses only ~1 bit per query (measured: Laplace 1e-3 on 171 rows, bound
+#: 20b, 53 queries; robust_batched fails there). If the noise still breaks it, capacity fails loudly.
+NOISE_BOUND_FACTOR = 10.0
 
 
 @dataclass
@@ -102,6 +108,13 @@ def choose(
     if oracle.metric == "binary_logloss" and binary:
         if report.noise:
             scale = max(report.noise_spread, report.tolerance) * NOISE_SCALE_FACTOR
+            bound = NOISE_BOUND_FACTOR * scale
+            if split and "capacity_split" in names and arithmetic == "float64":
+                return plan("capacity_split", f"noise seen (spread {report.noise_spread:.3g}) and only the public "
+                            f"split scored: split-aware capacity with noise bound {bound:.3g}", noise_bound=bound)
+            if not split and "capacity" in names and arithmetic == "float64":
+                return plan("capacity", f"noise seen (spread {report.noise_spread:.3g}): capacity with noise bound "
+                            f"{bound:.3g}", noise_bound=bound)
             if "robust_batched" in names:
                 return plan("robust_batched", f"noise seen (spread {report.noise_spread:.3g}): τ-robust batches",
                             noise="laplace", scale=scale)

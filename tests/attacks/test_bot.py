@@ -79,7 +79,7 @@ def test_it_stays_within_its_budget() -> None:
     ("kwargs", "expected"),
     [
         ({}, "capacity"),
-        ({"defenses": [{"name": "noise", "kind": "laplace", "scale": 1e-3}]}, "robust_batched"),
+        ({"defenses": [{"name": "noise", "kind": "laplace", "scale": 1e-3}]}, "capacity"),
         ({"defenses": [{"name": "ladder", "mode": "fixed", "eta": 0.01}]}, "boosting"),
         ({"arithmetic": "mpfr:200", "decimals": None}, "prime_batched"),
     ],
@@ -90,6 +90,19 @@ def test_it_picks_the_strongest_applicable_attack(kwargs: dict[str, Any], expect
     assert plan.attack == expected, plan.reason
     if expected == "boosting":
         assert plan.params["accept"] == "improvement"
+
+
+@pytest.mark.parametrize("public_fraction", [None, 0.3])
+def test_under_laplace_noise_the_chosen_attack_recovers_every_label_it_claims(public_fraction: float | None) -> None:
+    # Laplace noise of scale 1e-3 on the mean: robust_batched fails here; capacity with a wide bound does not.
+    board = _board(public_fraction=public_fraction, defenses=[{"name": "noise", "kind": "laplace", "scale": 1e-3}])
+    plan = choose(board, fingerprint(board))
+    assert plan.params["noise_bound"] >= 10 * 1e-3, plan.reason
+    result = run(plan.attack, board, **plan.params)
+    claimed = result.labels >= 0
+    assert (result.labels[claimed] == LABELS[claimed]).all()
+    expected_share = 1.0 if public_fraction is None else public_fraction
+    assert claimed.mean() == pytest.approx(expected_share, abs=0.01)
 
 
 def test_it_picks_the_split_aware_attack_when_only_public_rows_count() -> None:
