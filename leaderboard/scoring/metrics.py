@@ -37,7 +37,9 @@ class Metric:
         """The float64 score; raises :class:`NonFiniteScoreError` on NaN or infinity."""
         if len(labels) == 0:
             raise NonFiniteScoreError(f"{self.name}: there are no rows to score")
-        value = float(self.score_fn(predictions, labels, eps))
+        # log(0) and the like are caught just below as a failed score; numpy need not warn into worker logs.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            value = float(self.score_fn(predictions, labels, eps))
         if not np.isfinite(value):
             raise NonFiniteScoreError(f"{self.name} is not finite")
         return value
