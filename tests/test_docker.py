@@ -76,3 +76,9 @@ def test_settings_read_every_variable_compose_sets() -> None:
         if name == "DJANGO_SETTINGS_MODULE":
             continue
         assert f'"{name}"' in settings_source, f"compose sets {name} but leaderboard/settings.py never reads it"
+
+
+def test_the_build_context_leaves_out_the_venv_and_local_data() -> None:
+    context = (ROOT / SERVICES["web"]["build"]["context"].replace("..", ".")).resolve()
+    ignored = {line.strip() for line in (context / ".dockerignore").read_text().splitlines() if line.strip()}
+    assert {".venv", "var", ".git"} <= ignored
