@@ -15,6 +15,7 @@ verification query) and the wall time, both for the random labelings.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -126,8 +127,15 @@ def format_row(row: dict[str, object]) -> str:
     )
 
 
+def split_estimate(n: int, n_public: int, eps: float, window: float) -> float:
+    """Queries if each carried ``log2(A / window)`` bits of the ``log2(C(N, n_pub)·2^n_pub)`` needed."""
+    bits = (math.lgamma(n + 1) - math.lgamma(n_public + 1) - math.lgamma(n - n_public + 1)) / math.log(2)
+    return (bits + n_public) / math.log2(math.log((1 - eps) / eps) / window)
+
+
 def split_rows(sizes: tuple[int, ...] = (306, 569, 2201), fraction: float = 0.3) -> list[dict[str, object]]:
-    """``capacity_split`` at 5 decimals on a public split: queries (mask phase, label phase) and recovery."""
+    """``capacity_split`` at 5 decimals on a public split: queries against the information estimate
+    ``log2(C(N, n_pub)·2^n_pub) / log2(A / window)`` and recovery."""
     rows: list[dict[str, object]] = []
     for n in sizes:
         labels = np.random.default_rng(n).integers(0, 2, n)
@@ -140,9 +148,9 @@ def split_rows(sizes: tuple[int, ...] = (306, 569, 2201), fraction: float = 0.3)
                 "n": n,
                 "n_public": int(mask.sum()),
                 "queries": result.queries,
-                "mask_queries": result.details["mask_queries"],
-                "label_queries": result.details["label_queries"],
-                "labels_from_pairs": result.details["labels_from_mask_phase"],
+                "design_queries": result.details["design_queries"],
+                "estimate": split_estimate(n, int(mask.sum()), oracle.eps, result.details["window"]),
+                "largest_carried": result.details["largest_carried"],
                 "exact": bool(
                     np.array_equal(result.details["public_mask"], mask)
                     and np.array_equal(result.labels, np.where(mask, labels, -1))
@@ -169,13 +177,13 @@ def main(argv: list[str] | None = None) -> int:
             print(format_row(row), flush=True)
     print()
     print("capacity_split, 5 decimals, 30 % public split (labels for public rows + the public mask):")
-    print("| N | public rows | queries | mask-phase queries | label-phase queries | labels from pairs | exact | s |")
+    print("| N | public rows | queries | design queries | information estimate | largest carried set | exact | s |")
     print("|" + "---|" * 8)
     for split in split_rows(tuple(n for n in sizes if n < 25000)):
         failed = failed or not split["exact"]
         print(
-            f"| {split['n']:,} | {split['n_public']} | {split['queries']} | {split['mask_queries']} | "
-            f"{split['label_queries']} | {split['labels_from_pairs']} | {split['exact']} | {split['seconds']:.2f} |"
+            f"| {split['n']:,} | {split['n_public']} | {split['queries']} | {split['design_queries']} | "
+            f"{split['estimate']:.0f} | {split['largest_carried']} | {split['exact']} | {split['seconds']:.2f} |"
         )
     if failed:
         print("some labeling was not fully recovered", file=sys.stderr)

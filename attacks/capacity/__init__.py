@@ -7,7 +7,8 @@ noise and a rigorous float64 error bound), every row's weight at most ``W = floo
 rows (non-distinct sums, small collision sets) or a count digit. Every ambiguity a query leaves is carried
 and resolved by later queries, so every labeling is recovered exactly, adversarial ones included.
 ``capacity_split`` is the split-aware variant for a leaderboard that releases only the public-split score
-(:mod:`attacks.capacity.split`).
+(:mod:`attacks.capacity.split`; with rounded releases, single three-state queries decoded by exact
+enumeration, :mod:`attacks.capacity.ternary`).
 
 Queries: about ``N / (log2 W + 2.5)`` — measured (``benchmarks/capacity_table.py``) 90–93 % of the counting
 bound ``2^m <= m·M + 1`` of FIELD_NOTES with 5 or 8 decimals (e.g. 9.3 labels/query at N = 25,000 and

@@ -3,7 +3,14 @@
 Only the ``n_pub`` public rows enter the released mean, so a row at ``p != 1/2`` has three states: private
 (no effect), public with label 0 (adds ``-ln(1-p) - ln 2``) or public with label 1 (adds ``-ln p - ln 2``).
 Whatever ``p``, one of the two public states moves the score by less than ``ln 2``, so "private" and
-"label 0" cannot be told apart row by row from one score. The attack works in two phases:
+"label 0" cannot be told apart row by row from one score.
+
+With a rounded release (``decimals`` set) the attack treats every row as a three-valued digit and decodes
+single queries exactly by enumeration (:mod:`attacks.capacity.ternary`): about ``N·(H(f) + f) /
+log2(A/window)`` queries for a public fraction ``f`` — e.g. 25 for N = 306, 214 for N = 2,201 and about
+3,100 for N = 25,000 with 5 decimals and a 30 % split (the mirrored pairs below: 38, 318, 4,804). With the
+float64 value (``decimals=None``) the window is too narrow for that enumeration and the mirrored-pair
+construction is used; it works in two phases:
 
 1. **Mask** (mirrored pairs). Submit ``p`` and then its mirror ``1 - p`` (``p`` a multiple of ``2^-53``, so
    ``1 - p`` is exact). A public row adds ``-ln p - ln(1-p)`` to the *sum* of the two summed losses
@@ -17,11 +24,11 @@ Whatever ``p``, one of the two public states moves the score by less than ``ln 2
    agrees. The public rows left open (equal-weight rows can swap labels) are an ordinary capacity instance
    with ``N = n_pub`` — private rows and rows at ``1/2`` cost nothing.
 
-Queries: about ``2·N / (log2 W' + 2.5)`` for the mask (``W'`` the cap at the doubled window) plus a few for
-the labels left open — e.g. 39 queries for N = 306 with 5 decimals and a 30 % public split. Result: labels
-of public rows, ``-1`` for private rows, and ``details["public_mask"]``. Precision: as
-:mod:`attacks.capacity`; with ``decimals=None`` the mask phase uses a coarser step, because ``p`` must sit on
-the ``2^-53`` grid.
+Queries (mirrored pairs): about ``2·N / (log2 W' + 2.5)`` for the mask (``W'`` the cap at the doubled window)
+plus a few for the labels left open — e.g. 38 queries for N = 306 with 5 decimals and a 30 % public split.
+Result (either construction): labels of public rows, ``-1`` for private rows, and ``details["public_mask"]``.
+Precision: as :mod:`attacks.capacity`; with ``decimals=None`` the mask phase uses a coarser step, because
+``p`` must sit on the ``2^-53`` grid.
 """
 
 from __future__ import annotations
@@ -50,6 +57,7 @@ from attacks.capacity.strategy import (
     submit_query,
     verify,
 )
+from attacks.capacity.ternary import ternary_split_attack
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle
 from attacks.result import AttackFailed, AttackResult
@@ -163,10 +171,21 @@ def capacity_split_attack(
         result.attack = "capacity_split"
         result.details["public_mask"] = np.ones(oracle.n_rows, dtype=bool)
         return result
+    n = oracle.n_rows
+    n_pub = n_public if n_public is not None else public_count(n, float(fraction))  # type: ignore[arg-type]
+    if oracle.decimals is not None:
+        return ternary_split_attack(oracle, n_pub, noise_bound=noise_bound, check=check)
+    return mirrored_split_attack(oracle, n_pub, noise_bound=noise_bound, top=top, check=check)
+
+
+def mirrored_split_attack(
+    oracle: Oracle, n_pub: int, *, noise_bound: float = 0.0, top: int | None = None, check: bool = True
+) -> AttackResult:
+    """The mirrored-pair construction (used for float64 releases, whose window is too narrow for the
+    enumerating decoder of :func:`ternary_split_attack`)."""
     started = time.perf_counter()
     queries_before = oracle.queries
     n = oracle.n_rows
-    n_pub = n_public if n_public is not None else public_count(n, float(fraction))  # type: ignore[arg-type]
     # Phase 1: the mask, from mirrored pairs. c = -ln(4p(1-p)) is kept where the 2^-53 grid of p moves c
     # by well under a step: relative grid error 2^-53/p ≈ 2^-51·e^c per row.
     # With at most 64 batch rows the grid error stays under u/32 when e^c <= 2^41·u.

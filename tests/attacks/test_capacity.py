@@ -214,3 +214,64 @@ def test_split_variant_on_adversarial_labels() -> None:
         mask = oracle.spec.hidden.public_mask
         assert np.array_equal(result.details["public_mask"], mask), name
         assert np.array_equal(result.labels, np.where(mask, labels, -1)), name
+
+
+def _split_entropy_bits(n: int, n_public: int) -> float:
+    """``log2`` of the number of (mask, public labels) the attacker must tell apart: ``C(n, n_pub)·2^n_pub``."""
+    return (math.lgamma(n + 1) - math.lgamma(n_public + 1) - math.lgamma(n - n_public + 1)) / math.log(2) + n_public
+
+
+def test_split_variant_query_count_is_near_the_information_bound() -> None:
+    """The three-state design carries about ``log2(A / window)`` bits per query (random weights up to ``A``
+    spread the sum over ``A`` in window units), so the queries stay within 15 % of ``bits / log2(A/window)``
+    — and at least 1.4× below the mirrored pairs' ``2·N / (log2 W' + 2.5)`` (``W'`` at the doubled window)."""
+    n = 2201
+    labels = np.random.default_rng(n).integers(0, 2, n)
+    oracle = LocalOracle(labels, decimals=5, public_fraction=0.3, seed=17)
+    result = capacity_split_attack(oracle, check=False)
+    mask = oracle.spec.hidden.public_mask
+    assert np.array_equal(result.labels, np.where(mask, labels, -1))
+    n_pub = int(mask.sum())
+    a = math.log((1 - oracle.eps) / oracle.eps)
+    per_query = math.log2(a / result.details["window"])
+    assert result.details["design_queries"] <= 1.15 * _split_entropy_bits(n, n_pub) / per_query
+    pair_model = ServerModel.build(n, oracle.eps, 5, n_scored=n_pub, releases=2, batch_weight=22.0)
+    mirrored = 2 * n / (math.log2(min(pair_model.cap, a / pair_model.unit)) + 2.5)
+    assert result.queries * 1.4 <= mirrored
+
+
+@pytest.mark.parametrize(("n", "decimals", "fraction"), [(306, 5, 0.3), (200, 8, 0.5), (90, 5, 0.1)])
+def test_split_variant_on_adversarial_labels_at_scale(n: int, decimals: int, fraction: float) -> None:
+    for name, labels in adversarial(n).items():
+        oracle = LocalOracle(labels, decimals=decimals, public_fraction=fraction, seed=3)
+        result = attacks.run("capacity_split", oracle)
+        mask = oracle.spec.hidden.public_mask
+        assert np.array_equal(result.details["public_mask"], mask), name
+        assert np.array_equal(result.labels, np.where(mask, labels, -1)), name
+
+
+def test_split_variant_every_labeling_of_six_rows() -> None:
+    for seed in range(3):
+        for bits in itertools.product((0, 1), repeat=6):
+            labels = np.array(bits)
+            oracle = LocalOracle(labels, decimals=5, public_fraction=0.5, seed=seed)
+            result = capacity_split_attack(oracle)
+            mask = oracle.spec.hidden.public_mask
+            assert np.array_equal(result.details["public_mask"], mask)
+            assert np.array_equal(result.labels, np.where(mask, labels, -1))
+
+
+def test_split_variant_tolerates_a_known_noise_bound_and_fails_loudly_beyond_it() -> None:
+    _need_noise()
+    labels = np.random.default_rng(5).integers(0, 2, 306)
+    quiet = LocalOracle(
+        labels, decimals=5, public_fraction=0.3, seed=4, defenses=[{"name": "noise", "kind": "laplace", "scale": 1e-7}]
+    )
+    result = capacity_split_attack(quiet, noise_bound=4e-6)
+    mask = quiet.spec.hidden.public_mask
+    assert np.array_equal(result.labels, np.where(mask, labels, -1))
+    loud = LocalOracle(
+        labels, decimals=5, public_fraction=0.3, seed=4, defenses=[{"name": "noise", "kind": "laplace", "scale": 1e-3}]
+    )
+    with pytest.raises(AttackFailed):
+        capacity_split_attack(loud, noise_bound=1e-6)

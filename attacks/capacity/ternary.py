@@ -1,0 +1,214 @@
+"""The single-query three-state construction of ``capacity_split`` (rounded releases).
+
+Only the ``n_pub`` public rows enter the released mean. Relative to every row at ``1/2``, a row sent at ``p``
+adds nothing when it is private, ``v0 = -ln(1-p) - ln 2`` when it is public with label 0 and
+``v1 = -ln p - ln 2`` when it is public with label 1: each row is a three-valued digit, and one released
+score bounds ``Σ_batch v_state`` to a window of width about ``n_pub·10^-decimals``.
+
+Each query sends the rows still ambiguous (a *carried* candidate list: every joint state of those rows that
+all earlier scores allow) and ``k`` fresh rows at seeded random ``d = |ln((1-p)/p)|`` in ``[0.3, A - 1]``
+(random side of ``1/2``), ``k`` the largest that keeps the expected number of surviving joint states near
+:data:`MAX_SURVIVORS` (``C·3^k·width/spread``). The decoder is exhaustive and exact: a meet-in-the-middle
+over the carried candidates and the ``3^k`` fresh states keeps *every* joint state whose sum (computed at
+128 bits, compared with a rigorous float margin) lies in the window — :func:`attacks.capacity.decoder.loss_window`
+bounds the server's rounding, noise and float64 error — and the exact public count ``n_pub`` prunes the
+joint states that would need too many or too few public rows. A row is resolved when every surviving state
+agrees on it; the rest is carried. Private rows and resolved rows sit at ``1/2`` and cost nothing.
+
+Because a fresh row's three states are known to be about 70/15/15 (public fraction 0.3), the random
+weights spread the sum of the likely states while the count constraint keeps the unlikely ones few: about
+``log2(spread/width)`` bits per query against ``H(f) + f`` bits per row (1.18 at ``f = 0.3``).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from functools import lru_cache
+
+import numpy as np
+
+from attacks.capacity.decoder import PRECISION_BITS, loss_window
+from attacks.capacity.design import LN2, TOP_ROWS_MAX, ServerModel, counting_bound, max_weight_real
+from attacks.capacity.strategy import verify
+from attacks.exact import gmpy2, local_precision, mpfr
+from attacks.oracle import Oracle
+from attacks.result import AttackFailed, AttackResult
+
+PRIVATE, PUBLIC0, PUBLIC1 = 0, 1, 2
+MAX_SURVIVORS = 4000
+"""Design target: expected number of joint states a query leaves (carried candidates)."""
+MAX_FRESH = 24
+"""At most this many fresh rows per query (``3^12`` states per meet-in-the-middle half)."""
+HARD_SURVIVORS = 2_000_000
+"""A decode leaving more joint states than this fails loudly instead of exhausting memory."""
+SPREAD_GAUSS = math.sqrt(2.0 * math.pi * math.e)
+
+
+@lru_cache(maxsize=32)
+def ternary_patterns(m: int) -> np.ndarray:
+    """Every vector in ``{0, 1, 2}^m`` (row ``i`` = the base-3 digits of ``i``), read-only."""
+    idx = np.arange(3**m, dtype=np.int64)[:, None]
+    out = ((idx // 3 ** np.arange(m, dtype=np.int64)) % 3).astype(np.uint8)
+    out.setflags(write=False)
+    return out
+
+
+def state_values(p: np.ndarray, eps: float) -> tuple[np.ndarray, float]:
+    """Per row: the contributions ``(0, v0, v1)`` (float64, rows × 3) relative to ``1/2``, computed at 128 bits
+    from the floats actually sent (clipped as the server clips), and a bound on the rows' summed loss."""
+    values = np.zeros((len(p), 3))
+    loss_bound = 0.0
+    with local_precision(PRECISION_BITS):
+        one = mpfr(1)
+        ln2 = gmpy2.log(mpfr(2))
+        lo_clip, hi_clip = mpfr(eps), one - mpfr(eps)
+        for j, pj in enumerate(p.tolist()):
+            q = min(max(mpfr(pj), lo_clip), hi_clip)
+            l0 = -gmpy2.log(one - q)
+            l1 = -gmpy2.log(q)
+            values[j, PUBLIC0] = float(l0 - ln2)
+            values[j, PUBLIC1] = float(l1 - ln2)
+            loss_bound += float(max(l0, l1)) * (1 + 1e-12)
+    return values, loss_bound
+
+
+def batch_window(released: float, model: ServerModel, loss_bound: float, n_batch: int) -> tuple[float, float]:
+    """Rigorous bounds on ``Σ_batch v_state`` (the public batch rows' loss minus ``ln 2`` each) from a score."""
+    row_ulps = 4.0 * (model.n_scored * math.ulp(LN2) + n_batch * math.ulp(max_weight_real(model.eps) + 1.0))
+    lo, hi = loss_window(released, model, model.n_scored * (LN2 + 1e-12) + loss_bound, row_ulps)
+    with local_precision(PRECISION_BITS):
+        constant = model.n_scored * gmpy2.log(mpfr(2))
+        return float(lo - constant), float(hi - constant)
+
+
+def decode(
+    carried: np.ndarray, carried_values: np.ndarray, fresh_values: np.ndarray, lo: float, hi: float
+) -> np.ndarray:
+    """Every joint state (carried candidate × fresh states) whose sum lies in ``[lo, hi]``, as rows of
+    states over ``carried`` columns then fresh columns. Meet in the middle: the carried candidates with the
+    first fresh rows on one side, the other fresh rows on the other, the latter sorted."""
+    n_c = carried.shape[1]
+    k = len(fresh_values)
+    c = len(carried)
+    # Balance the two sides: c·3^a against 3^(k-a).
+    a = int(min(k, max(0, round((k * math.log(3) - math.log(max(c, 1))) / (2 * math.log(3))))))
+    b = k - a
+    pa, pb = ternary_patterns(a), ternary_patterns(b)
+    csum = carried_values[np.arange(n_c)[None, :], carried].sum(axis=1) if n_c else np.zeros(c)
+    fa = fresh_values[:a][np.arange(a)[None, :], pa].sum(axis=1) if a else np.zeros(1)
+    fb = fresh_values[a:][np.arange(b)[None, :], pb].sum(axis=1) if b else np.zeros(1)
+    scale = float(np.abs(carried_values).max(axis=1).sum() + np.abs(fresh_values).max(axis=1).sum())
+    margin = 2.0**-45 * (n_c + k + 4) * (scale + abs(lo) + abs(hi) + 1.0)
+    left = (csum[:, None] + fa[None, :]).ravel()
+    order = np.argsort(fb, kind="stable")
+    sorted_fb = fb[order]
+    i0 = np.searchsorted(sorted_fb, lo - margin - left, side="left")
+    i1 = np.searchsorted(sorted_fb, hi + margin - left, side="right")
+    count = np.maximum(i1 - i0, 0)
+    total = int(count.sum())
+    if total > HARD_SURVIVORS:
+        raise AttackFailed(f"a query left {total} joint states open; the design is broken")
+    li = np.repeat(np.arange(len(left)), count)
+    offsets = np.arange(total) - np.repeat(np.cumsum(count) - count, count)
+    bi = order[np.repeat(i0, count) + offsets]
+    ci, ai = np.divmod(li, len(fa))
+    return np.concatenate([carried[ci], pa[ai], pb[bi]], axis=1)
+
+
+def expected_survivors(c: int, n_rows: int, width: float, d_max: float) -> float:
+    """``c·3^k`` joint states spread (uniformly over states) with deviation about ``d_max/3`` per row."""
+    spread = max(d_max / 3.0 * math.sqrt(max(n_rows, 1)) * SPREAD_GAUSS, width)
+    return c * width / spread
+
+
+def ternary_split_attack(
+    oracle: Oracle, n_pub: int, *, noise_bound: float = 0.0, check: bool = True, seed: int | None = None
+) -> AttackResult:
+    """Recover the public mask and public labels with single three-state queries (see the module)."""
+    started = time.perf_counter()
+    queries_before = oracle.queries
+    n = oracle.n_rows
+    model = ServerModel.build(
+        n, oracle.eps, oracle.decimals, noise_bound, n_scored=n_pub, batch_weight=float(TOP_ROWS_MAX + 4)
+    )
+    width = model.unit
+    d_max = min(33.0, max_weight_real(oracle.eps) - 1.0)
+    d_min = min(0.3, d_max / 2)
+    rng = np.random.default_rng(seed if seed is not None else n * 1_000_003 + n_pub)
+    known = np.full(n, -1, dtype=np.int64)
+    next_fresh = 0
+    rows_c = np.zeros(0, dtype=np.int64)
+    carried = np.zeros((1, 0), dtype=np.uint8)
+    guard = 4 * n + 64
+    largest = 1
+    design_queries = 0
+    while next_fresh < n or len(rows_c):
+        if design_queries >= guard:
+            raise AttackFailed("the three-state design made no progress; the observations are inconsistent")
+        c = len(carried)
+        k = 0
+        limit = min(n - next_fresh, MAX_FRESH)
+        while k < limit:
+            if c * 3 ** (k + 1) * expected_survivors(1, len(rows_c) + k + 1, width, d_max) > MAX_SURVIVORS:
+                break
+            k += 1
+        if k == 0 and c == 1 and next_fresh < n:
+            k = 1
+        rows = np.concatenate([rows_c, np.arange(next_fresh, next_fresh + k, dtype=np.int64)])
+        next_fresh += k
+        d = rng.uniform(d_min, d_max, len(rows))
+        side = rng.integers(0, 2, len(rows))
+        p = np.where(side == 0, 1.0 / (1.0 + np.exp(d)), 1.0 / (1.0 + np.exp(-d)))
+        pred = np.full(n, 0.5)
+        pred[rows] = p
+        released = oracle.submit(pred)
+        design_queries += 1
+        if released is None:
+            raise AttackFailed("the leaderboard released nothing for a query; the attack needs every score")
+        values, loss_bound = state_values(p, oracle.eps)
+        lo, hi = batch_window(float(released), model, loss_bound, len(rows))
+        states = decode(carried, values[: len(rows_c)], values[len(rows_c) :], lo, hi)
+        # The exact public count: the known public rows plus a candidate's must not exceed n_pub, and the rows
+        # never queried must be able to make up the rest.
+        known_public = int((known > 0).sum())
+        public = (states > 0).sum(axis=1) + known_public
+        states = states[(public <= n_pub) & (public + (n - next_fresh) >= n_pub)]
+        if len(states) == 0:
+            raise AttackFailed(
+                "no three-state assignment is consistent with the released score: the server's noise exceeds "
+                "the assumed noise_bound, or it does not score as modelled"
+            )
+        constant = states.min(axis=0) == states.max(axis=0)
+        known[rows[constant]] = states[0, constant]
+        rows_c = rows[~constant]
+        # Distinct carried candidates × distinct fresh states are distinct, and so they stay without the
+        # columns they agree on.
+        carried = np.ascontiguousarray(states[:, ~constant]) if len(rows_c) else np.zeros((1, 0), dtype=np.uint8)
+        largest = max(largest, len(carried))
+    mask = known > 0
+    if int(mask.sum()) != n_pub or (known < 0).any():
+        raise AttackFailed(f"the recovered public mask has {int(mask.sum())} rows, the split has {n_pub}")
+    labels = np.where(mask, known - 1, -1)
+    if check and n_pub > 0:
+        verify(oracle, np.where(mask, labels, 0), model, scored=mask)
+    return AttackResult(
+        attack="capacity_split",
+        labels=labels,
+        queries=oracle.queries - queries_before,
+        seconds=time.perf_counter() - started,
+        details={
+            "construction": "single three-state queries (private / public-0 / public-1), exact enumeration",
+            "public_mask": mask,
+            "n_public": n_pub,
+            "mask_queries": design_queries,
+            "labels_from_mask_phase": n_pub,
+            "label_queries": 0,
+            "design_queries": design_queries,
+            "largest_carried": largest,
+            "window": width,
+            "label_unit": model.unit,
+            "label_weight_cap": model.cap,
+            "counting_bound_public": counting_bound(n_pub, oracle.decimals, eps=oracle.eps, noise_bound=noise_bound),
+        },
+    )
