@@ -247,6 +247,7 @@ def run_bot_demo(stack: Stack, ids: list[str], labels: list[int]) -> None:
     labels_path = VAR / "demo-labels.csv"
     truth = dict(zip(ids, labels, strict=True))
     run_id = time.strftime("%Y%m%d%H%M%S", time.gmtime())
+    host_token = stack.manage("create_participant", "host").strip().splitlines()[-1]
     rows = []
     for suffix, chain in BOT_CHAINS.items():
         slug = DEMO_SLUG + suffix
@@ -256,6 +257,13 @@ def run_bot_demo(stack: Stack, ids: list[str], labels: list[int]) -> None:
                          f"Breast cancer, defended by {chain[0]['name']} (demo)", "--daily-limit", "none",
                          "--defenses", json.dumps(chain), "--host", "host")
             labels_path.unlink()
+        # The host may have changed a board's chain since the last run (admin, host API): the demo restores it.
+        restored = requests.put(
+            f"{stack.url}/api/v1/host/competitions/{slug}/defenses/", json={"defenses": chain},
+            headers={"Authorization": f"Token {host_token}"}, timeout=30,
+        )
+        if restored.status_code != 200:
+            raise SystemExit(f"could not set the demo chain of {slug}: {restored.status_code} {restored.text}")
         # A fresh account per run: quotas are per participant, and a demo run must never wait for a reset.
         account = f"bot{suffix or '-plain'}-{run_id}"
         token = stack.manage("create_participant", account).strip().splitlines()[-1]
