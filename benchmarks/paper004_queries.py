@@ -22,7 +22,8 @@ import numpy as np
 
 from attacks import LocalOracle, run
 from attacks.paper004 import auc, binary, twin
-from attacks.paper004.server import ServerModel, largest_feasible
+from attacks.paper004.server import ServerModel
+from attacks.planning import largest_feasible
 from attacks.result import AttackFailed
 
 SIZES = (306, 569, 2_201, 25_000)

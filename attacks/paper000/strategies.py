@@ -31,6 +31,7 @@ from attacks.paper000.decoders import (
 )
 from attacks.paper000.noise import NOISE_KINDS, tau_for_noise
 from attacks.paper000.probes import Probe, ServerModel, binary_probe, multiclass_probe
+from attacks.planning import largest_feasible
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
 
@@ -96,21 +97,6 @@ def prime_decoder(
     return None
 
 
-def _largest(limit: int, certified: Callable[[int], bool]) -> int:
-    """The largest ``m ≤ limit`` with ``certified(m)`` (assumed monotone), or 0 if not even m = 1."""
-    if limit < 1 or not certified(1):
-        return 0
-    low, high = 1, 2
-    while high <= limit and certified(high):
-        low, high = high, high * 2
-    high = min(high, limit + 1)
-    while high - low > 1:
-        middle = (low + high) // 2
-        if certified(middle):
-            low = middle
-        else:
-            high = middle
-    return low
 
 
 def paper_prime_batch(phi: int) -> int:
@@ -361,7 +347,7 @@ def prime_batched(
     elif sizing == "paper":
         size = min(paper_prime_batch(model.phi), n)
     elif sizing == "verified":
-        size = _largest(n, certified)
+        size = largest_feasible(n, certified)
     else:
         raise ValueError(f"unknown sizing {sizing!r}; use 'verified' or 'paper'")
     if size < 1:
@@ -372,7 +358,7 @@ def prime_batched(
     size = min(size, n)
     for shape in _shapes(n, size):
         if not certified(shape):
-            best = _largest(n, certified)
+            best = largest_feasible(n, certified)
             raise AttackFailed(
                 f"a batch of {shape} primes is too many for this server ({oracle.decimals} decimals, φ = "
                 f"{model.phi} bits, N = {n}): products up to 2^{math.log2(math.prod(first_primes(shape))):.1f} "
@@ -523,13 +509,13 @@ def robust_batched(
     elif multiplicative:
         assert alpha is not None
         paper_m = max(1, math.ceil(math.log2(1 / alpha) - 2)) if alpha > 0 else cap
-        size = _largest(min(paper_m, cap), lambda m: plan(m) is not None)
+        size = largest_feasible(min(paper_m, cap), lambda m: plan(m) is not None)
     elif sizing == "paper":
         spacing = _spacing(model, noise_tau)
         ratio = (model.phi - 8) / (n * spacing * math.log(2))
         size = min(cap, math.floor(math.log2(ratio))) if ratio > 0 else 0
     elif sizing == "verified":
-        size = _largest(cap, lambda m: plan(m) is not None)
+        size = largest_feasible(cap, lambda m: plan(m) is not None)
     else:
         raise ValueError(f"unknown sizing {sizing!r}; use 'verified' or 'paper'")
     size = min(size, n)
@@ -613,7 +599,7 @@ def prime_powers(
     elif batch_size is not None:
         size = int(batch_size)
     elif mode in ("auto", "batched"):
-        size = _largest(n, certified)
+        size = largest_feasible(n, certified)
     else:
         raise ValueError(f"unknown mode {mode!r}; use 'auto', 'single' or 'batched'")
     if size < 1:
@@ -624,7 +610,7 @@ def prime_powers(
             raise AttackFailed(
                 f"{shape} rows × {model.n_classes} classes per query is too many for this server "
                 f"({oracle.decimals} decimals, φ = {model.phi} bits, eps = {model.eps:g}); the largest batch it "
-                f"carries is {_largest(n, certified)}"
+                f"carries is {largest_feasible(n, certified)}"
             )
 
     def decode(probe: Probe, released: Any) -> np.ndarray:

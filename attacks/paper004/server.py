@@ -11,7 +11,7 @@ decoder that finds exactly one labeling in the interval can vouch for it.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
@@ -111,24 +111,3 @@ def batches(n_rows: int, size: int) -> list[range]:
     return [range(start, min(start + size, n_rows)) for start in range(0, n_rows, size)]
 
 
-def largest_feasible(limit: int, feasible: Callable[[int], bool]) -> int:
-    """The largest ``b ≤ limit`` with ``feasible(b)``, 0 if none; feasible sizes must form a prefix.
-
-    Gallops up from 1 then bisects, so a small answer costs only a few small checks.
-    """
-    if limit < 1 or not feasible(1):
-        return 0
-    good, bad = 1, limit + 1
-    while good * 2 < bad:
-        if feasible(good * 2):
-            good *= 2
-        else:
-            bad = good * 2
-            break
-    while bad - good > 1:
-        mid = (good + bad) // 2
-        if feasible(mid):
-            good = mid
-        else:
-            bad = mid
-    return good

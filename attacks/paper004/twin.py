@@ -17,7 +17,8 @@ import numpy as np
 
 from attacks.exact import gmpy2, local_precision, lower_twin_primes, mpfr, mpz
 from attacks.oracle import Oracle
-from attacks.paper004.server import ServerModel, batches, largest_feasible
+from attacks.paper004.server import ServerModel, batches
+from attacks.planning import largest_feasible
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
 
