@@ -10,7 +10,7 @@ import numpy as np
 from attacks.oracle import Oracle
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
-from leaderboard.scoring import get_metric
+from scoring import get_metric
 
 ACCEPT_RULES = ("threshold", "improvement")
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from attacks.oracle import Oracle
 from attacks.result import AttackFailed, AttackResult
-from leaderboard.scoring.metrics import get_metric
+from scoring.metrics import get_metric
 
 LOG_LOSSES = frozenset({"binary_logloss", "multiclass_logloss"})
 

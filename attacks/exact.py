@@ -1,14 +1,14 @@
 """Exact and high-precision arithmetic for the attacks: primes, big integers, MPFR logs and exps.
 
 The attacks import their number theory from here; this module in turn takes gmpy2 only through
-``leaderboard.scoring.bignum``, the one module that imports it.
+``scoring.bignum``, the one module that imports it.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from leaderboard.scoring.bignum import gmpy2, local_precision, mpfr, mpq, mpz
+from scoring.bignum import gmpy2, local_precision, mpfr, mpq, mpz
 
 __all__ = ["first_primes", "gmpy2", "is_prime", "local_precision", "mpfr", "mpq", "mpz", "next_prime"]
 

@@ -11,9 +11,9 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from defenses import DefenseChain
-from leaderboard.scoring import Arithmetic, HiddenTestSet, NonFiniteScoreError, ScoringSpec, public_split_mask
-from leaderboard.scoring.parsing import ParsedPredictions, validate_array
-from leaderboard.scoring.pipeline import SplitResult, evaluate
+from scoring import Arithmetic, HiddenTestSet, NonFiniteScoreError, ScoringSpec, public_split_mask
+from scoring.parsing import ParsedPredictions, validate_array
+from scoring.pipeline import SplitResult, evaluate
 
 Released = float | Decimal | None
 

@@ -2,7 +2,7 @@
 
 Starts gunicorn and one solo-pool Celery worker against the real Redis (127.0.0.1:6379) and a fresh database
 (a SQLite file, or ``--database-url`` e.g. PostgreSQL), creates the competition from seeded balanced labels,
-runs ``python -m attacks.bot`` against it and prints the wall time, the submissions made, the recovered
+runs ``python -m bot`` against it and prints the wall time, the submissions made, the recovered
 labels and where the time went (HTTP posts, polling, encoding, the attack's own computation).
 
     .venv/bin/python -m benchmarks.bot_live_25k [--rows 25000] [--decimals 5] [--database-url URL]
@@ -57,7 +57,7 @@ def _bench(args: argparse.Namespace, directory: Path, labels: np.ndarray) -> int
         summary_path = directory / "summary.json"
         started = time.perf_counter()
         done = subprocess.run(
-            [sys.executable, "-m", "attacks.bot", "--url", stack.url, "--competition", slug, "--token", token,
+            [sys.executable, "-m", "bot", "--url", stack.url, "--competition", slug, "--token", token,
              "--json", str(summary_path), "--upload", args.upload, "--no-progress"],
             cwd=REPO, env=stack.env, capture_output=True, text=True,
         )

@@ -1,5 +1,5 @@
 """What each defense costs honest participants: an honest population of scikit-learn models on the breast-
-cancer data (``attacks.population.honest_population``), each model one participant submitting once to a
+cancer data (``games.population.honest_population``), each model one participant submitting once to a
 competition over the test rows, scored through the site's pipeline (``evaluate``) under each defense chain.
 
 Per defense, averaged over competition seeds (the public/private split and the defense randomness):
@@ -20,10 +20,10 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from attacks import LocalOracle
-from attacks.population import HonestPopulation, honest_population
-from leaderboard.scoring.metrics import get_metric
-from leaderboard.scoring.parsing import ParsedPredictions, validate_array
-from leaderboard.scoring.pipeline import evaluate
+from games.population import HonestPopulation, honest_population
+from scoring.metrics import get_metric
+from scoring.parsing import ParsedPredictions, validate_array
+from scoring.pipeline import evaluate
 
 # Typical parameters per defense (the chain JSON a host would set); rounding to the Kaggle 5 decimals is
 # applied by the competition itself (decimals=5) under every chain.

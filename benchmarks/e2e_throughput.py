@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import requests
 
-from leaderboard.launcher import free_port, running_stack
+from stack.processes import free_port, running_stack
 
 
 @contextlib.contextmanager

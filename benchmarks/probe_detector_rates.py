@@ -1,6 +1,6 @@
 """The probe detector's false-positive rate on honest models and its detection rate on real attack queries.
 
-False positives: every model of ``attacks.population.honest_population`` (13 scikit-learn models, several
+False positives: every model of ``games.population.honest_population`` (13 scikit-learn models, several
 calibrated) on breast cancer over ``--seeds`` train/test splits, and on the 10-class digits data.
 Detection: every registered attack is run against a plain ``LocalOracle`` (5 decimals, no defense) over the
 breast-cancer test labels (multiclass attacks over digits labels; the single-query attacks over the first
@@ -19,9 +19,9 @@ import numpy as np
 
 import attacks
 from attacks import LocalOracle
-from attacks.population import honest_population
 from defenses import DefenseContext, MetricView, ScoringView
 from defenses.probe_detector import ProbeDetector, probe_signals
+from games.population import honest_population
 
 
 class RecordingOracle:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from leaderboard.scoring import HiddenTestSet, ScoringSpec, evaluate, parse, public_split_mask
+from scoring import HiddenTestSet, ScoringSpec, evaluate, parse, public_split_mask
 
 
 def make_case(n_rows: int, seed: int = 0) -> tuple[ScoringSpec, bytes]:

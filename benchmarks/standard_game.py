@@ -1,4 +1,4 @@
-"""Play the standard game (``attacks/game/games/standard.toml``) and write the README's table and charts.
+"""Play the standard game (``games/files/standard.toml``) and write the README's table and charts.
 
 Writes ``docs/figures/standard_game.md`` (the summary table, Markdown), ``docs/figures/standard_game_frontier.png``
 (privacy–utility frontier) and ``docs/figures/standard_game_queries.png`` (accuracy vs queries); the full report
@@ -15,8 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from attacks.game import load_game, run_game
-from attacks.game.report import defense_table, markdown_table, summarize, write_report
+from games import load_game, run_game
+from games.report import defense_table, markdown_table, summarize, write_report
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "docs" / "figures"
@@ -36,7 +36,7 @@ def splice_readme(readme: Path, section: str) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--game", default=str(ROOT / "attacks" / "game" / "games" / "standard.toml"))
+    parser.add_argument("--game", default=str(ROOT / "games" / "files" / "standard.toml"))
     parser.add_argument("--out", default=str(ROOT / "var" / "games" / "standard"))
     parser.add_argument("--figures", default=str(FIGURES))
     parser.add_argument("--jobs", type=int, default=2)
@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     table = markdown_table(summarize(result.cells))
     cores = f"{args.jobs} worker process{'es' if args.jobs > 1 else ''}"
     (figures / "standard_game.md").write_text(
-        f"Standard game (`attacks/game/games/standard.toml`, offline): {spec.n_cells} cells, "
+        f"Standard game (`games/files/standard.toml`, offline): {spec.n_cells} cells, "
         f"{time.perf_counter() - started:.0f} s with {cores}. Regenerate: `python -m benchmarks.standard_game`.\n\n"
         + table,
         encoding="utf-8",

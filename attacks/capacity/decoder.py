@@ -228,8 +228,8 @@ def brute_force(
     """Every labeling of ``rows`` (from ``candidates``, default all ``2^len(rows)``; other rows fixed to 0,
     they sit at 1/2) whose float64 score, computed exactly as the server does and rounded half-even, equals
     ``released``. The reference the tests hold the decoder to (``len(rows) <= 16``)."""
-    from leaderboard.scoring.metrics import get_metric
-    from leaderboard.scoring.pipeline import release_text
+    from scoring.metrics import get_metric
+    from scoring.pipeline import release_text
 
     metric = get_metric("binary_logloss")
     found: list[tuple[int, ...]] = []

@@ -67,7 +67,7 @@ GRID = 2.0**-53
 
 def public_count(n_rows: int, public_fraction: float) -> int:
     """How many rows a site with this public fraction scores (the rule of ``public_split_mask``)."""
-    from leaderboard.scoring.hidden import public_split_mask
+    from scoring.hidden import public_split_mask
 
     return int(public_split_mask(n_rows, public_fraction, 0).sum())
 

@@ -19,7 +19,7 @@ from typing import Any
 from attacks.exact import local_precision, mpfr
 from attacks.oracle import Oracle, Released
 from attacks.result import AttackFailed
-from leaderboard.scoring import Arithmetic
+from scoring import Arithmetic
 
 FLOAT64_BITS = 53
 # numpy's pairwise sum adds blocks of up to 128 values one by one, then combines blocks pairwise.

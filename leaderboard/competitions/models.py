@@ -20,9 +20,9 @@ from django.db import models
 from django.utils import timezone
 
 from defenses import DefenseChain, DefenseConfigError
-from leaderboard.scoring import METRICS, Arithmetic, ConfigurationError, HiddenTestSet
-from leaderboard.scoring.metrics import check_metric_for, get_metric, task_of
-from leaderboard.scoring.parsing import BINARY_COLUMN
+from scoring import METRICS, Arithmetic, ConfigurationError, HiddenTestSet
+from scoring.metrics import check_metric_for, get_metric, task_of
+from scoring.parsing import BINARY_COLUMN
 
 METRIC_CHOICES = [(name, name) for name in sorted(METRICS)]
 

@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 
 from defenses import DefenseChain
 from leaderboard.competitions.models import Competition, HiddenTestData
-from leaderboard.scoring import Arithmetic, ScoringSpec, sample_submission_csv
+from scoring import Arithmetic, ScoringSpec, sample_submission_csv
 
 _SPEC_CACHE: OrderedDict[tuple[int, str], ScoringSpec] = OrderedDict()
 _SPEC_CACHE_SIZE = 16

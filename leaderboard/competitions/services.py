@@ -17,8 +17,8 @@ from django.db import transaction
 from defenses import DefenseChain, DefenseConfigError
 from leaderboard.competitions.models import Competition, HiddenTestData
 from leaderboard.errors import CompetitionConfigError
-from leaderboard.scoring import ConfigurationError, parse_labels_csv, public_split_mask
-from leaderboard.scoring.pipeline import metric_view
+from scoring import ConfigurationError, parse_labels_csv, public_split_mask
+from scoring.pipeline import metric_view
 
 
 def _validation_message(exc: ValidationError) -> str:

@@ -28,11 +28,11 @@ from defenses import DefenseConfigError
 from leaderboard.competitions.models import Competition
 from leaderboard.competitions.selectors import competition_extra_specs, competition_scoring_spec
 from leaderboard.errors import CompetitionNotOpen, InvalidUpload, QuotaExceeded, SelectionError
-from leaderboard.scoring import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
-from leaderboard.scoring.parsing import ParsedPredictions
-from leaderboard.scoring.pipeline import SPLITS, ScoringSpec, evaluate, parse
 from leaderboard.submissions.models import DefenseState, Participation, Status, Submission, UploadKind
 from leaderboard.submissions.selectors import QuotaStatus, quota_status
+from scoring import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
+from scoring.parsing import ParsedPredictions
+from scoring.pipeline import SPLITS, ScoringSpec, evaluate, parse
 
 logger = logging.getLogger(__name__)
 

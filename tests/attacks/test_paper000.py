@@ -19,7 +19,7 @@ import attacks.paper000.probes
 import attacks.paper000.strategies
 from attacks import AttackFailed, LocalOracle
 from attacks.paper000 import prime_single_bits, tau_for_noise
-from leaderboard.scoring.metrics import get_metric, logloss_mpfr
+from scoring.metrics import get_metric, logloss_mpfr
 
 # These tests check each construction's own query count and decoding; the confirmation query that
 # attacks.run adds by default is tested in tests/attacks/test_confirm.py.

@@ -10,7 +10,7 @@ import numpy as np
 from defenses import DefenseChain, MetricView, ScoringView
 from defenses.base import DefenseContext
 from defenses.chain import derive_rng
-from leaderboard.scoring.pipeline import metric_view as pipeline_metric_view
+from scoring.pipeline import metric_view as pipeline_metric_view
 
 SECRET = 20261121
 

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from tests.support.processes import (
+from stack.processes import (
     BIN,
     REPO,
     celery_worker,

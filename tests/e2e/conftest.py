@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.support.processes import (
+from stack.processes import (
     REDIS_URL,
     celery_worker,
     free_port,

@@ -19,8 +19,8 @@ import numpy as np
 import pytest
 
 from attacks import LocalOracle, run
-from attacks.bot.strategy import load_attacks
-from attacks.http_oracle import HttpOracle
+from bot.http_oracle import HttpOracle
+from bot.plan import load_attacks
 from tests.e2e.bot_support import REPO, LiveStack, live_stack, redis_available
 
 pytestmark = pytest.mark.e2e
@@ -41,7 +41,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveStack]:
 
 def _bot(stack: LiveStack, slug: str, token: str, out: Path, *extra: str) -> tuple[int, dict[str, Any], str]:
     done = subprocess.run(
-        [sys.executable, "-m", "attacks.bot", "--url", stack.url, "--competition", slug, "--token", token,
+        [sys.executable, "-m", "bot", "--url", stack.url, "--competition", slug, "--token", token,
          "--json", str(out), "--no-progress", *extra],
         cwd=REPO, env=stack.env, capture_output=True, text=True, timeout=300,
     )
@@ -101,7 +101,7 @@ def test_a_killed_run_resumes_from_its_checkpoint(stack: LiveStack, tmp_path: Pa
     out = tmp_path / "summary.json"
     checkpoint = tmp_path / "summary.checkpoint.jsonl"
     process = subprocess.Popen(
-        [sys.executable, "-m", "attacks.bot", "--url", stack.url, "--competition", "bot-kill", "--token", token,
+        [sys.executable, "-m", "bot", "--url", stack.url, "--competition", "bot-kill", "--token", token,
          "--json", str(out), "--no-progress"],
         cwd=REPO, env=stack.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )

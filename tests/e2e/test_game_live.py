@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from attacks.game import load_game, run_game
-from attacks.game.live import LiveSite
+from games import load_game, run_game
+from games.live import LiveSite
 from tests.e2e.bot_support import LiveStack, live_stack, redis_available
 
 pytestmark = pytest.mark.e2e

@@ -17,7 +17,7 @@ import pytest
 import requests
 
 from defenses import DefenseChain
-from leaderboard.scoring import Arithmetic, HiddenTestSet, ScoringSpec, evaluate, parse
+from scoring import Arithmetic, HiddenTestSet, ScoringSpec, evaluate, parse
 from tests.e2e.conftest import PARTICIPANT, LiveSite
 
 pytestmark = pytest.mark.e2e

@@ -7,8 +7,8 @@ import pytest
 from numpy.testing import assert_allclose
 from sklearn import metrics as skm
 
-from leaderboard.scoring import NonFiniteScoreError, get_metric
-from leaderboard.scoring.errors import ConfigurationError
+from scoring import NonFiniteScoreError, get_metric
+from scoring.errors import ConfigurationError
 
 EPS = 1e-15
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from leaderboard.scoring import SubmissionError, SubmissionFormat, sample_submission_csv
-from leaderboard.scoring.parsing import parse_submission_csv, parse_submission_json, validate_array
+from scoring import SubmissionError, SubmissionFormat, sample_submission_csv
+from scoring.parsing import parse_submission_csv, parse_submission_json, validate_array
 
 IDS = ("a", "b", "c", "d")
 BINARY = SubmissionFormat(IDS, {k: i for i, k in enumerate(IDS)}, 2, max_bytes=10_000)

@@ -7,8 +7,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from leaderboard.scoring import SubmissionError, SubmissionFormat
-from leaderboard.scoring.parsing import parse_submission_csv, parse_submission_json
+from scoring import SubmissionError, SubmissionFormat
+from scoring.parsing import parse_submission_csv, parse_submission_json
 
 IDS = ("a", "b", "c")
 FORMATS = [

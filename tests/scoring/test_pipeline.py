@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from defenses import DefenseChain
-from leaderboard.scoring import (
+from scoring import (
     Arithmetic,
     ConfigurationError,
     HiddenTestSet,
@@ -19,7 +19,7 @@ from leaderboard.scoring import (
     public_split_mask,
     release_text,
 )
-from leaderboard.scoring.metrics import get_metric
+from scoring.metrics import get_metric
 
 
 def _spec(n: int = 200, **kwargs: object) -> ScoringSpec:

@@ -46,10 +46,10 @@ def main() -> dict[str, Any]:
     from leaderboard.competitions.selectors import competition_scoring_spec
     from leaderboard.competitions.services import competition_create
     from leaderboard.errors import QuotaExceeded
-    from leaderboard.scoring import evaluate
-    from leaderboard.scoring.parsing import ParsedPredictions
     from leaderboard.submissions.models import Status, Submission
     from leaderboard.submissions.services import submission_create, submission_enqueue, submissions_sweep
+    from scoring import evaluate
+    from scoring.parsing import ParsedPredictions
     from tests.site.factories import LABEL_SEED, N_ROWS, labels_csv, predictions_csv
 
     call_command("migrate", verbosity=0, interactive=False)

@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from leaderboard.competitions.selectors import competition_scoring_spec
 from leaderboard.errors import CompetitionConfigError
-from leaderboard.scoring import get_metric, release_text
+from scoring import get_metric, release_text
 from tests.site.conftest import api_client
 
 

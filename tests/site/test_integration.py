@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from tests.support.processes import REDIS_URL, REPO, celery_worker, process_environment, redis_available, unique_queue
+from stack.processes import REDIS_URL, REPO, celery_worker, process_environment, redis_available, unique_queue
 
 POSTGRES_ADMIN_URL = os.environ.get("LEADERBOARD_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 

@@ -15,11 +15,11 @@ from defenses import REGISTRY, Defense, Stage
 from leaderboard.competitions.selectors import competition_scoring_spec
 from leaderboard.competitions.services import competition_set_defenses
 from leaderboard.errors import CompetitionNotOpen, InvalidUpload, QuotaExceeded, SelectionError
-from leaderboard.scoring import evaluate
-from leaderboard.scoring.parsing import ParsedPredictions
 from leaderboard.submissions import services
 from leaderboard.submissions.models import DefenseState, Status, Submission
 from leaderboard.submissions.selectors import quota_status
+from scoring import evaluate
+from scoring.parsing import ParsedPredictions
 from tests.site.conftest import N_ROWS, predictions_csv
 
 pytestmark = pytest.mark.django_db

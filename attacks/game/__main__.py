@@ -1,7 +1,0 @@
-"""``python -m attacks.game run GAMEFILE --out DIR``."""
-
-from __future__ import annotations
-
-from attacks.game.cli import main
-
-raise SystemExit(main())

@@ -1,0 +1,246 @@
+"""``leaderboard-bot``: point the bundled attacker at a live competition and see what leaks.
+
+    leaderboard-bot --url URL --competition SLUG --token TOKEN [--attack NAME] [--budget Q] [--json PATH]
+                    [--param KEY=VALUE ...] [--on-quota wait|stop] [--checkpoint PATH] [--restart]
+                    [--fingerprint-budget F] [--seed S] [--upload json|csv] [--no-progress]
+
+Steps: read the metadata and sample submission (:class:`~bot.http_oracle.HttpOracle`); fingerprint the
+board (:mod:`bot.fingerprint`); pick the attack (:mod:`bot.plan`) or take ``--attack``;
+run it, checkpointing every query (:mod:`bot.checkpoint`) so an interrupted run resumes without
+re-submitting; submit the recovered labels as a confident prediction; write the JSON summary.
+
+Exit status: 0 done; 1 error (message on stderr); 75 (``EX_TEMPFAIL``) stopped early — quota reached with
+``--on-quota stop`` or ``--budget`` used up — with a checkpoint from which the same command resumes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from tqdm import tqdm
+
+from attacks.registry import run
+from attacks.result import AttackFailed, AttackResult
+from bot.checkpoint import BudgetExhausted, Checkpoint, CheckpointMismatch, ReplayOracle, new_header
+from bot.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
+from bot.http_oracle import HttpOracle, HttpOracleError, QuotaExceeded
+from bot.plan import Plan, choose, parse_params
+
+EXIT_STOPPED = 75
+#: Confidence of the final submission: at the default clipping eps = 1e-15 a right label costs ~1e-15.
+CONFIDENT = 1e-15
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="leaderboard-bot",
+        description="Fingerprint a live competition through its REST API, run the strongest applicable label-"
+        "inference attack, submit the recovered labels and write a JSON summary.",
+    )
+    parser.add_argument("--url", required=True, help="the site's base URL, e.g. http://127.0.0.1:8000")
+    parser.add_argument("--competition", required=True, help="the competition's slug")
+    parser.add_argument("--token", required=True, help="a participant's API token")
+    parser.add_argument("--attack", default=None, help="force this attack (default: chosen from the fingerprint)")
+    parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                        help="an attack parameter (repeatable); values are read as JSON when they parse")
+    parser.add_argument("--budget", type=int, default=None, metavar="Q",
+                        help="at most Q submissions in total (probes, attack and final submission)")
+    parser.add_argument("--fingerprint-budget", type=int, default=DEFAULT_BUDGET, metavar="F",
+                        help=f"at most F probe submissions for the fingerprint (default {DEFAULT_BUDGET}; 0 = none)")
+    parser.add_argument("--json", type=Path, default=None, metavar="PATH", help="write the summary here")
+    parser.add_argument("--checkpoint", type=Path, default=None, metavar="PATH",
+                        help="checkpoint file, or a directory for <slug>.checkpoint.jsonl (default: next to "
+                        "--json, else the current directory)")
+    parser.add_argument("--restart", action="store_true", help="discard an existing checkpoint and start over")
+    parser.add_argument("--on-quota", choices=("wait", "stop"), default="wait",
+                        help="over quota: wait for the UTC reset (default) or stop with a resumable checkpoint")
+    parser.add_argument("--upload", choices=("json", "csv"), default="csv",
+                        help="upload format: csv (default; the site parses it fastest, and a uniquely named file "
+                        "makes retried uploads safe) or json (a positional list)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
+    parser.add_argument("--no-final", action="store_true", help="do not submit the recovered labels at the end")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return parser
+
+
+def checkpoint_path(args: argparse.Namespace) -> Path:
+    name = f"{args.competition}.checkpoint.jsonl"
+    if args.checkpoint is not None:
+        return args.checkpoint / name if args.checkpoint.is_dir() else args.checkpoint
+    if args.json is not None:
+        return args.json.with_name(args.json.stem + ".checkpoint.jsonl")
+    return Path.cwd() / f"leaderboard-bot-{name}"
+
+
+def confident_predictions(labels: np.ndarray, n_classes: int) -> np.ndarray:
+    """``1 - 1e-15`` on each claimed label, ``1/K`` where the label is unknown (``-1``).
+
+    >>> confident_predictions(np.array([1, 0, -1]), 2).tolist()
+    [0.999999999999999, 1e-15, 0.5]
+    """
+    if n_classes == 2:
+        return np.where(labels == 1, 1.0 - CONFIDENT, np.where(labels == 0, CONFIDENT, 0.5))
+    out = np.full((len(labels), n_classes), CONFIDENT)
+    claimed = labels >= 0
+    out[claimed, labels[claimed]] = 1.0 - (n_classes - 1) * CONFIDENT
+    out[~claimed] = 1.0 / n_classes
+    return out
+
+
+class Progress:
+    """A tqdm bar over submissions: replayed (from the checkpoint) and fresh ones, and quota waits."""
+
+    def __init__(self, *, total: int | None, disable: bool) -> None:
+        self.bar = tqdm(total=total, unit="q", desc="leaderboard-bot", disable=disable, dynamic_ncols=True)
+        self.replayed = 0
+        self.fresh = 0
+
+    def query(self, replayed: bool) -> None:
+        if replayed:
+            self.replayed += 1
+        else:
+            self.fresh += 1
+        self.bar.update(1)
+        if (self.replayed + self.fresh) % 25 == 0:
+            self.bar.set_postfix(fresh=self.fresh, replayed=self.replayed, refresh=False)
+
+    def phase(self, text: str) -> None:
+        self.bar.set_description(f"leaderboard-bot [{text}]")
+
+    def wait(self, seconds: float, reason: str) -> None:
+        self.bar.write(f"leaderboard-bot: {reason}; waiting {seconds:.0f} s for the quota to reset")
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        params = parse_params(args.param)
+    except ValueError as exc:
+        print(f"leaderboard-bot: {exc}", file=sys.stderr)
+        return 2
+    started = time.perf_counter()
+    progress = Progress(total=args.budget, disable=args.no_progress)
+    summary: dict[str, Any] = {"competition": args.competition, "url": args.url, "status": "error"}
+    code = 1
+    try:
+        code = _run(args, params, progress, summary, started)
+    except QuotaExceeded as exc:
+        summary.update(status="stopped", stop_reason=f"quota: {exc.message}",
+                       resets_at=exc.resets_at.isoformat() if exc.resets_at else None)
+        print(f"leaderboard-bot: stopped, over quota: {exc.message}. "
+              f"Run the same command again to resume from {summary.get('checkpoint')}.", file=sys.stderr)
+        code = EXIT_STOPPED
+    except BudgetExhausted as exc:
+        summary.update(status="stopped", stop_reason=f"budget: {exc}")
+        print(f"leaderboard-bot: stopped, {exc}. Run again with a larger --budget to resume from "
+              f"{summary.get('checkpoint')}.", file=sys.stderr)
+        code = EXIT_STOPPED
+    except (AttackFailed, HttpOracleError, CheckpointMismatch, ValueError) as exc:
+        summary.update(status="error", error=f"{type(exc).__name__}: {exc}")
+        print(f"leaderboard-bot: {type(exc).__name__}: {exc}", file=sys.stderr)
+        code = 1
+    finally:
+        progress.close()
+        oracle = summary.pop("_oracle", None)
+        if isinstance(oracle, ReplayOracle):
+            oracle.checkpoint.close()
+            summary.setdefault("queries", oracle.queries)
+            summary.update(replayed=oracle.replayed, fresh=oracle.fresh)
+            inner = oracle.inner
+            if isinstance(inner, HttpOracle):
+                summary["http"] = vars(inner.stats)
+        summary["seconds"] = time.perf_counter() - started
+        if args.json is not None:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(json.dumps(summary, indent=2, default=_json_default) + "\n")
+    return code
+
+
+def _run(
+    args: argparse.Namespace, params: dict[str, Any], progress: Progress, summary: dict[str, Any], started: float
+) -> int:
+    progress.phase("metadata")
+    server = HttpOracle(args.url, args.competition, args.token, on_quota=args.on_quota, upload=args.upload,
+                        on_wait=progress.wait)
+    path = checkpoint_path(args)
+    checkpoint = Checkpoint.open(
+        path, new_header(args.competition, server.n_rows, args.url, attack=args.attack, params=params, seed=args.seed),
+        restart=args.restart,
+    )
+    oracle = ReplayOracle(server, checkpoint, budget=args.budget, on_query=progress.query)
+    summary.update(_oracle=oracle, checkpoint=str(path), n_rows=server.n_rows, metric=server.metric)
+    if checkpoint.entries:
+        progress.bar.write(f"leaderboard-bot: resuming from {path} ({len(checkpoint.entries)} answered queries)")
+
+    progress.phase("fingerprint")
+    probe_budget = args.fingerprint_budget if args.budget is None else min(args.fingerprint_budget, args.budget)
+    report = fingerprint(oracle, budget=probe_budget, seed=args.seed)
+    summary["fingerprint"] = report.as_dict()
+    _apply_observed_precision(oracle, report)
+
+    budget_left = None if args.budget is None else args.budget - oracle.queries - 1
+    plan = choose(oracle, report, forced=args.attack, params=params, seed=args.seed, query_budget=budget_left)
+    summary.update(attack=plan.attack, params=plan.params, reason=plan.reason)
+    progress.phase(plan.attack)
+    before = oracle.queries
+    result = _attack(plan, oracle)
+    summary.update(
+        attack_queries=oracle.queries - before,
+        attack_seconds=result.seconds,
+        details=result.details,
+        recovered=result.recovered,
+        labels={server.ids[i]: int(y) for i, y in enumerate(result.labels.tolist()) if y >= 0},
+    )
+
+    if not args.no_final:
+        progress.phase("final")
+        released = oracle.submit(confident_predictions(result.labels, server.n_classes))
+        summary.update(final_public_score=None if released is None else float(released),
+                       final_public_score_text=oracle.last_released_text)
+    summary.update(status="complete", queries=oracle.queries, seconds=time.perf_counter() - started)
+    progress.close()
+    print(
+        f"leaderboard-bot: {plan.attack} recovered {result.recovered}/{server.n_rows} labels in {oracle.queries} "
+        f"submissions ({report.probes} fingerprint + {summary['attack_queries']} attack"
+        f"{'' if args.no_final else ' + 1 final'}; {oracle.replayed} replayed from the checkpoint) in "
+        f"{time.perf_counter() - started:.1f} s; final public score {summary.get('final_public_score_text')}"
+    )
+    return 0
+
+
+def _apply_observed_precision(oracle: ReplayOracle, report: Fingerprint) -> None:
+    """Attacks size their constructions from ``oracle.decimals``: use what the released texts showed."""
+    if report.full_precision:
+        oracle.decimals = None
+    elif report.decimals is not None:
+        oracle.decimals = report.decimals
+
+
+def _attack(plan: Plan, oracle: ReplayOracle) -> AttackResult:
+    return run(plan.attack, oracle, **plan.params)
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return str(value)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,13 @@
+"""Attacker-vs-defender games: a TOML game file lists data sets, defense chains, attacks and seeds; the runner
+plays every cell offline through :class:`attacks.LocalOracle` with an honest population scored on the same
+leaderboard, and the report writes CSV, JSON, PNG charts and a self-contained HTML page.
+
+``leaderboard-game run GAMEFILE --out DIR`` (or ``python -m games run ...``) is the command line.
+"""
+
+from __future__ import annotations
+
+from games.gamefile import GameFileError, GameSpec, load_game, parse_game
+from games.runner import GameResult, run_game
+
+__all__ = ["GameFileError", "GameResult", "GameSpec", "load_game", "parse_game", "run_game"]

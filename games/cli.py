@@ -1,0 +1,80 @@
+"""``leaderboard-game run GAMEFILE --out DIR [--mode offline]``: play a game and write its report."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from games.gamefile import GameFileError, load_game
+from games.report import markdown_table, summarize, write_report
+from games.runner import run_game
+
+GAMES = Path(__file__).resolve().parent / "files"
+
+
+def resolve_gamefile(name: str) -> Path:
+    """A path as given, or the name of a shipped game (``quick``, ``standard``) in ``games/files``."""
+    path = Path(name)
+    shipped = GAMES / (name if name.endswith(".toml") else f"{name}.toml")
+    return shipped if not path.exists() and shipped.exists() else path
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="leaderboard-game", description="Attacker-vs-defender games on a simulated leaderboard."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="play every cell of a game file and write CSV, JSON, PNG and HTML")
+    run.add_argument("gamefile", help="the game file (TOML), or the name of a shipped game: quick, standard")
+    run.add_argument("--out", required=True, help="directory for the report (created if needed)")
+    run.add_argument(
+        "--mode", choices=("offline", "live"), default="offline",
+        help="offline: LocalOracle in process (default); live: the attacker plays a running site over HTTP",
+    )
+    run.add_argument(
+        "--url", default=None,
+        help="live mode: the site to play (this checkout's manage.py must reach its database, e.g. the same "
+        "DATABASE_URL); default: start a site of our own",
+    )
+    run.add_argument("--jobs", type=int, default=1, help="worker processes (default 1; results do not depend on it)")
+    run.add_argument("--quiet", action="store_true", help="print only the summary table")
+    check = sub.add_parser("check", help="validate a game file without running it")
+    check.add_argument("gamefile")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``leaderboard-game`` console script; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    try:
+        spec = load_game(resolve_gamefile(args.gamefile))
+    except GameFileError as exc:
+        print(f"leaderboard-game: {exc}", file=sys.stderr)
+        return 2
+    if args.command == "check":
+        print(f"{args.gamefile}: OK, {spec.n_cells} cells")
+        return 0
+    progress = None if args.quiet else (lambda message: print(message, file=sys.stderr, flush=True))
+    try:
+        if args.mode == "live":
+            from games.live import LiveSite, local_site
+
+            with contextlib.ExitStack() as stack:
+                site = LiveSite(args.url) if args.url else stack.enter_context(local_site())
+                result = run_game(spec, progress=progress, site=site)
+        else:
+            result = run_game(spec, progress=progress, jobs=max(1, args.jobs))
+    except GameFileError as exc:
+        print(f"leaderboard-game: {exc}", file=sys.stderr)
+        return 2
+    paths = write_report(result, args.out)
+    print(markdown_table(summarize(result.cells)), end="")
+    print(f"\n{len(result.cells)} cells in {result.seconds:.1f} s; report: {paths['html']}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,357 @@
+"""The game file: a TOML description of an attacker-vs-defender game, parsed and validated up front.
+
+A game is the cross product data sets × defense chains × attacks × seeds. Every name is checked against the
+registries (attacks, defenses, metrics) and every parameter against what it configures before anything
+runs, and an error names the file, the table, the entry and the key::
+
+    [game]
+    name = "quick"
+    seeds = [0, 1]                  # one cell per seed: the competition secret (split, defense randomness)
+    metric = "binary_logloss"       # default
+    # decimals = 5                  # displayed precision; omitted = full float64 (use a rounding defense)
+    final_confidence = 0.9999       # the attacker's final submission: this probability on each claimed label
+
+    [[datasets]]
+    name = "breast_cancer"
+    source = "breast_cancer"        # breast_cancer | digits (real models) | balanced (simulated models)
+    test_fraction = 0.3             # held-out rows = the hidden labels
+    # n_rows = 2000                 # balanced only
+    # public_fraction = 0.3         # released score = public split; omitted = every row
+
+    [[defenses]]
+    name = "rounding-5"
+    chain = [{name = "rounding", decimals = 5}]
+
+    [[attacks]]
+    name = "boosting-200"           # the row label in the report (default: the attack's name)
+    attack = "boosting"             # registry name (default: name)
+    budget = 200                    # optional hard cap on queries, enforced by the runner
+    params = {k = 200}              # keyword parameters of the attack
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import tomllib
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+SOURCES = ("breast_cancer", "digits", "balanced")
+GAME_KEYS = {"name", "description", "seeds", "metric", "eps", "decimals", "final_confidence"}
+DATASET_KEYS = {"name", "source", "test_fraction", "population_seed", "n_rows", "public_fraction"}
+DEFENSE_KEYS = {"name", "chain", "description"}
+ATTACK_KEYS = {"name", "attack", "budget", "params"}
+
+
+class GameFileError(ValueError):
+    """The game file is malformed or names something that does not exist; the message says where and why."""
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """Where the hidden labels and the honest population come from."""
+
+    name: str
+    source: str
+    test_fraction: float = 0.3
+    population_seed: int = 0
+    n_rows: int | None = None
+    public_fraction: float | None = None
+
+
+@dataclass(frozen=True)
+class DefenseSpec:
+    """A named defense chain in its JSON form (``[]`` = no defense)."""
+
+    name: str
+    chain: list[dict[str, Any]]
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class AttackSpec:
+    """One attack configuration: the registry name, its keyword parameters and an optional query budget."""
+
+    name: str
+    attack: str
+    params: dict[str, Any] = field(default_factory=dict)
+    budget: int | None = None
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """A validated game."""
+
+    name: str
+    seeds: list[int]
+    datasets: list[DatasetSpec]
+    defenses: list[DefenseSpec]
+    attacks: list[AttackSpec]
+    description: str = ""
+    metric: str = "binary_logloss"
+    eps: float = 1e-15
+    decimals: int | None = None
+    final_confidence: float = 0.9999
+    source: str = "<string>"
+
+    @property
+    def n_cells(self) -> int:
+        return len(self.datasets) * len(self.defenses) * len(self.attacks) * len(self.seeds)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready copy (``source`` dropped, so a game's outputs do not depend on where its file lives)."""
+        data = asdict(self)
+        data.pop("source")
+        return data
+
+
+def load_game(path: str | Path) -> GameSpec:
+    """Read and validate a game file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise GameFileError(f"{path}: cannot read the game file: {exc.strerror or exc}") from None
+    return parse_game(text, source=str(path))
+
+
+def parse_game(text: str | dict[str, Any], *, source: str = "<string>") -> GameSpec:
+    """Validate a game given as TOML text (or an already parsed dict).
+
+    >>> spec = parse_game('''
+    ... [game]
+    ... name = "tiny"
+    ... seeds = [0]
+    ... [[datasets]]
+    ... name = "bc"
+    ... source = "breast_cancer"
+    ... [[defenses]]
+    ... name = "none"
+    ... chain = []
+    ... [[attacks]]
+    ... name = "boosting"
+    ... params = {k = 10}
+    ... ''')
+    >>> spec.n_cells, spec.attacks[0].attack, spec.decimals
+    (1, 'boosting', None)
+    """
+    if isinstance(text, dict):
+        data = text
+    else:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise GameFileError(f"{source}: not valid TOML: {exc}") from None
+    return _Validator(source).game(data)
+
+
+class _Validator:
+    """Builds a :class:`GameSpec`, raising :class:`GameFileError` with the location of the first problem."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+
+    def fail(self, where: str, message: str) -> GameFileError:
+        return GameFileError(f"{self.source}: {where}: {message}")
+
+    def game(self, data: dict[str, Any]) -> GameSpec:
+        unknown_tables = sorted(set(data) - {"game", "datasets", "defenses", "attacks"})
+        if unknown_tables:
+            raise self.fail(
+                "top level", f"unknown table(s) {', '.join(unknown_tables)}; expected [game], [[datasets]], "
+                "[[defenses]], [[attacks]]"
+            )
+        game = data.get("game")
+        if not isinstance(game, dict):
+            raise self.fail("[game]", "missing table (it needs at least name and seeds)")
+        self.keys("[game]", game, GAME_KEYS)
+        name = self.required("[game]", game, "name")
+        seeds = game.get("seeds", [0])
+        if (
+            not isinstance(seeds, list)
+            or not seeds
+            or not all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds)
+        ):
+            raise self.fail("[game]", f"'seeds' must be a non-empty list of non-negative integers, got {seeds!r}")
+        if len(set(seeds)) != len(seeds):
+            raise self.fail("[game]", f"'seeds' lists a seed twice: {seeds!r}")
+        metric = self.string("[game]", game, "metric") or "binary_logloss"
+        self.check_metric(metric)
+        eps = self.number("[game]", game, "eps", 1e-15, low=0.0, high=0.5, open_low=True, open_high=True)
+        decimals = game.get("decimals")
+        if decimals is not None and (not isinstance(decimals, int) or isinstance(decimals, bool)
+                                     or not 0 <= decimals <= 15):
+            raise self.fail("[game]", f"'decimals' must be an integer from 0 to 15 (omit it for float64), got "
+                            f"{decimals!r}")
+        confidence = self.number("[game]", game, "final_confidence", 0.9999, low=0.5, high=1.0, open_high=False)
+        datasets = [self.dataset(i, d) for i, d in enumerate(self.entries("datasets", data))]
+        defenses = [self.defense(i, d, metric, eps) for i, d in enumerate(self.entries("defenses", data))]
+        attacks = [self.attack(i, a) for i, a in enumerate(self.entries("attacks", data))]
+        for table, items in (("datasets", datasets), ("defenses", defenses), ("attacks", attacks)):
+            names = [item.name for item in items]
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:
+                raise self.fail(f"[[{table}]]", f"names must be unique; {', '.join(map(repr, twice))} repeated")
+        return GameSpec(
+            name=name,
+            description=self.string("[game]", game, "description") or "",
+            seeds=list(seeds),
+            metric=metric,
+            eps=eps,
+            decimals=decimals,
+            final_confidence=confidence,
+            datasets=datasets,
+            defenses=defenses,
+            attacks=attacks,
+            source=self.source,
+        )
+
+    # --- tables -------------------------------------------------------------------------------------------
+
+    def entries(self, table: str, data: dict[str, Any]) -> list[dict[str, Any]]:
+        items = data.get(table)
+        if items is None:
+            raise self.fail(f"[[{table}]]", "missing: a game needs at least one entry")
+        if not isinstance(items, list) or not items or not all(isinstance(i, dict) for i in items):
+            raise self.fail(f"[[{table}]]", "must be a non-empty array of tables")
+        return items
+
+    def dataset(self, index: int, entry: dict[str, Any]) -> DatasetSpec:
+        where = self.where("datasets", index, entry)
+        self.keys(where, entry, DATASET_KEYS)
+        name = self.required(where, entry, "name")
+        source = self.string(where, entry, "source") or name
+        if source not in SOURCES:
+            raise self.fail(where, f"unknown source {source!r}; choose one of {', '.join(SOURCES)}")
+        n_rows = entry.get("n_rows")
+        if source == "balanced":
+            if not isinstance(n_rows, int) or isinstance(n_rows, bool) or n_rows < 2:
+                raise self.fail(where, f"source 'balanced' needs 'n_rows', an integer of at least 2, got {n_rows!r}")
+        elif n_rows is not None:
+            raise self.fail(where, f"'n_rows' applies to source 'balanced' only (source {source!r} fixes its size)")
+        public_fraction = entry.get("public_fraction")
+        if public_fraction is not None:
+            public_fraction = self.number(where, entry, "public_fraction", 0.0, low=0.0, high=1.0,
+                                          open_low=True, open_high=True)
+        seed = entry.get("population_seed", 0)
+        if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+            raise self.fail(where, f"'population_seed' must be a non-negative integer, got {seed!r}")
+        return DatasetSpec(
+            name=name,
+            source=source,
+            test_fraction=self.number(where, entry, "test_fraction", 0.3, low=0.0, high=1.0,
+                                      open_low=True, open_high=True),
+            population_seed=seed,
+            n_rows=n_rows,
+            public_fraction=public_fraction,
+        )
+
+    def defense(self, index: int, entry: dict[str, Any], metric: str, eps: float) -> DefenseSpec:
+        from defenses import DefenseChain, DefenseConfigError
+
+        where = self.where("defenses", index, entry)
+        self.keys(where, entry, DEFENSE_KEYS)
+        name = self.required(where, entry, "name")
+        chain = entry.get("chain")
+        if not isinstance(chain, list):
+            raise self.fail(where, "'chain' is required: a list of {name = ..., ...} tables ([] = no defense)")
+        try:
+            built = DefenseChain.from_json(chain)
+        except DefenseConfigError as exc:
+            raise self.fail(where, f"invalid defense chain: {exc}") from None
+        check_metric = getattr(built, "check_metric", None)
+        if callable(check_metric):
+            try:
+                check_metric(_metric_view(metric, eps))
+            except DefenseConfigError as exc:
+                raise self.fail(where, f"invalid defense chain for metric {metric!r}: {exc}") from None
+        return DefenseSpec(name=name, chain=list(chain), description=self.string(where, entry, "description") or "")
+
+    def attack(self, index: int, entry: dict[str, Any]) -> AttackSpec:
+        import attacks
+        from attacks.registry import ATTACKS
+
+        where = self.where("attacks", index, entry)
+        self.keys(where, entry, ATTACK_KEYS)
+        label = self.string(where, entry, "name") or self.string(where, entry, "attack")
+        if not label:
+            raise self.fail(where, "needs 'name' (or 'attack')")
+        registry_name = self.string(where, entry, "attack") or label
+        if registry_name not in ATTACKS:
+            raise self.fail(
+                where, f"unknown attack {registry_name!r}; available: {', '.join(attacks.available()) or '(none)'}"
+            )
+        params = entry.get("params", {})
+        if not isinstance(params, dict):
+            raise self.fail(where, f"'params' must be a table of keyword parameters, got {params!r}")
+        try:
+            inspect.signature(ATTACKS[registry_name]).bind(None, **params)
+        except TypeError as exc:
+            raise self.fail(where, f"attack {registry_name!r} does not accept these params: {exc}") from None
+        budget = entry.get("budget")
+        if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
+            raise self.fail(where, f"'budget' must be a positive integer (a cap on queries), got {budget!r}")
+        return AttackSpec(name=label, attack=registry_name, params=dict(params), budget=budget)
+
+    # --- values -------------------------------------------------------------------------------------------
+
+    @staticmethod
+    def where(table: str, index: int, entry: dict[str, Any]) -> str:
+        label = entry.get("name") or entry.get("attack")
+        return f"[[{table}]] #{index + 1}" + (f" ({label!r})" if isinstance(label, str) else "")
+
+    def keys(self, where: str, entry: dict[str, Any], allowed: set[str]) -> None:
+        unknown = sorted(set(entry) - allowed)
+        if unknown:
+            raise self.fail(where, f"unknown key(s) {', '.join(unknown)}; allowed: {', '.join(sorted(allowed))}")
+
+    def required(self, where: str, entry: dict[str, Any], key: str) -> str:
+        value = self.string(where, entry, key, required=True)
+        assert value is not None
+        return value
+
+    def string(self, where: str, entry: dict[str, Any], key: str, *, required: bool = False) -> str | None:
+        value = entry.get(key)
+        if value is None:
+            if required:
+                raise self.fail(where, f"'{key}' is required")
+            return None
+        if not isinstance(value, str) or (required and not value.strip()):
+            raise self.fail(where, f"'{key}' must be a non-empty string, got {value!r}")
+        return value
+
+    def number(
+        self,
+        where: str,
+        entry: dict[str, Any],
+        key: str,
+        default: float,
+        *,
+        low: float,
+        high: float,
+        open_low: bool = False,
+        open_high: bool = False,
+    ) -> float:
+        value = entry.get(key, default)
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+        if ok:
+            ok = (value > low if open_low else value >= low) and (value < high if open_high else value <= high)
+        if not ok:
+            interval = f"{'(' if open_low else '['}{low}, {high}{')' if open_high else ']'}"
+            raise self.fail(where, f"'{key}' must be a number in {interval}, got {value!r}")
+        return float(value)
+
+    def check_metric(self, metric: str) -> None:
+        from scoring import METRICS
+
+        if metric not in METRICS:
+            raise self.fail("[game]", f"unknown metric {metric!r}; choose one of {', '.join(sorted(METRICS))}")
+
+
+def _metric_view(metric: str, eps: float) -> Any:
+    """The defenses' view of ``metric`` (for chains that reject metrics they cannot handle)."""
+    from scoring.pipeline import metric_view
+
+    return metric_view(metric, eps)

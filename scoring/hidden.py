@@ -1,0 +1,111 @@
+"""The hidden test set: ids, integer labels and the fixed public/private split.
+
+Parsing the host's ``id,label`` CSV lives here too, so the admin, the management command, the host API and
+the offline oracle all read labels the same way.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from scoring.errors import ConfigurationError
+
+
+@dataclass(frozen=True)
+class HiddenTestSet:
+    """Ids in their canonical order, labels ``0..K-1`` and the public mask (True = public row)."""
+
+    ids: tuple[str, ...]
+    labels: np.ndarray
+    n_classes: int
+    public_mask: np.ndarray
+    _index: dict[str, int] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if len(self.ids) != len(self.labels) or len(self.ids) != len(self.public_mask):
+            raise ConfigurationError("ids, labels and the public mask must have the same length")
+        object.__setattr__(self, "_index", {row_id: i for i, row_id in enumerate(self.ids)})
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.ids)
+
+    @property
+    def id_index(self) -> dict[str, int]:
+        """Map from id to row position (built once)."""
+        return self._index
+
+    def split_rows(self, split: str) -> np.ndarray:
+        """Row positions of ``split``: ``"public"``, ``"private"`` or ``"all"``."""
+        if split == "all":
+            return np.arange(self.n_rows)
+        if split == "public":
+            return np.flatnonzero(self.public_mask)
+        if split == "private":
+            return np.flatnonzero(~self.public_mask)
+        raise ValueError(f"unknown split {split!r}")
+
+
+def public_split_mask(n_rows: int, public_fraction: float, seed: int) -> np.ndarray:
+    """A fixed random public/private split drawn from the competition's secret seed.
+
+    ``round(public_fraction * n_rows)`` rows are public; when the fraction is strictly between 0 and 1, both
+    splits hold at least one row, so both boards have something to score.
+    """
+    if not 0.0 <= public_fraction <= 1.0:
+        raise ConfigurationError(f"public fraction must lie in [0, 1], got {public_fraction}")
+    n_public = round(public_fraction * n_rows)
+    if 0.0 < public_fraction < 1.0 and n_rows >= 2:
+        n_public = min(max(n_public, 1), n_rows - 1)
+    rng = np.random.default_rng(seed)
+    mask = np.zeros(n_rows, dtype=bool)
+    mask[rng.permutation(n_rows)[:n_public]] = True
+    return mask
+
+
+def parse_labels_csv(data: bytes | str, *, n_classes: int | None = None) -> tuple[list[str], np.ndarray, int]:
+    """Read a host's ``id,label`` CSV into ids, integer labels and the number of classes.
+
+    ``n_classes`` defaults to ``max(label) + 1`` (at least 2). Errors name the line.
+    """
+    text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+    reader = csv.reader(io.StringIO(text))
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise ConfigurationError("the labels file is empty") from None
+    if [h.strip().lower() for h in header] != ["id", "label"]:
+        raise ConfigurationError(f"line 1: the labels header must be 'id,label', got {','.join(header)!r}")
+    ids: list[str] = []
+    labels: list[int] = []
+    seen: set[str] = set()
+    for line_no, row in enumerate(reader, start=2):
+        if not row:
+            continue
+        if len(row) != 2:
+            raise ConfigurationError(f"line {line_no}: expected 2 columns (id,label), got {len(row)}")
+        row_id, label_text = row[0].strip(), row[1].strip()
+        if not row_id:
+            raise ConfigurationError(f"line {line_no}: empty id")
+        if row_id in seen:
+            raise ConfigurationError(f"line {line_no}: duplicate id {row_id!r}")
+        try:
+            label = int(label_text)
+        except ValueError:
+            raise ConfigurationError(f"line {line_no}: label {label_text!r} is not an integer") from None
+        if label < 0:
+            raise ConfigurationError(f"line {line_no}: label {label} is negative")
+        seen.add(row_id)
+        ids.append(row_id)
+        labels.append(label)
+    if not ids:
+        raise ConfigurationError("the labels file has no rows")
+    label_array = np.asarray(labels, dtype=np.int64)
+    k = max(int(label_array.max()) + 1, 2) if n_classes is None else n_classes
+    if n_classes is not None and int(label_array.max()) >= n_classes:
+        raise ConfigurationError(f"a label is {int(label_array.max())} but the competition has {n_classes} classes")
+    return ids, label_array, k

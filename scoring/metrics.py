@@ -1,0 +1,176 @@
+"""Metrics of the scoring core, one registry mapping a name to a :class:`Metric`.
+
+Names follow DESIGN.md. Log losses use the natural log, clip predictions to ``[eps, 1 - eps]`` and (for K
+classes) renormalise rows, as Kaggle does. Every metric is the mean of per-row values where the metric
+decomposes over rows (all but AUC), which is what the row-level defenses (subsetting, the parameter-free
+Ladder) need. A non-finite result raises :class:`NonFiniteScoreError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+
+import numpy as np
+
+from scoring import bignum
+from scoring.arithmetic import Arithmetic
+from scoring.errors import ConfigurationError, NonFiniteScoreError
+
+RowFn = Callable[[np.ndarray, np.ndarray, float], np.ndarray]
+ScoreFn = Callable[[np.ndarray, np.ndarray, float], float]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A scoring rule. ``row_values`` gives per-row values whose mean is the score (``None`` for AUC)."""
+
+    name: str
+    higher_is_better: bool
+    tasks: frozenset[str]
+    score_fn: ScoreFn
+    row_values: RowFn | None = None
+    supports_mpfr: bool = False
+
+    def score(self, predictions: np.ndarray, labels: np.ndarray, eps: float) -> float:
+        """The float64 score; raises :class:`NonFiniteScoreError` on NaN or infinity."""
+        if len(labels) == 0:
+            raise NonFiniteScoreError(f"{self.name}: there are no rows to score")
+        # log(0) and the like are caught just below as a failed score; numpy need not warn into worker logs.
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            value = float(self.score_fn(predictions, labels, eps))
+        if not np.isfinite(value):
+            raise NonFiniteScoreError(f"{self.name} is not finite")
+        return value
+
+    @property
+    def lower_is_better(self) -> bool:
+        return not self.higher_is_better
+
+
+def _clip(p: np.ndarray, eps: float) -> np.ndarray:
+    return np.clip(p, eps, 1.0 - eps)
+
+
+def binary_logloss_rows(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
+    p = _clip(predictions, eps)
+    return -np.where(labels == 1, np.log(p), np.log1p(-p))
+
+
+def _probability_matrix(predictions: np.ndarray, eps: float) -> np.ndarray:
+    if predictions.ndim == 1:
+        predictions = np.column_stack([1.0 - predictions, predictions])
+    clipped = _clip(predictions, eps)
+    return clipped / clipped.sum(axis=1, keepdims=True)
+
+
+def multiclass_logloss_rows(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
+    probs = _probability_matrix(predictions, eps)
+    return -np.log(probs[np.arange(len(labels)), labels])
+
+
+def brier_rows(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
+    """Squared Euclidean distance between the probability vector and the one-hot label (binary: (p - y)²)."""
+    if predictions.ndim == 1:
+        return (predictions - labels) ** 2
+    onehot = np.zeros_like(predictions)
+    onehot[np.arange(len(labels)), labels] = 1.0
+    return ((predictions - onehot) ** 2).sum(axis=1)
+
+
+def accuracy_rows(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
+    """1 where the predicted class (p ≥ 0.5 for binary, the first arg-max otherwise) is the label."""
+    predicted = (predictions >= 0.5).astype(np.int64) if predictions.ndim == 1 else predictions.argmax(axis=1)
+    return (predicted == labels).astype(np.float64)
+
+
+def roc_auc(predictions: np.ndarray, labels: np.ndarray, eps: float) -> float:
+    """Binary ROC AUC by the rank-sum (Mann–Whitney) formula, ties counted one half."""
+    from scipy.stats import rankdata
+
+    scores = predictions if predictions.ndim == 1 else predictions[:, 1]
+    positives = labels == 1
+    n_pos = int(positives.sum())
+    n_neg = len(labels) - n_pos
+    if n_pos == 0 or n_neg == 0:
+        raise NonFiniteScoreError("AUC is undefined when the scored rows hold a single class")
+    ranks = rankdata(scores)
+    return float((ranks[positives].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def _mean_of(rows: RowFn) -> ScoreFn:
+    def score(predictions: np.ndarray, labels: np.ndarray, eps: float) -> float:
+        return float(np.mean(rows(predictions, labels, eps)))
+
+    return score
+
+
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        Metric(
+            "binary_logloss", False, frozenset({"binary"}), _mean_of(binary_logloss_rows),
+            binary_logloss_rows, supports_mpfr=True,
+        ),
+        Metric(
+            "multiclass_logloss", False, frozenset({"binary", "multiclass"}), _mean_of(multiclass_logloss_rows),
+            multiclass_logloss_rows, supports_mpfr=True,
+        ),
+        Metric("auc", True, frozenset({"binary"}), roc_auc, None),
+        Metric("accuracy", True, frozenset({"binary", "multiclass"}), _mean_of(accuracy_rows), accuracy_rows),
+        Metric("brier", False, frozenset({"binary", "multiclass"}), _mean_of(brier_rows), brier_rows),
+    )
+}
+
+
+def get_metric(name: str) -> Metric:
+    try:
+        return METRICS[name]
+    except KeyError:
+        raise ConfigurationError(f"unknown metric {name!r}; choose one of {', '.join(sorted(METRICS))}") from None
+
+
+def task_of(n_classes: int) -> str:
+    return "binary" if n_classes == 2 else "multiclass"
+
+
+def check_metric_for(metric: Metric, n_classes: int, arithmetic: Arithmetic) -> None:
+    """Reject a metric that cannot score this task or run in this arithmetic."""
+    task = task_of(n_classes)
+    if task not in metric.tasks:
+        raise ConfigurationError(f"metric {metric.name!r} does not support {task} competitions")
+    if not arithmetic.is_float64 and not metric.supports_mpfr:
+        raise ConfigurationError(f"metric {metric.name!r} is only available in float64 arithmetic")
+
+
+def logloss_mpfr(
+    texts: tuple[tuple[str, ...], ...], labels: np.ndarray, eps: float, bits: int, *, binary: bool
+) -> Decimal:
+    """Log loss computed entirely in ``bits``-bit MPFR arithmetic from the submitted decimal strings.
+
+    Each prediction is read at φ bits, clipped, (multiclass) renormalised, its logarithm taken and summed
+    at φ bits, then divided by N — the φ-bit server model of paper 000, Section 2.
+    """
+    if len(labels) == 0:
+        raise NonFiniteScoreError("log loss: there are no rows to score")
+    with bignum.local_precision(bits):
+        eps_m = bignum.mpfr(repr(eps))
+        one = bignum.mpfr(1)
+        high = one - eps_m
+        total = bignum.mpfr(0)
+        for row, label in zip(texts, labels, strict=True):
+            if binary and len(row) == 1:
+                p = min(max(bignum.mpfr(row[0]), eps_m), high)
+                total += bignum.gmpy2.log(p if label == 1 else one - p)
+            else:
+                probs = [bignum.mpfr(t) for t in row]
+                if len(probs) == 1:  # binary predictions under the multiclass loss
+                    probs = [one - probs[0], probs[0]]
+                clipped = [min(max(q, eps_m), high) for q in probs]
+                norm = bignum.gmpy2.fsum(clipped)
+                total += bignum.gmpy2.log(clipped[int(label)] / norm)
+        result = -total / len(labels)
+        if not bignum.gmpy2.is_finite(result):
+            raise NonFiniteScoreError("log loss is not finite")
+        return Decimal(bignum.mpfr_to_decimal_text(result))

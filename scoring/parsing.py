@@ -1,0 +1,328 @@
+"""Parse and validate a participant's predictions (Kaggle's format) into an array aligned to the hidden ids.
+
+Binary competitions take ``id`` plus one probability column (the probability of label 1); K-class ones take
+``id`` plus one column per class. Rows may come in any order. Every problem is reported as a
+:class:`SubmissionError` naming the line (CSV; the header is line 1) or the item (JSON) and the problem.
+Multiclass rows are renormalised when their sum is within :data:`ROW_SUM_TOLERANCE` of 1, as Kaggle does,
+and rejected beyond it.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from itertools import repeat
+
+import numpy as np
+
+from scoring.errors import SubmissionError
+
+ROW_SUM_TOLERANCE = 1e-4
+DEFAULT_MAX_BYTES = 50 * 1024 * 1024
+BINARY_COLUMN = "target"
+
+
+@dataclass(frozen=True)
+class SubmissionFormat:
+    """What a competition accepts: the hidden ids in canonical order and the number of classes."""
+
+    ids: tuple[str, ...]
+    id_index: dict[str, int]
+    n_classes: int
+    max_bytes: int = DEFAULT_MAX_BYTES
+
+    @property
+    def columns(self) -> list[str]:
+        """The header of a valid CSV (the sample submission's header)."""
+        if self.n_classes == 2:
+            return ["id", BINARY_COLUMN]
+        return ["id", *(f"class_{k}" for k in range(self.n_classes))]
+
+    @property
+    def n_value_columns(self) -> int:
+        return 1 if self.n_classes == 2 else self.n_classes
+
+
+Locator = Callable[[int, str], SubmissionError]
+
+
+def _csv_line(offset: int, problem: str) -> SubmissionError:
+    """Data row ``offset`` (0-based) sits on line ``offset + 2``: the header is line 1."""
+    return SubmissionError(problem, line=offset + 2)
+
+
+def _json_item(offset: int, problem: str) -> SubmissionError:
+    return SubmissionError(f"item {offset}: {problem}")
+
+
+@dataclass(frozen=True)
+class ParsedPredictions:
+    """Validated predictions in hidden-id order: shape ``(n,)`` for binary, ``(n, K)`` for K classes.
+
+    ``texts`` keeps the submitted decimal strings (same shape, as nested tuples) when asked for, so that a
+    φ-bit arithmetic can read them at more than float64 precision.
+    """
+
+    values: np.ndarray
+    texts: tuple[tuple[str, ...], ...] | None = None
+
+
+def sample_submission_csv(fmt: SubmissionFormat) -> str:
+    """The CSV template participants fill in: the exact header and every id, with a neutral guess."""
+    neutral = "0.5" if fmt.n_classes == 2 else ",".join([repr(1.0 / fmt.n_classes)] * fmt.n_classes)
+    lines = [",".join(fmt.columns), *(f"{row_id},{neutral}" for row_id in fmt.ids)]
+    return "\n".join(lines) + "\n"
+
+
+def parse_submission_csv(data: bytes, fmt: SubmissionFormat, *, keep_text: bool = False) -> ParsedPredictions:
+    """Validate CSV bytes and return predictions aligned to ``fmt.ids``."""
+    text = _decode(data, fmt.max_bytes)
+    lines = text.splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines:
+        raise SubmissionError("the file is empty")
+    header = [h.strip() for h in _split_line(lines[0])]
+    expected = fmt.columns
+    if [h.lower() for h in header] != expected:
+        if len(header) != len(expected):
+            raise SubmissionError(
+                f"the header has {len(header)} columns, expected {len(expected)}: {','.join(expected)}", line=1
+            )
+        raise SubmissionError(f"the header must be {','.join(expected)!r}, got {','.join(header)!r}", line=1)
+    if len(lines) == 1:
+        raise SubmissionError(f"the file has a header but no rows; expected {len(fmt.ids)} rows")
+    width = len(expected)
+    cells = _columns(lines[1:], width, quoted='"' in text)
+    row_ids = list(map(str.strip, cells[0]))
+    order = _align_ids(row_ids, fmt, _csv_line, "line", lambda i: i + 2)
+    return _finish(fmt, cells[1:], order, _csv_line, keep_text)
+
+
+def parse_submission_json(payload: object, fmt: SubmissionFormat, *, keep_text: bool = False) -> ParsedPredictions:
+    """Validate the JSON body ``{"predictions": ...}``.
+
+    ``predictions`` is either a list in sample-submission order (numbers for binary, lists of K numbers for
+    multiclass), a list of objects with ``id`` and the value columns, or an object mapping id to value(s).
+    Numbers may be JSON numbers or numeric strings.
+    """
+    if isinstance(payload, (bytes, str)):
+        raw = payload.encode("utf-8") if isinstance(payload, str) else payload
+        payload = json.loads(_decode(raw, fmt.max_bytes), parse_float=str, parse_int=str)
+    if not isinstance(payload, dict) or "predictions" not in payload:
+        raise SubmissionError('the JSON body must be an object with a "predictions" field')
+    preds = payload["predictions"]
+    value_columns = fmt.columns[1:]
+    row_ids: list[str]
+    cells: list[list[object]]
+    if isinstance(preds, dict):
+        row_ids = [str(k) for k in preds]
+        cells = [_as_cells(v, fmt, f"id {k!r}") for k, v in preds.items()]
+    elif isinstance(preds, list):
+        if preds and isinstance(preds[0], dict):
+            row_ids, cells = [], []
+            for i, item in enumerate(preds):
+                if not isinstance(item, dict) or "id" not in item:
+                    raise SubmissionError(f"item {i}: expected an object with an 'id' field")
+                missing = [c for c in value_columns if c not in item]
+                extra = sorted(set(item) - {"id", *value_columns})
+                if missing or extra:
+                    raise SubmissionError(
+                        f"item {i}: expected fields id,{','.join(value_columns)}"
+                        + (f"; missing {','.join(missing)}" if missing else "")
+                        + (f"; unexpected {','.join(extra)}" if extra else "")
+                    )
+                row_ids.append(str(item["id"]))
+                cells.append([item[c] for c in value_columns])
+        else:
+            if len(preds) != len(fmt.ids):
+                raise SubmissionError(
+                    f"a positional predictions list needs {len(fmt.ids)} items (one per id, in the sample "
+                    f"submission's order), got {len(preds)}"
+                )
+            if fmt.n_classes == 2 and all(type(v) is str for v in preds):
+                # Fast path (the bot's): numbers arrive as their JSON text; one column, already in id order.
+                return _finish(fmt, [list(preds)], np.arange(len(preds)), _json_item, keep_text)
+            row_ids = list(fmt.ids)
+            cells = [_as_cells(v, fmt, f"item {i}") for i, v in enumerate(preds)]
+    else:
+        raise SubmissionError('"predictions" must be a list or an object')
+    if not cells:
+        raise SubmissionError("the predictions are empty")
+    order = _align_ids(row_ids, fmt, _json_item, "item", lambda i: i)
+    column_texts = [[_cell_text(row[c]) for row in cells] for c in range(len(value_columns))]
+    return _finish(fmt, column_texts, order, _json_item, keep_text)
+
+
+def _finish(
+    fmt: SubmissionFormat, column_texts: list[list[str]], order: np.ndarray, fail: Locator, keep_text: bool
+) -> ParsedPredictions:
+    """Convert value columns to floats, check them as probabilities and align them to the hidden ids."""
+    value_columns = fmt.columns[1:]
+    columns = [_to_floats(texts, value_columns[c], fail) for c, texts in enumerate(column_texts)]
+    values = np.column_stack(columns) if len(columns) > 1 else columns[0]
+    values = _check_probabilities(values, fmt, fail)
+    aligned = _reorder(values, order)
+    texts = None
+    if keep_text:
+        per_row = list(zip(*column_texts, strict=True))
+        texts = tuple(tuple(t.strip() for t in per_row[i]) for i in np.argsort(order, kind="stable"))
+    return ParsedPredictions(values=aligned, texts=texts)
+
+
+def _decode(data: bytes, max_bytes: int) -> str:
+    if len(data) > max_bytes:
+        raise SubmissionError(f"the file is {len(data)} bytes, over the limit of {max_bytes} bytes")
+    if not data.strip():
+        raise SubmissionError("the file is empty")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise SubmissionError(
+            f"the file is not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {column})", line=line
+        ) from None
+
+
+def _columns(body: list[str], width: int, *, quoted: bool) -> list[list[str]]:
+    """Split data lines into ``width`` columns, naming the first line with the wrong column count.
+
+    Unquoted files take a fast path: count commas per line in C, then split the joined text once.
+    """
+    if not quoted:
+        counts = list(map(str.count, body, repeat(",", len(body))))
+        if counts.count(width - 1) == len(body):
+            flat = ",".join(body).split(",")
+            return [flat[c::width] for c in range(width)]
+        rows = [line.split(",") for line in body]
+    else:
+        rows = [_split_line(line) for line in body]
+    for offset, row in enumerate(rows):
+        if len(row) != width:
+            if len(row) == 1 and not row[0].strip():
+                raise SubmissionError("empty line", line=offset + 2)
+            raise SubmissionError(f"expected {width} columns, got {len(row)}", line=offset + 2)
+    return [[row[c] for row in rows] for c in range(width)]
+
+
+def _split_line(line: str) -> list[str]:
+    if '"' not in line:
+        return line.split(",")
+    return next(csv.reader([line]))
+
+
+def _align_ids(
+    row_ids: Sequence[str], fmt: SubmissionFormat, fail: Locator, unit: str, position: Callable[[int], int]
+) -> np.ndarray:
+    """Position in the hidden order of each submitted row; rejects unknown, duplicate and missing ids."""
+    if len(row_ids) == len(fmt.ids) and tuple(row_ids) == fmt.ids:
+        return np.arange(len(row_ids))
+    index = fmt.id_index
+    order = np.empty(len(row_ids), dtype=np.int64)
+    first_seen: dict[int, int] = {}
+    for i, row_id in enumerate(row_ids):
+        pos = index.get(row_id)
+        if pos is None:
+            shown = row_id if len(row_id) <= 40 else row_id[:40] + "..."
+            if not row_id:
+                raise fail(i, "empty id")
+            raise fail(i, f"id {shown!r} is not in the test set")
+        if pos in first_seen:
+            earlier = position(first_seen[pos])
+            raise fail(i, f"duplicate id {row_id!r} (first given on {unit} {earlier})")
+        first_seen[pos] = i
+        order[i] = pos
+    if len(row_ids) != len(fmt.ids):
+        missing = [fmt.ids[p] for p in range(len(fmt.ids)) if p not in first_seen]
+        shown = ", ".join(repr(m) for m in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise SubmissionError(f"{len(missing)} ids are missing: {shown}{more}")
+    return order
+
+
+def _to_floats(texts: list[str], column: str, fail: Locator) -> np.ndarray:
+    try:
+        return np.fromiter(map(float, texts), dtype=np.float64, count=len(texts))
+    except (ValueError, TypeError):
+        pass
+    for i, value in enumerate(texts):
+        try:
+            float(value)
+        except (ValueError, TypeError):
+            shown = value if len(str(value)) <= 40 else str(value)[:40] + "..."
+            raise fail(i, f"column {column!r}: {shown!r} is not a number") from None
+    raise AssertionError("unreachable: a value failed to parse but none was found")  # pragma: no cover
+
+
+def _check_probabilities(values: np.ndarray, fmt: SubmissionFormat, fail: Locator) -> np.ndarray:
+    finite = np.isfinite(values)
+    if not finite.all():
+        bad = int(np.flatnonzero(~finite.reshape(len(values), -1).all(axis=1))[0])
+        raise fail(bad, f"{_show_row(values[bad])} is not a finite number (NaN or infinity)")
+    outside = (values < 0.0) | (values > 1.0)
+    if outside.any():
+        bad = int(np.flatnonzero(outside.reshape(len(values), -1).any(axis=1))[0])
+        raise fail(bad, f"probability {_show_row(values[bad])} is outside [0, 1]")
+    if values.ndim == 2:
+        sums = values.sum(axis=1)
+        off = np.abs(sums - 1.0) > ROW_SUM_TOLERANCE
+        if off.any():
+            bad = int(np.flatnonzero(off)[0])
+            raise fail(
+                bad, f"class probabilities sum to {sums[bad]:.6g}; they must sum to 1 (within {ROW_SUM_TOLERANCE:g})"
+            )
+        values = values / sums[:, None]
+    return values
+
+
+def _show_row(row: np.ndarray | float) -> str:
+    if np.ndim(row) == 0:
+        return repr(float(row))
+    return "[" + ", ".join(repr(float(v)) for v in np.ravel(row)) + "]"
+
+
+def _reorder(values: np.ndarray, order: np.ndarray) -> np.ndarray:
+    if np.array_equal(order, np.arange(len(order))):
+        return values
+    aligned = np.empty_like(values)
+    aligned[order] = values
+    return aligned
+
+
+def _as_cells(value: object, fmt: SubmissionFormat, where: str) -> list[object]:
+    if fmt.n_classes == 2:
+        if isinstance(value, list):
+            raise SubmissionError(f"{where}: expected one probability, got a list")
+        return [value]
+    if not isinstance(value, list) or len(value) != fmt.n_classes:
+        got = f"{len(value)} values" if isinstance(value, list) else "a single value"
+        raise SubmissionError(f"{where}: expected a list of {fmt.n_classes} class probabilities, got {got}")
+    return list(value)
+
+
+def _cell_text(cell: object) -> str:
+    if isinstance(cell, bool) or cell is None:
+        return repr(cell)
+    if isinstance(cell, float) and not math.isfinite(cell):
+        return repr(cell)
+    return str(cell)
+
+
+def validate_array(values: np.ndarray, fmt: SubmissionFormat) -> np.ndarray:
+    """Validate an in-memory prediction array (hidden-id order) with the same rules as an upload.
+
+    Used by the offline oracle so that an attack's query meets exactly the checks a CSV upload meets.
+    """
+    values = np.asarray(values, dtype=np.float64)
+    expected_shape = (len(fmt.ids),) if fmt.n_classes == 2 else (len(fmt.ids), fmt.n_classes)
+    if values.shape != expected_shape:
+        raise SubmissionError(f"expected predictions of shape {expected_shape}, got {values.shape}")
+
+    def fail(i: int, problem: str) -> SubmissionError:
+        return SubmissionError(f"row {i} (id {fmt.ids[i]!r}): {problem}")
+
+    return _check_probabilities(values, fmt, fail)

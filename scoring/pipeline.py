@@ -1,0 +1,179 @@
+"""Score one submission: raw score per split, then the defense chain, then the competition's displayed
+precision. The site's Celery task and the attacks' ``LocalOracle`` both call :func:`evaluate`, so what a
+participant sees and what an offline attack sees come from the same code.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from defenses import DefenseChain, MetricView, ScoringView
+from defenses.base import Score
+from defenses.rounding import round_decimals
+from scoring.arithmetic import Arithmetic
+from scoring.errors import NonFiniteScoreError
+from scoring.hidden import HiddenTestSet
+from scoring.metrics import Metric, check_metric_for, get_metric, logloss_mpfr
+from scoring.parsing import (
+    DEFAULT_MAX_BYTES,
+    ParsedPredictions,
+    SubmissionFormat,
+    parse_submission_csv,
+    parse_submission_json,
+)
+
+SPLITS = ("public", "private")
+
+
+@dataclass(frozen=True)
+class ScoringSpec:
+    """Everything the core needs to score a competition's submissions (labels included: server-side only)."""
+
+    hidden: HiddenTestSet
+    metric_name: str = "binary_logloss"
+    eps: float = 1e-15
+    decimals: int | None = 5
+    arithmetic: Arithmetic = field(default_factory=Arithmetic)
+    chain: DefenseChain = field(default_factory=lambda: DefenseChain([]))
+    secret: int = 0
+    same_file_same_score: bool = False
+    max_bytes: int = DEFAULT_MAX_BYTES
+
+    def __post_init__(self) -> None:
+        check_metric_for(self.metric, self.hidden.n_classes, self.arithmetic)
+        self.chain.check_metric(self.metric_view())
+
+    @property
+    def metric(self) -> Metric:
+        return get_metric(self.metric_name)
+
+    @cached_property
+    def submission_format(self) -> SubmissionFormat:
+        return SubmissionFormat(self.hidden.ids, self.hidden.id_index, self.hidden.n_classes, self.max_bytes)
+
+    @cached_property
+    def split_rows(self) -> dict[str, np.ndarray]:
+        return {split: self.hidden.split_rows(split) for split in ("public", "private", "all")}
+
+    def metric_view(self) -> MetricView:
+        return metric_view(self.metric_name, self.eps)
+
+
+def metric_view(metric_name: str, eps: float) -> MetricView:
+    """What the defenses may know about a metric: its direction and how to evaluate it at clipping ``eps``."""
+    metric = get_metric(metric_name)
+    rows = metric.row_values
+    return MetricView(
+        name=metric.name,
+        higher_is_better=metric.higher_is_better,
+        score=lambda p, y: metric.score(p, y, eps),
+        row_values=(lambda p, y: rows(p, y, eps)) if rows is not None else None,
+        eps=eps,
+    )
+
+
+@dataclass(frozen=True)
+class SplitResult:
+    """A split's raw score (host-only), its released score and the exact released text (``None`` = nothing
+    released), host-only notes from the defenses, and a participant-safe message saying why nothing was
+    released (e.g. "your privacy budget is spent")."""
+
+    raw: Score
+    released: float | None
+    released_text: str | None
+    notes: tuple[str, ...] = ()
+    message: str | None = None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    results: dict[str, SplitResult]
+    states: dict[str, list[dict[str, Any]]]
+    reject: str | None = None
+
+
+def parse(spec: ScoringSpec, data: bytes | dict[str, Any], *, as_json: bool = False) -> ParsedPredictions:
+    """Parse an upload (CSV bytes, or JSON bytes/dict) for ``spec``; raises ``SubmissionError``."""
+    keep_text = not spec.arithmetic.is_float64
+    if as_json or isinstance(data, dict):
+        return parse_submission_json(data, spec.submission_format, keep_text=keep_text)
+    return parse_submission_csv(data, spec.submission_format, keep_text=keep_text)
+
+
+def content_digest(parsed: ParsedPredictions) -> str:
+    """A digest of the parsed predictions, so byte-identical (and value-identical) files share a key."""
+    h = hashlib.sha256(np.ascontiguousarray(parsed.values).tobytes())
+    if parsed.texts is not None:
+        h.update(repr(parsed.texts).encode())
+    return h.hexdigest()
+
+
+def release_text(value: Score, decimals: int | None) -> tuple[float, str]:
+    """Round a released value to the competition's displayed precision; return it as float and exact text."""
+    if decimals is None:
+        if isinstance(value, Decimal):
+            return float(value), str(value)
+        return float(value), repr(float(value))
+    exact = value if isinstance(value, Decimal) else Decimal(float(value))
+    rounded = round_decimals(exact, decimals)
+    return float(rounded), format(rounded, "f")
+
+
+def raw_score(spec: ScoringSpec, parsed: ParsedPredictions, rows: np.ndarray) -> Score:
+    """The metric's true value on ``rows`` in the competition's arithmetic."""
+    labels = spec.hidden.labels[rows]
+    if not spec.arithmetic.is_float64 and parsed.texts is not None:
+        assert spec.arithmetic.bits is not None
+        texts = tuple(parsed.texts[i] for i in rows)
+        return logloss_mpfr(texts, labels, spec.eps, spec.arithmetic.bits, binary=spec.hidden.n_classes == 2)
+    return spec.metric.score(parsed.values[rows], labels, spec.eps)
+
+
+def evaluate(
+    spec: ScoringSpec,
+    parsed: ParsedPredictions,
+    *,
+    submission_id: str | int,
+    states: dict[str, list[dict[str, Any]]] | None = None,
+    splits: Iterable[str] = SPLITS,
+) -> Evaluation:
+    """Score ``parsed`` on each split, run the defense chain and round to the displayed precision.
+
+    ``states`` holds the chain's per-split state for this participant; the returned ``Evaluation.states``
+    is the new state to persist. Raises :class:`NonFiniteScoreError` if a metric is not finite.
+    """
+    key = f"content:{content_digest(parsed)}" if spec.same_file_same_score else f"submission:{submission_id}"
+    metric_view = spec.metric_view()
+    results: dict[str, SplitResult] = {}
+    new_states: dict[str, list[dict[str, Any]]] = {}
+    for split in splits:
+        rows = spec.split_rows[split]
+        exact = raw_score(spec, parsed, rows)
+        view = ScoringView(
+            predictions=parsed.values[rows],
+            labels=spec.hidden.labels[rows],
+            n_classes=spec.hidden.n_classes,
+            metric=metric_view,
+            split=split,
+        )
+        outcome = spec.chain.release(
+            view, states=(states or {}).get(split), secret=spec.secret, submission_key=key, exact_score=exact
+        )
+        if outcome.reject is not None:
+            return Evaluation(results, states or {}, reject=outcome.reject)
+        new_states[split] = outcome.states
+        if outcome.released is None:
+            results[split] = SplitResult(exact, None, None, tuple(outcome.notes), outcome.message)
+            continue
+        if not np.isfinite(float(outcome.released)):
+            raise NonFiniteScoreError(f"the released {split} score is not finite")
+        released, text = release_text(outcome.released, spec.decimals)
+        results[split] = SplitResult(exact, released, text, tuple(outcome.notes), outcome.message)
+    return Evaluation(results, new_states)

@@ -1,0 +1,1 @@
+"""Starting the site's processes on one machine (``stack.processes``)."""

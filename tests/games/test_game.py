@@ -1,0 +1,354 @@
+"""Games: the game file's validation errors, an end-to-end offline game and its report files, determinism."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import attacks
+from attacks.oracle import Oracle
+from attacks.registry import ATTACKS
+from attacks.result import AttackFailed
+from games import GameFileError, load_game, parse_game, run_game
+from games.cli import main, resolve_gamefile
+from games.report import BOARD_COLUMNS, CELL_COLUMNS, SUMMARY_COLUMNS, write_report
+from games.runner import visible_decimals
+from games.utility import board_rank, confident_predictions, honest_utility, kendall_tau
+
+GAMES = Path(__file__).resolve().parents[2] / "games" / "files"
+
+
+def one_row_per_query(oracle: Oracle) -> np.ndarray:
+    """A slow but exact test attack: move one row's prediction per query and read the score's direction."""
+    base = np.full(oracle.n_rows, 0.5)
+    baseline = oracle.submit(base)
+    labels = np.full(oracle.n_rows, -1, dtype=np.int64)
+    for row in range(oracle.n_rows):
+        probe = base.copy()
+        probe[row] = 0.9
+        released = oracle.submit(probe)
+        if released is None or baseline is None:
+            raise AttackFailed("nothing was released")
+        labels[row] = 1 if float(released) < float(baseline) else 0
+    return labels
+
+
+def crash(oracle: Oracle) -> np.ndarray:
+    raise ZeroDivisionError("a bug in an attack")
+
+
+@pytest.fixture(autouse=True)
+def test_attacks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two attacks for these tests only (removed from the registry afterwards)."""
+    monkeypatch.setitem(ATTACKS, "test_one_row", one_row_per_query)
+    monkeypatch.setitem(ATTACKS, "test_crash", crash)
+
+
+TINY = """
+[game]
+name = "tiny"
+description = "a tiny offline game"
+seeds = [0, 1]
+
+[[datasets]]
+name = "balanced-40"
+source = "balanced"
+n_rows = 40
+
+[[defenses]]
+name = "none"
+chain = []
+
+[[defenses]]
+name = "rounding-5"
+chain = [{name = "rounding", decimals = 5}]
+
+[[attacks]]
+name = "test_one_row"
+
+[[attacks]]
+name = "boosting-30"
+attack = "boosting"
+params = {k = 30}
+
+[[attacks]]
+name = "capped"
+attack = "test_one_row"
+budget = 5
+
+[[attacks]]
+name = "test_crash"
+"""
+
+
+def tiny(**game: Any) -> str:
+    text = TINY
+    for key, value in game.items():
+        text = text.replace('seeds = [0, 1]', f"seeds = [0, 1]\n{key} = {json.dumps(value)}")
+    return text
+
+
+def read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+# --- the game file --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda t: t.replace('[game]', '[gaem]'), "unknown table(s) gaem"),
+        (lambda t: t.replace('name = "tiny"', 'name = "tiny'), "not valid TOML"),
+        (lambda t: t.replace('seeds = [0, 1]', 'seeds = [0, 1]\ncolour = "red"'), "[game]: unknown key(s) colour"),
+        (lambda t: t.replace('seeds = [0, 1]', 'seeds = [0, 0]'), "lists a seed twice"),
+        (lambda t: t.replace('seeds = [0, 1]', 'seeds = []'), "'seeds' must be a non-empty list"),
+        (lambda t: t.replace('seeds = [0, 1]', 'seeds = [0, 1]\nmetric = "f1"'), "unknown metric 'f1'"),
+        (lambda t: t.replace('seeds = [0, 1]', 'seeds = [0, 1]\ndecimals = 40'), "'decimals' must be an integer"),
+        (lambda t: t.replace('n_rows = 40', ''), "source 'balanced' needs 'n_rows'"),
+        (lambda t: t.replace('source = "balanced"', 'source = "imdb"'), "unknown source 'imdb'"),
+        (lambda t: t.replace('source = "balanced"', 'source = "breast_cancer"'), "'n_rows' applies to source"),
+        (lambda t: t.replace('n_rows = 40', 'n_rows = 40\npublic_fraction = 1.5'), "'public_fraction' must be"),
+        (lambda t: t.replace('decimals = 5}', 'digits = 5}'), "[[defenses]] #2 ('rounding-5'): invalid defense"),
+        (lambda t: t.replace('name = "rounding", decimals', 'name = "rot13", decimals'), "unknown defense 'rot13'"),
+        (lambda t: t.replace('chain = []', ''), "'chain' is required"),
+        (lambda t: t.replace('name = "test_crash"', 'name = "nope"'), "[[attacks]] #4 ('nope'): unknown attack"),
+        (lambda t: t.replace('params = {k = 30}', 'params = {kk = 30}'), "does not accept these params"),
+        (lambda t: t.replace('budget = 5', 'budget = 0'), "'budget' must be a positive integer"),
+        (lambda t: t.replace('name = "capped"', 'name = "test_crash"'), "names must be unique; 'test_crash'"),
+        (lambda t: t.split("[[attacks]]")[0], "[[attacks]]: missing"),
+    ],
+)
+def test_it_rejects_a_bad_game_file_with_a_clear_message(edit: Any, message: str) -> None:
+    with pytest.raises(GameFileError) as caught:
+        parse_game(edit(TINY), source="tiny.toml")
+    assert str(caught.value).startswith("tiny.toml: ")
+    assert message in str(caught.value)
+
+
+def test_it_reads_a_game_file(tmp_path: Path) -> None:
+    path = tmp_path / "tiny.toml"
+    path.write_text(TINY)
+    spec = load_game(path)
+    assert spec.n_cells == 1 * 2 * 4 * 2
+    assert [a.name for a in spec.attacks] == ["test_one_row", "boosting-30", "capped", "test_crash"]
+    assert spec.attacks[2].attack == "test_one_row" and spec.attacks[2].budget == 5
+    assert spec.decimals is None and spec.metric == "binary_logloss"
+
+
+def test_it_reports_a_missing_file() -> None:
+    with pytest.raises(GameFileError, match="cannot read the game file"):
+        load_game("/nonexistent/game.toml")
+
+
+def test_the_shipped_games_are_valid_when_their_attacks_are_registered() -> None:
+    for path in sorted(GAMES.glob("*.toml")):
+        try:
+            spec = load_game(path)
+        except GameFileError as exc:
+            if "unknown attack" in str(exc):
+                pytest.skip(f"{path.name} names an attack not registered yet: {exc}")
+            raise
+        assert spec.n_cells > 0
+
+
+# --- playing a game -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, dict[str, Path]]:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(ATTACKS, "test_one_row", one_row_per_query)
+        patch.setitem(ATTACKS, "test_crash", crash)
+        result = run_game(parse_game(TINY))
+    return result, write_report(result, tmp_path_factory.mktemp("tiny"))
+
+
+def test_it_plays_every_cell_and_writes_every_file(played: tuple[Any, dict[str, Path]]) -> None:
+    result, paths = played
+    assert len(result.cells) == 16
+    cells = read_csv(paths["cells_csv"])
+    assert list(cells[0]) == CELL_COLUMNS and len(cells) == 16
+    assert list(read_csv(paths["summary_csv"])[0]) == SUMMARY_COLUMNS
+    boards = read_csv(paths["boards_csv"])
+    assert list(boards[0]) == BOARD_COLUMNS and len(boards) == 2 * 2 * 10  # defenses × seeds × models
+    document = json.loads(paths["json"].read_text())
+    assert set(document) >= {"game", "summary", "cells", "boards", "mode"} and document["mode"] == "offline"
+    assert document["game"]["name"] == "tiny" and len(document["cells"]) == 16
+    for key in ("frontier_png", "queries_png"):
+        assert paths[key].read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    page = paths["html"].read_text()
+    assert page.count('src="data:image/png;base64,') == 2 and "Privacy–utility frontier" in page
+    assert "| test_one_row |" in paths["summary_md"].read_text()
+
+
+def test_with_no_defense_the_exact_attacker_recovers_everything_and_ranks_first(
+    played: tuple[Any, dict[str, Path]],
+) -> None:
+    result, _ = played
+    exact = [c for c in result.cells if c.attack == "test_one_row"]
+    assert len(exact) == 4
+    for cell in exact:
+        assert cell.status == "ok"
+        assert cell.queries == 41
+        assert cell.outcome.label_accuracy == 1.0 and cell.outcome.exact_recovery
+        assert cell.outcome.public_rank == 1 and cell.outcome.private_rank == 1
+        assert cell.outcome.n_participants == 11
+
+
+def test_failures_are_reported_per_cell_and_do_not_stop_the_game(played: tuple[Any, dict[str, Path]]) -> None:
+    result, _ = played
+    capped = [c for c in result.cells if c.attack == "capped"]
+    assert {c.status for c in capped} == {"failed"}
+    assert all("budget of 5" in c.error and c.queries == 5 for c in capped)
+    assert all(c.outcome.label_accuracy == 0.0 and c.outcome.recovered_fraction == 0.0 for c in capped)
+    crashed = [c for c in result.cells if c.attack == "test_crash"]
+    assert {c.status for c in crashed} == {"error"}
+    assert all(c.error == "ZeroDivisionError: a bug in an attack" for c in crashed)
+
+
+def test_the_honest_population_keeps_its_ranking_without_a_defense(played: tuple[Any, dict[str, Path]]) -> None:
+    result, _ = played
+    plain = [b for b in result.boards if b.defense == "none"]
+    for board in plain:
+        assert board.utility.kendall_tau == pytest.approx(1.0)
+        assert board.utility.best_wins and board.utility.mean_abs_error == 0.0
+        assert [p.released_public for p in board.participants] == [p.raw_public for p in board.participants]
+
+
+def test_same_game_and_seeds_give_identical_outputs_but_wall_time_serial_or_parallel(tmp_path: Path) -> None:
+    outputs = []
+    for run, jobs in (("serial", 1), ("two-processes", 2)):
+        paths = write_report(run_game(parse_game(TINY), jobs=jobs), tmp_path / run)
+        document = json.loads(paths["json"].read_text())
+        document.pop("seconds")
+        for row in [*document["cells"], *document["summary"]]:
+            row.pop("seconds")
+        tables = [
+            [{k: v for k, v in row.items() if k != "seconds"} for row in read_csv(paths[key])]
+            for key in ("cells_csv", "summary_csv", "boards_csv")
+        ]
+        outputs.append((document, tables))
+    assert outputs[0] == outputs[1]
+
+
+def test_noise_reaches_each_honest_participant_independently() -> None:
+    text = TINY.replace('chain = [{name = "rounding", decimals = 5}]',
+                        'chain = [{name = "noise", kind = "laplace", scale = 0.3}]')
+    spec = parse_game(text.replace('seeds = [0, 1]', 'seeds = [0]'))
+    noisy = next(b for b in run_game(spec).boards if b.defense == "rounding-5")
+    errors = [float(p.released_public) - p.raw_public for p in noisy.participants]  # type: ignore[arg-type]
+    assert len({round(e, 12) for e in errors}) == len(errors)  # no two participants share a noise draw
+    assert noisy.utility.kendall_tau < 1.0 and noisy.utility.mean_abs_error > 0.0
+
+
+def test_a_public_split_gives_separate_public_and_private_boards() -> None:
+    text = TINY.replace("n_rows = 40", "n_rows = 40\npublic_fraction = 0.5").replace("seeds = [0, 1]", "seeds = [3]")
+    result = run_game(parse_game(text))
+    board = result.boards[0]
+    assert all(p.raw_public != p.raw_private for p in board.participants[:3])
+    exact = next(c for c in result.cells if c.attack == "test_one_row" and c.defense == "none")
+    # The public score only moves with public rows: the attacker learns those and ranks first on the public
+    # board, while its guesses for the private rows are wrong or lucky and it drops on the private board.
+    assert exact.outcome.public_rank == 1
+    assert exact.outcome.private_rank > 1
+    assert 0.5 <= exact.outcome.label_accuracy < 1.0
+
+
+@pytest.mark.skipif("binary_representation" not in attacks.available(), reason="paper 004 attacks not registered")
+def test_a_real_attack_recovers_breast_cancer_through_the_game() -> None:
+    text = """
+    [game]
+    name = "bc"
+    seeds = [0]
+    [[datasets]]
+    name = "breast_cancer"
+    [[defenses]]
+    name = "kaggle"
+    chain = [{name = "rounding", decimals = 5}]
+    [[attacks]]
+    name = "binary_representation"
+    """
+    cell = run_game(parse_game(text)).cells[0]
+    assert cell.status == "ok" and cell.n_rows == 171
+    assert cell.outcome.exact_recovery and cell.outcome.public_rank == 1 and cell.outcome.n_participants >= 11
+
+
+# --- the command line ----------------------------------------------------------------------------------------
+
+
+def test_the_command_runs_a_game_and_prints_the_summary(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    game = tmp_path / "tiny.toml"
+    game.write_text(TINY.replace("seeds = [0, 1]", "seeds = [0]"))
+    assert main(["run", str(game), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("| data set | defense | attack |") and "report.html" in printed
+    assert (tmp_path / "out" / "report.html").exists()
+
+
+def test_the_command_explains_a_bad_game_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    game = tmp_path / "bad.toml"
+    game.write_text(TINY.replace('name = "test_crash"', 'name = "nope"'))
+    assert main(["run", str(game), "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert "bad.toml" in error and "unknown attack 'nope'" in error
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_command_finds_a_shipped_game_by_name(tmp_path: Path) -> None:
+    assert resolve_gamefile("quick") == GAMES / "quick.toml"
+    assert resolve_gamefile("standard.toml") == GAMES / "standard.toml"
+    own = tmp_path / "quick.toml"
+    assert resolve_gamefile(str(own)) == own  # a path is taken as given
+
+
+def test_the_command_checks_without_running(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    game = tmp_path / "tiny.toml"
+    game.write_text(TINY)
+    assert main(["check", str(game)]) == 0
+    assert "OK, 16 cells" in capsys.readouterr().out
+    assert not (tmp_path / "report.html").exists()  # checking runs nothing (live mode: tests/e2e/test_game_live.py)
+
+
+# --- the measures ----------------------------------------------------------------------------------------------
+
+
+def test_ranks_break_ties_for_the_earlier_submission() -> None:
+    assert board_rank([0.2, 0.1, 0.3], 0.05, higher_is_better=False) == 1
+    assert board_rank([0.2, 0.1, 0.3], 0.1, higher_is_better=False) == 2  # behind the tied earlier 0.1
+    assert board_rank([0.9, None], 0.95, higher_is_better=True) == 1
+    assert board_rank([0.9, 0.5], None, higher_is_better=True) == 3
+
+
+def test_honest_utility_measures() -> None:
+    utility = honest_utility(
+        released_public=[0.3, 0.1, None], raw_public=[0.1, 0.2, 0.3], raw_private=[0.1, 0.2, 0.3],
+        higher_is_better=False,
+    )
+    assert not utility.best_wins  # model 1 tops the released board, model 0 is truly best
+    assert utility.mean_abs_error == pytest.approx(0.15)
+    assert utility.withheld == 1
+    assert utility.kendall_tau == pytest.approx(kendall_tau(np.array([-0.3, -0.1, -1.3]), np.array([-0.1, -0.2, -0.3])))
+    assert math.isnan(kendall_tau(np.array([1.0, 1.0]), np.array([1.0, 2.0])))
+
+
+def test_the_final_submission_is_confident_on_claimed_labels_only() -> None:
+    binary = confident_predictions(np.array([1, 0, -1]), 2, 0.999)
+    assert binary.tolist() == pytest.approx([0.999, 0.001, 0.5])
+    multi = confident_predictions(np.array([2, -1]), 3, 0.9)
+    np.testing.assert_allclose(multi, [[0.05, 0.05, 0.9], [1 / 3, 1 / 3, 1 / 3]])
+
+
+def test_the_attacker_sees_the_coarsest_released_precision() -> None:
+    assert visible_decimals(None, []) is None
+    assert visible_decimals(6, [{"name": "rounding", "decimals": 3}]) == 3
+    assert visible_decimals(None, [{"name": "rounding", "significant": 4}]) is None

@@ -1,1 +1,0 @@
-"""Helpers shared by test packages (no tests here)."""
