@@ -20,29 +20,13 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 import requests
 
-from stack.processes import free_port, running_stack
-
-
-@contextlib.contextmanager
-def fresh_postgres_database() -> Iterator[str]:
-    import psycopg
-
-    name = f"lbl_bench_{uuid.uuid4().hex[:10]}"
-    admin = "postgresql://postgres@127.0.0.1:5432/test"
-    with psycopg.connect(admin, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"postgres://postgres@127.0.0.1:5432/{name}"
-    finally:
-        with psycopg.connect(admin, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+from stack.processes import fresh_postgres, running_stack
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -77,9 +61,9 @@ def main() -> None:
         if args.sqlite:
             os.environ["DATABASE_URL"] = f"sqlite:///{tmp / 'bench.sqlite3'}"
         else:
-            os.environ["DATABASE_URL"] = stack_cm.enter_context(fresh_postgres_database())
+            os.environ["DATABASE_URL"] = stack_cm.enter_context(fresh_postgres("lbl_bench"))
         os.environ["LEADERBOARD_VAR_DIR"] = str(tmp)
-        stack = stack_cm.enter_context(running_stack(free_port(), workers=1, concurrency=1, beat=False))
+        stack = stack_cm.enter_context(running_stack(pool="prefork", web_workers=3, logs_dir=tmp / "logs"))
         labels_path = tmp / "labels.csv"
         labels_path.write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in zip(ids, labels, strict=True)))
         stack.manage("create_competition", "bench", "--labels", str(labels_path), "--daily-limit", "none")

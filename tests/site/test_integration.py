@@ -9,19 +9,25 @@ the same environment as the worker.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import psycopg
 import pytest
 
-from stack.processes import REDIS_URL, REPO, celery_worker, process_environment, redis_available, unique_queue
-
-POSTGRES_ADMIN_URL = os.environ.get("LEADERBOARD_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
+from stack.processes import (
+    POSTGRES_ADMIN_URL,
+    REDIS_URL,
+    REPO,
+    celery_worker,
+    fresh_postgres,
+    process_environment,
+    redis_available,
+    unique_queue,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -40,21 +46,11 @@ def sqlite_url(tmp_path: Path) -> str:
 
 @pytest.fixture
 def postgres_url() -> Iterator[str]:
-    import psycopg
-
-    name = f"lbl_it_{uuid.uuid4().hex[:12]}"
     try:
-        admin = psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True, connect_timeout=3)
+        with fresh_postgres("lbl_it") as url:
+            yield url
     except psycopg.OperationalError as exc:
         pytest.fail(f"integration tests need PostgreSQL at {POSTGRES_ADMIN_URL}: {exc}")
-    with admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    base = POSTGRES_ADMIN_URL.rsplit("/", 1)[0]
-    try:
-        yield f"{base}/{name}"
-    finally:
-        with psycopg.connect(POSTGRES_ADMIN_URL, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def _run_with_worker(database_url: str, queue: str, tmp_path: Path) -> dict[str, object]:
