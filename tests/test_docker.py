@@ -35,6 +35,15 @@ def test_every_copied_path_exists() -> None:
             assert (ROOT / source).exists(), f"Dockerfile copies {source}, which is missing"
 
 
+def test_the_image_copies_every_package_the_project_installs() -> None:
+    import tomllib
+
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    packages = {pattern.rstrip("*") for pattern in pyproject["tool"]["setuptools"]["packages"]["find"]["include"]}
+    copied = {args.split()[0] for args in _instructions("COPY")}
+    assert packages <= copied, f"the Dockerfile does not copy {sorted(packages - copied)}"
+
+
 def test_stack_has_web_worker_redis_and_postgres() -> None:
     assert {"web", "worker", "redis", "postgres"} <= set(SERVICES)
     assert SERVICES["redis"]["image"].startswith("redis:")
