@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import csv
 import io
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from scoring.errors import ConfigurationError
+
+_INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -75,6 +79,13 @@ def parse_labels_csv(data: bytes | str, *, n_classes: int | None = None) -> tupl
     text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
     reader = csv.reader(io.StringIO(text))
     try:
+        return _read_labels(reader, n_classes)
+    except csv.Error as exc:  # e.g. a quoted field over the csv module's limit of 131,072 characters
+        raise ConfigurationError(f"line {reader.line_num}: malformed CSV: {exc}") from None
+
+
+def _read_labels(reader: Iterator[list[str]], n_classes: int | None) -> tuple[list[str], np.ndarray, int]:
+    try:
         header = next(reader)
     except StopIteration:
         raise ConfigurationError("the labels file is empty") from None
@@ -93,10 +104,10 @@ def parse_labels_csv(data: bytes | str, *, n_classes: int | None = None) -> tupl
             raise ConfigurationError(f"line {line_no}: empty id")
         if row_id in seen:
             raise ConfigurationError(f"line {line_no}: duplicate id {row_id!r}")
-        try:
-            label = int(label_text)
-        except ValueError:
-            raise ConfigurationError(f"line {line_no}: label {label_text!r} is not an integer") from None
+        # ``int`` also reads "1_0" and non-ASCII digits; a label is plain ASCII digits.
+        if not _INTEGER.fullmatch(label_text):
+            raise ConfigurationError(f"line {line_no}: label {label_text!r} is not an integer")
+        label = int(label_text)
         if label < 0:
             raise ConfigurationError(f"line {line_no}: label {label} is negative")
         seen.add(row_id)

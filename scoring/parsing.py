@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import repeat
@@ -21,6 +22,9 @@ import numpy as np
 from scoring.errors import SubmissionError
 
 ROW_SUM_TOLERANCE = 1e-4
+#: What ``str.splitlines`` treats as a line break ("\r\n" counts once).
+_LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+_LINE_BREAK = re.compile("\r\n|[" + _LINE_BREAKS + "]")
 DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 BINARY_COLUMN = "target"
 
@@ -79,10 +83,11 @@ def sample_submission_csv(fmt: SubmissionFormat) -> str:
 
 def parse_submission_csv(data: bytes, fmt: SubmissionFormat, *, keep_text: bool = False) -> ParsedPredictions:
     """Validate CSV bytes and return predictions aligned to ``fmt.ids``."""
-    text = _decode(data, fmt.max_bytes)
-    lines = text.splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
+    # Trailing blank lines are no rows. A valid file has a header and len(ids) rows, so among the first
+    # len(ids) + 1 data lines of any longer file one is bad (a wrong width, an unknown or a repeated id):
+    # reading no further keeps time and memory linear in what a valid file could hold, however many lines come.
+    text = _decode(data, fmt.max_bytes).rstrip()
+    lines = _head_lines(text, len(fmt.ids) + 2)
     if not lines:
         raise SubmissionError("the file is empty")
     header = [h.strip() for h in _split_line(lines[0])]
@@ -111,7 +116,9 @@ def parse_submission_json(payload: object, fmt: SubmissionFormat, *, keep_text: 
     """
     if isinstance(payload, (bytes, str)):
         raw = payload.encode("utf-8") if isinstance(payload, str) else payload
-        payload = json.loads(_decode(raw, fmt.max_bytes), parse_float=str, parse_int=str)
+        payload = json.loads(
+            _decode(raw, fmt.max_bytes), parse_float=str, parse_int=str, object_pairs_hook=_object_without_repeats
+        )
     if not isinstance(payload, dict) or "predictions" not in payload:
         raise SubmissionError('the JSON body must be an object with a "predictions" field')
     preds = payload["predictions"]
@@ -157,6 +164,17 @@ def parse_submission_json(payload: object, fmt: SubmissionFormat, *, keep_text: 
     return _finish(fmt, column_texts, order, _json_item, keep_text)
 
 
+def _object_without_repeats(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object, refusing a repeated key (``json`` would silently keep the last value of an id)."""
+    made = dict(pairs)
+    if len(made) != len(pairs):
+        seen: set[str] = set()
+        repeated = next(key for key, _ in pairs if key in seen or seen.add(key))  # type: ignore[func-returns-value]
+        shown = repeated if len(repeated) <= 40 else repeated[:40] + "..."
+        raise SubmissionError(f"the JSON object repeats the key {shown!r} (an id may be given once)")
+    return made
+
+
 def _finish(
     fmt: SubmissionFormat, column_texts: list[list[str]], order: np.ndarray, fail: Locator, keep_text: bool
 ) -> ParsedPredictions:
@@ -171,6 +189,16 @@ def _finish(
         per_row = list(zip(*column_texts, strict=True))
         texts = tuple(tuple(t.strip() for t in per_row[i]) for i in np.argsort(order, kind="stable"))
     return ParsedPredictions(values=aligned, texts=texts)
+
+
+def _head_lines(text: str, limit: int) -> list[str]:
+    """``text.splitlines()[:limit]``, without splitting (or even scanning) lines past the ``limit``-th."""
+    if sum(map(text.count, _LINE_BREAKS)) < limit:  # an upper bound on the breaks: no cut needed
+        return text.splitlines()
+    for count, match in enumerate(_LINE_BREAK.finditer(text), start=1):
+        if count == limit:
+            return text[: match.start()].splitlines()
+    return text.splitlines()
 
 
 def _decode(data: bytes, max_bytes: int) -> str:
@@ -191,28 +219,38 @@ def _decode(data: bytes, max_bytes: int) -> str:
 def _columns(body: list[str], width: int, *, quoted: bool) -> list[list[str]]:
     """Split data lines into ``width`` columns, naming the first line with the wrong column count.
 
-    Unquoted files take a fast path: count commas per line in C, then split the joined text once.
+    Unquoted files take a fast path: count commas per line in C, then split the joined text once; a wrong
+    count names its line without splitting any other.
     """
     if not quoted:
         counts = list(map(str.count, body, repeat(",", len(body))))
-        if counts.count(width - 1) == len(body):
-            flat = ",".join(body).split(",")
-            return [flat[c::width] for c in range(width)]
-        rows = [line.split(",") for line in body]
-    else:
-        rows = [_split_line(line) for line in body]
-    for offset, row in enumerate(rows):
+        if counts.count(width - 1) != len(body):
+            offset = next(i for i, count in enumerate(counts) if count != width - 1)
+            _wrong_width(body[offset], counts[offset] + 1, width, offset)
+        flat = ",".join(body).split(",")
+        return [flat[c::width] for c in range(width)]
+    rows = []
+    for offset, line in enumerate(body):
+        row = _split_line(line, line_number=offset + 2)
         if len(row) != width:
-            if len(row) == 1 and not row[0].strip():
-                raise SubmissionError("empty line", line=offset + 2)
-            raise SubmissionError(f"expected {width} columns, got {len(row)}", line=offset + 2)
+            _wrong_width(line, len(row), width, offset)
+        rows.append(row)
     return [[row[c] for row in rows] for c in range(width)]
 
 
-def _split_line(line: str) -> list[str]:
+def _wrong_width(line: str, got: int, width: int, offset: int) -> None:
+    if not line.strip():
+        raise SubmissionError("empty line", line=offset + 2)
+    raise SubmissionError(f"expected {width} columns, got {got}", line=offset + 2)
+
+
+def _split_line(line: str, *, line_number: int = 1) -> list[str]:
     if '"' not in line:
         return line.split(",")
-    return next(csv.reader([line]))
+    try:
+        return next(csv.reader([line]))
+    except csv.Error as exc:  # e.g. a quoted field over the csv module's limit of 131,072 characters
+        raise SubmissionError(f"malformed CSV: {exc}", line=line_number) from None
 
 
 def _align_ids(
@@ -246,16 +284,26 @@ def _align_ids(
 
 def _to_floats(texts: list[str], column: str, fail: Locator) -> np.ndarray:
     try:
-        return np.fromiter(map(float, texts), dtype=np.float64, count=len(texts))
+        values = np.fromiter(map(float, texts), dtype=np.float64, count=len(texts))
     except (ValueError, TypeError):
-        pass
+        values = None
+    # ``float`` also reads "0.1_2" and non-ASCII digits ("٠٫٥", fullwidth "０.５"): a number is plain ASCII.
+    if values is not None and _plain("".join(texts)):
+        return values
     for i, value in enumerate(texts):
+        if not _plain(value):
+            shown = value if len(value) <= 40 else value[:40] + "..."
+            raise fail(i, f"column {column!r}: {shown!r} is not a plain decimal number (ASCII digits, no '_')")
         try:
             float(value)
         except (ValueError, TypeError):
             shown = value if len(str(value)) <= 40 else str(value)[:40] + "..."
             raise fail(i, f"column {column!r}: {shown!r} is not a number") from None
     raise AssertionError("unreachable: a value failed to parse but none was found")  # pragma: no cover
+
+
+def _plain(text: str) -> bool:
+    return text.isascii() and "_" not in text
 
 
 def _check_probabilities(values: np.ndarray, fmt: SubmissionFormat, fail: Locator) -> np.ndarray:
