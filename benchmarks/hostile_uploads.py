@@ -48,17 +48,17 @@ def main() -> None:
     valid = "id,target\n" + "".join(f"{i},{(k % 997) / 997:.6f}\n" for k, i in enumerate(ids))
     first = f"{ids[0]},0.5\n"
     cases = {"valid file": valid.encode()}
-    for megabytes in (5, 35):
-        size = megabytes * 1_000_000
-        cases[f"mixed widths, {megabytes} MB"] = (valid + "x\n" + "x,y,z\n" * (size // 8)).encode()
-        cases[f"newlines, {megabytes} MB"] = (valid + first + "\n" * size + first).encode()
-        cases[f"repeated rows, {megabytes} MB"] = (valid + first * (size // len(first))).encode()
+    for target in (5, 35):
+        size = target * 1_000_000
+        cases[f"mixed widths, {target} MB"] = (valid + "x\n" + "x,y,z\n" * (size // 8)).encode()
+        cases[f"newlines, {target} MB"] = (valid + first + "\n" * size + first).encode()
+        cases[f"repeated rows, {target} MB"] = (valid + first * (size // len(first))).encode()
     print(f"CSV parse of hostile uploads, {args.rows:,}-row competition (median of 5; peak traced memory)")
     print(f"  {'body':<26} {'MB':>6} {'seconds':>8} {'peak MB':>8} {'peak/size':>9}  outcome")
     for name, body in cases.items():
         seconds, peak, outcome = measure(body, fmt)
-        size = len(body) / 1e6
-        print(f"  {name:<26} {size:>6.1f} {seconds:>8.3f} {peak:>8.1f} {peak / size:>9.2f}  {outcome}")
+        megabytes = len(body) / 1e6
+        print(f"  {name:<26} {megabytes:>6.1f} {seconds:>8.3f} {peak:>8.1f} {peak / megabytes:>9.2f}  {outcome}")
 
 
 if __name__ == "__main__":

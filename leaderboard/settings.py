@@ -4,8 +4,15 @@ Environment:
 - ``DATABASE_URL`` — any dj-database-url URL; default a SQLite file under ``var/`` in the repository.
 - ``REDIS_URL`` — Celery broker and result store; default ``redis://127.0.0.1:6379/0`` (the launcher sets it
   to the Redis server it starts).
-- ``DJANGO_DEBUG`` — ``1``/``0``; default ``1`` because the default deployment is one local machine.
-  With ``DJANGO_DEBUG=0``, ``DJANGO_SECRET_KEY`` is required (no default secret in production).
+- ``DJANGO_DEBUG`` — ``1``/``0``; default ``0``: a debug page would show too much to a hostile participant.
+- ``DJANGO_SECRET_KEY`` — default: a key generated once and kept in ``var/secret-key`` (mode 0600); set it
+  explicitly when several machines serve the site.
+- ``DJANGO_HTTPS`` — ``1`` behind HTTPS: secure cookies, HSTS (``DJANGO_HSTS_SECONDS``, default one year),
+  redirect to HTTPS (``DJANGO_SSL_REDIRECT``), and trust of ``X-Forwarded-Proto`` from the proxy
+  (``DJANGO_BEHIND_PROXY``). ``manage.py check --deploy`` is clean with it.
+- ``LEADERBOARD_LOGIN_ATTEMPTS`` / ``LEADERBOARD_LOGIN_WINDOW`` — failed logins allowed per username and the
+  window in seconds (10 and 900); ``LEADERBOARD_API_THROTTLE_ANON`` / ``LEADERBOARD_API_THROTTLE_USER`` —
+  DRF rates such as ``100/minute`` (off unless set).
 - ``DJANGO_ALLOWED_HOSTS`` — comma-separated; ``LEADERBOARD_CELERY_QUEUE`` — the queue web and workers share
   (tests use a unique one per session so parallel runs never take each other's tasks).
 - ``LEADERBOARD_MAX_UPLOAD_BYTES``, ``LEADERBOARD_SCORING_SOFT_TIME_LIMIT``,
@@ -15,7 +22,9 @@ Environment:
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
+import time
 from pathlib import Path
 
 import dj_database_url
@@ -37,13 +46,49 @@ def env_int(name: str, default: int) -> int:
     return default if value in (None, "") else int(value)
 
 
-DEBUG = env_bool("DJANGO_DEBUG", True)
+def secret_key(var_dir: Path) -> str:
+    """``DJANGO_SECRET_KEY``, else the key in ``var_dir/secret-key``, made on first use.
 
-SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY", "")
-if not SECRET_KEY:
-    if not DEBUG:
-        raise ImproperlyConfigured("DJANGO_SECRET_KEY must be set when DJANGO_DEBUG is off")
-    SECRET_KEY = "dev-only-insecure-key-leaderboard-lab"
+    Processes starting together (web and worker) race to make it: ``O_EXCL`` lets exactly one write it.
+    """
+    configured = os.environ.get("DJANGO_SECRET_KEY", "")
+    if configured:
+        return configured
+    path = var_dir / "secret-key"
+    try:
+        var_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        pass
+    else:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(secrets.token_urlsafe(64))
+    for _ in range(200):  # the writer may not have written yet
+        key = path.read_text().strip()
+        if key:
+            return key
+        time.sleep(0.01)
+    raise ImproperlyConfigured(f"{path} is empty: delete it or set DJANGO_SECRET_KEY")
+
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+SECRET_KEY = secret_key(VAR_DIR)
+# Error pages and reports show no frame's local variables: scoring frames hold hidden labels and the secret.
+DEFAULT_EXCEPTION_REPORTER_FILTER = "leaderboard.security.NoLocalsReporterFilter"
+AUTHENTICATION_BACKENDS = ["leaderboard.security.ThrottledModelBackend"]
+LEADERBOARD_LOGIN_ATTEMPTS = env_int("LEADERBOARD_LOGIN_ATTEMPTS", 10)
+LEADERBOARD_LOGIN_WINDOW = env_int("LEADERBOARD_LOGIN_WINDOW", 900)
+
+# --- HTTPS (behind a TLS-terminating proxy) -------------------------------------------------------------
+HTTPS = env_bool("DJANGO_HTTPS", False)
+SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = HTTPS
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", HTTPS)
+SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31_536_000 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
+if env_bool("DJANGO_BEHIND_PROXY", HTTPS):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
 
 ALLOWED_HOSTS = [
     h.strip()
@@ -155,6 +200,19 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
+_THROTTLES = {
+    scope: rate
+    for scope, rate in (
+        ("anon", os.environ.get("LEADERBOARD_API_THROTTLE_ANON")),
+        ("user", os.environ.get("LEADERBOARD_API_THROTTLE_USER")),
+    )
+    if rate
+}
+if _THROTTLES:
+    REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"] = [
+        f"rest_framework.throttling.{scope.title()}RateThrottle" for scope in _THROTTLES
+    ]
+    REST_FRAMEWORK["DEFAULT_THROTTLE_RATES"] = _THROTTLES  # type: ignore[assignment]
 if DEBUG:
     REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append("rest_framework.renderers.BrowsableAPIRenderer")  # type: ignore[attr-defined]
 
@@ -163,6 +221,14 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Kaggle-style competitions: metadata, submissions, released scores and leaderboards.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+}
+
+# --- Cache: the login and API throttles count here, shared by every web process through Redis --------------
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["REDIS_URL"],
+                "KEY_PREFIX": "leaderboard"}
+    if os.environ.get("REDIS_URL")
+    else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }
 
 # --- Celery ---------------------------------------------------------------------------------------------
