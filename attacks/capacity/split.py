@@ -39,6 +39,15 @@ from collections import deque
 
 import numpy as np
 
+from attacks.capacity.attack import (
+    CapacityState,
+    _require_binary_logloss,
+    capacity_attack,
+    default_top,
+    run_rounds,
+    submit_query,
+    verify,
+)
 from attacks.capacity.decoder import PRECISION_BITS, Query, lattice_range, loss_window
 from attacks.capacity.design import (
     LN2,
@@ -47,15 +56,6 @@ from attacks.capacity.design import (
     all_patterns,
     counting_bound,
     max_weight_real,
-)
-from attacks.capacity.strategy import (
-    CapacityState,
-    _require_binary_logloss,
-    capacity_attack,
-    default_top,
-    run_rounds,
-    submit_query,
-    verify,
 )
 from attacks.capacity.ternary import ternary_split_attack
 from attacks.exact import gmpy2, local_precision, mpfr

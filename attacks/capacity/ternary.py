@@ -28,9 +28,9 @@ from functools import lru_cache
 
 import numpy as np
 
+from attacks.capacity.attack import verify
 from attacks.capacity.decoder import PRECISION_BITS, loss_window
 from attacks.capacity.design import LN2, TOP_ROWS_MAX, ServerModel, counting_bound, max_weight_real
-from attacks.capacity.strategy import verify
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle
 from attacks.result import AttackFailed, AttackResult

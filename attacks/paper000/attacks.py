@@ -1,4 +1,4 @@
-"""Paper 000's attacks as registered strategies: ``prime_single``, ``prime_batched``, ``robust_single``,
+"""Paper 000's registered attacks: ``prime_single``, ``prime_batched``, ``robust_single``,
 ``robust_batched`` and ``prime_powers`` (Aggarwal, Kasiviswanathan, Xu, Feyisetan, Teissier, *Label
 Inference Attacks from Log-loss Scores*, ICML 2021; ``prime_powers`` also follows Aggarwal et al.,
 PrivateNLP 2020, §2.2).
