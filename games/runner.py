@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import attacks
+from attacks.confirm import confident_predictions
 from attacks.oracle import LocalOracle, Released
 from attacks.registry import ATTACKS
 from attacks.result import AttackFailed
@@ -34,7 +35,6 @@ from games.utility import (
     HonestUtility,
     attacker_outcome,
     board_rank,
-    confident_predictions,
     honest_utility,
 )
 from scoring import ScoringError

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from attacks.confirm import check_claims
 from attacks.exact import first_primes, gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle
 from attacks.paper000.decoders import (
@@ -27,7 +28,6 @@ from attacks.paper000.decoders import (
     decode_nearest,
     enumeration_certified,
     factor_certified,
-    observation,
 )
 from attacks.paper000.noise import NOISE_KINDS, tau_for_noise
 from attacks.paper000.probes import Probe, ServerModel, binary_probe, multiclass_probe
@@ -70,15 +70,6 @@ def robust_probe(model: ServerModel, size: int, tau: float) -> Probe:
     with local_precision(model.work_bits):
         values = [1 / (1 + gmpy2.exp(mpfr(LN3) * 2**r * n * tau)) for r in range(1, size + 1)]
         return binary_probe(model, values)
-
-
-def verification_probe(model: ServerModel, labels: np.ndarray) -> Probe:
-    """Confident predictions of a decoded labeling (``1 − e`` for label 1, ``e`` for 0, ``e = max(eps, 2^-50)``):
-    any wrong label adds ``ln((1−e)/e)`` to the summed loss, so one more query checks a whole decoded labeling."""
-    with local_precision(model.work_bits):
-        # 1 − eps must stay below 1.0 once rounded to a float64, or a wrong label would cost an infinite loss
-        low = mpfr(max(model.eps, 2.0**-50))
-        return binary_probe(model, [1 - low if y == 1 else low for y in labels.tolist()])
 
 
 # --- planning ------------------------------------------------------------------------------------------------
@@ -207,29 +198,6 @@ def _run_batches(
         labels[rows] = decode(probe, released)
         decoding += time.perf_counter() - started
     return labels, decoding, len(batches)
-
-
-def _verify(oracle: Oracle, model: ServerModel, labels: np.ndarray, alpha: float | None) -> str:
-    """Submit the decoded labeling's confident predictions and check the released score (one query)."""
-    probe = verification_probe(model, labels).at(np.arange(model.n_rows))
-    released = oracle.submit(probe.predictions())
-    clean = model.with_tau(0.0)
-    summed, window = observation(clean, probe, released)
-    offsets = probe.offsets(model.work_bits)
-    with local_precision(model.work_bits):
-        predicted = sum((offsets[i][int(y)] for i, y in enumerate(labels.tolist())), mpfr(0))
-        noise = model.tau * model.n_rows
-        if alpha is not None:
-            noise = alpha * (probe.base(model.work_bits) + predicted + window)
-        window = window + noise
-        power = min(abs(row[1]) for row in offsets)
-        if abs(summed - predicted) > window:
-            raise AttackFailed(
-                "the verification query disagrees with the decoded labels (off by "
-                f"{float(abs(summed - predicted)):.3g} on the N-scale, window {float(window):.3g}): the noise "
-                "exceeded the assumed bound somewhere"
-            )
-    return "passed" if power > 2 * window else "uninformative (one wrong label moves the score less than the window)"
 
 
 def _result(
@@ -426,7 +394,7 @@ def robust_single(
     decode_started = time.perf_counter()
     labels = decode_nearest(model, probe, released)
     decode_seconds = time.perf_counter() - decode_started
-    verified = _verify(oracle, model, labels, None) if verify else "not requested"
+    verified = check_claims(oracle, labels, slack=noise_tau) if verify else "not requested"
     return _result(
         "robust_single", oracle, labels, before, started, tau=noise_tau, spacing=spacing, verified=verified,
         decode_seconds=decode_seconds,
@@ -540,7 +508,7 @@ def robust_batched(
     full = chosen[size]
     verified = "not requested"
     if verify and (labels >= 0).all():
-        verified = _verify(oracle, model.with_tau(noise_tau), labels, alpha if multiplicative else None)
+        verified = check_claims(oracle, labels, slack=noise_tau, relative=alpha if multiplicative else 0.0)
     return _result(
         "robust_batched", oracle, labels, before, started, batch_size=size, batches=batches,
         tau=full[1].tau, spacing=full[2], verified=verified, decode_seconds=decode_seconds,
