@@ -508,7 +508,7 @@ def robust_batched(
     full = chosen[size]
     verified = "not requested"
     if verify and (labels >= 0).all():
-        verified = check_claims(oracle, labels, slack=noise_tau, relative=alpha if multiplicative else 0.0)
+        verified = check_claims(oracle, labels, slack=noise_tau, relative=(alpha or 0.0) if multiplicative else 0.0)
     return _result(
         "robust_batched", oracle, labels, before, started, batch_size=size, batches=batches,
         tau=full[1].tau, spacing=full[2], verified=verified, decode_seconds=decode_seconds,
