@@ -56,7 +56,7 @@ def run(name: str, oracle: Oracle, *, confirm: bool | None = None, **params: Any
     queries_before = oracle.queries
     started = time.perf_counter()
     out = fn(oracle, **params)
-    result = out if isinstance(out, AttackResult) else AttackResult(name, np.asarray(out, dtype=np.int64), 0, 0.0)
+    result = out if isinstance(out, AttackResult) else AttackResult(name, np.asarray(out, dtype=np.int64))
     if (name in CONFIRMED if confirm is None else confirm) and result.recovered:
         confirm_claims(oracle, result, slack=slack_from(params))
     result.attack = name

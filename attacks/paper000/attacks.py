@@ -200,13 +200,9 @@ def _run_batches(
     return labels, decoding, len(batches)
 
 
-def _result(
-    name: str, oracle: Oracle, labels: np.ndarray, before: int, started: float, **details: Any
-) -> AttackResult:
-    return AttackResult(
-        attack=name, labels=labels, queries=oracle.queries - before, seconds=time.perf_counter() - started,
-        details=details,
-    )
+def _result(name: str, labels: np.ndarray, **details: Any) -> AttackResult:
+    """The attack's labels and details (``attacks.run`` counts its queries and times it)."""
+    return AttackResult(attack=name, labels=labels, details=details)
 
 
 # --- attacks -------------------------------------------------------------------------------------------------
@@ -239,7 +235,6 @@ def prime_single(oracle: Oracle) -> AttackResult:
     ([0, 1, 1, 0, 1], 165, 1)
     """
     _require(oracle, binary=True)
-    started, before = time.perf_counter(), oracle.queries
     model = ServerModel.of(oracle)
     primes = first_primes(model.n_rows)
     probe = prime_probe(model, primes)
@@ -257,7 +252,7 @@ def prime_single(oracle: Oracle) -> AttackResult:
     decode_seconds = time.perf_counter() - decode_started
     product = math.prod(p for p, y in zip(primes, labels.tolist(), strict=True) if y == 1)
     return _result(
-        "prime_single", oracle, labels, before, started, product=product, bits=model.phi,
+        "prime_single", labels, product=product, bits=model.phi,
         decode_seconds=decode_seconds,
     )
 
@@ -289,7 +284,6 @@ def prime_batched(
     ([0, 1, 1, 0, 1, 1, 0], 2)
     """
     _require(oracle, binary=True)
-    started, before = time.perf_counter(), oracle.queries
     model = ServerModel.of(oracle)
     n = model.n_rows
     probes: dict[int, Probe] = {}
@@ -334,7 +328,7 @@ def prime_batched(
             )
     labels, decode_seconds, batches = _run_batches(oracle, n, size, probe_for, decode, max_queries)
     return _result(
-        "prime_batched", oracle, labels, before, started, batch_size=size, batches=batches, bits=model.phi,
+        "prime_batched", labels, batch_size=size, batches=batches, bits=model.phi,
         decode_seconds=decode_seconds,
     )
 
@@ -372,7 +366,6 @@ def robust_single(
     [1, 0, 0, 1, 1]
     """
     _require(oracle, binary=True)
-    started, before = time.perf_counter(), oracle.queries
     model = ServerModel.of(oracle)
     n = model.n_rows
     if n > MAX_EXHAUSTIVE_ROWS:
@@ -396,7 +389,7 @@ def robust_single(
     decode_seconds = time.perf_counter() - decode_started
     verified = check_claims(oracle, labels, slack=noise_tau) if verify else "not requested"
     return _result(
-        "robust_single", oracle, labels, before, started, tau=noise_tau, spacing=spacing, verified=verified,
+        "robust_single", labels, tau=noise_tau, spacing=spacing, verified=verified,
         decode_seconds=decode_seconds,
     )
 
@@ -437,7 +430,6 @@ def robust_batched(
     (True, 4, 4)
     """
     _require(oracle, binary=True)
-    started, before = time.perf_counter(), oracle.queries
     model = ServerModel.of(oracle)
     n = model.n_rows
     cap = max(1, math.ceil(math.log2(n))) if n > 1 else 1
@@ -510,7 +502,7 @@ def robust_batched(
     if verify and (labels >= 0).all():
         verified = check_claims(oracle, labels, slack=noise_tau, relative=(alpha or 0.0) if multiplicative else 0.0)
     return _result(
-        "robust_batched", oracle, labels, before, started, batch_size=size, batches=batches,
+        "robust_batched", labels, batch_size=size, batches=batches,
         tau=full[1].tau, spacing=full[2], verified=verified, decode_seconds=decode_seconds,
     )
 
@@ -542,7 +534,6 @@ def prime_powers(
     ([2, 0, 1, 2], 1)
     """
     _require(oracle, binary=False)
-    started, before = time.perf_counter(), oracle.queries
     model = ServerModel.of(oracle)
     n = model.n_rows
     probes: dict[int, Probe | None] = {}
@@ -593,6 +584,6 @@ def prime_powers(
 
     labels, decode_seconds, batches = _run_batches(oracle, n, size, template, decode, max_queries)
     return _result(
-        "prime_powers", oracle, labels, before, started, batch_size=size, batches=batches, bits=model.phi,
+        "prime_powers", labels, batch_size=size, batches=batches, bits=model.phi,
         decode_seconds=decode_seconds,
     )
