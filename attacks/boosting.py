@@ -79,7 +79,5 @@ def boosting(
     return AttackResult(
         attack="boosting",
         labels=labels,
-        queries=k,
-        seconds=0.0,
         details={"kept": kept, "threshold": sign * threshold, "accept": accept, "margin": margin},
     )

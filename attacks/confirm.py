@@ -1,15 +1,20 @@
-"""A final confirmation query that keeps an exact attack from claiming labels the leaderboard contradicts.
+"""Claimed labels, checked with one query: the one path by which anything re-checks a labeling it claims.
 
-After an exact attack, submit its claimed labels as confident predictions (``1 - eps`` / ``eps``, one-hot for K
-classes; a neutral 0.5 or 1/K on rows it did not claim) and compare the released score with the score those
-labels imply, computed with the public metric formula. One wrong label moves a log loss by ≈ ln((1-eps)/eps)/N
-(≥ 1.4e-3 at N = 25,000), far above the 5-decimal resolution, so a labeling that is wrong anywhere fails
-loudly — which is what catches a server that does not behave as the attack assumed (a Ladder that re-releases
-an old score, undisclosed subsetting or noise).
+:func:`confident_predictions` stakes everything on a labeling (the bot's and the game's final submissions are
+built with it too); :func:`check_claims` submits those predictions and compares the released score with the
+score the labels imply, computed with the public metric formula; :func:`confirm` is the check ``attacks.run``
+adds after an exact attack, and the attacks that check themselves (``capacity``'s ``check``, the τ-robust
+attacks' ``verify``) call :func:`check_claims` with the noise bound they were told.
+
+One wrong label moves a log loss by ≈ ln((1-eps)/eps)/N (≥ 1.4e-3 at N = 25,000), far above the 5-decimal
+resolution, so a labeling that is wrong anywhere fails loudly — which is what catches a server that does not
+behave as the attack assumed (a Ladder that re-releases an old score, undisclosed subsetting, noise beyond the
+assumed bound).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -19,52 +24,112 @@ from attacks.result import AttackFailed, AttackResult
 from scoring.metrics import get_metric
 
 LOG_LOSSES = frozenset({"binary_logloss", "multiclass_logloss"})
+#: The smallest stake the check puts on a wrong class: ``1 - 2^-50`` stays below 1.0 as a float64, so a wrong
+#: label costs a finite loss however small the server's clipping ``eps``.
+MIN_STAKE = 2.0**-50
+FLOAT64_BITS = 53
 
 
-def confirmation_predictions(labels: np.ndarray, n_classes: int, eps: float) -> np.ndarray:
-    """Confident predictions for claimed rows, neutral ones for rows marked ``-1``."""
-    claimed = labels >= 0
+def confident_predictions(
+    labels: np.ndarray, n_classes: int, confidence: float | None = None, *, eps: float = 1e-15
+) -> np.ndarray:
+    """Predictions that stake everything on ``labels``: ``confidence`` on each claimed label and the rest spread
+    evenly over the other classes — by default ``eps`` on every other class (``1 - (K-1)·eps`` on the claimed
+    one) — and the neutral ``1/K`` on rows marked ``-1`` (not claimed), whose loss is the same for every label.
+
+    Binary: P(class 1) per row; K classes: an ``(n, K)`` matrix.
+
+    >>> confident_predictions(np.array([1, 0, -1]), 2).tolist()
+    [0.999999999999999, 1e-15, 0.5]
+    >>> confident_predictions(np.array([1, 0, -1]), 2, 0.99).tolist()
+    [0.99, 0.010000000000000009, 0.5]
+    >>> confident_predictions(np.array([2, -1]), 3, 0.9).round(3).tolist()
+    [[0.05, 0.05, 0.9], [0.333, 0.333, 0.333]]
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    if confidence is None:
+        claimed_p, other_p = 1.0 - (n_classes - 1) * eps, eps
+    else:
+        claimed_p, other_p = confidence, (1.0 - confidence) / (n_classes - 1)
     if n_classes == 2:
-        predictions = np.full(len(labels), 0.5)
-        predictions[claimed] = np.where(labels[claimed] == 1, 1.0 - eps, eps)
-        return predictions
-    predictions = np.full((len(labels), n_classes), 1.0 / n_classes)
-    onehot = np.full((int(claimed.sum()), n_classes), eps)
-    onehot[np.arange(len(onehot)), labels[claimed]] = 1.0 - eps * (n_classes - 1)
-    predictions[claimed] = onehot
-    return predictions
+        return np.where(labels == 1, claimed_p, np.where(labels == 0, other_p, 0.5))
+    out = np.full((len(labels), n_classes), other_p)
+    claimed = labels >= 0
+    out[claimed, labels[claimed]] = claimed_p
+    out[~claimed] = 1.0 / n_classes
+    return out
 
 
-def confirm(oracle: Oracle, result: AttackResult, *, slack: float = 0.0) -> None:
-    """Spend one query checking ``result``'s claimed labels; raise :class:`AttackFailed` on a mismatch.
+def check_claims(
+    oracle: Oracle,
+    labels: np.ndarray,
+    *,
+    scored: np.ndarray | None = None,
+    slack: float = 0.0,
+    relative: float = 0.0,
+) -> str:
+    """Spend one query on ``labels`` (``-1``: not claimed) and raise :class:`AttackFailed` unless the released
+    score is the one they imply. Returns ``"passed"``, or ``"uninformative (…)"`` when one wrong label would move
+    the score by less than twice the tolerance; on a metric other than log loss it spends nothing and returns
+    ``"not checked (…)"``.
 
-    ``slack`` widens the tolerance by a noise bound the attack was told about. Rows outside
-    ``result.details["scored_rows"]`` (or ``["public_mask"]``: a boolean mask, for split-aware attacks) are left
-    out of the expected score, as the server leaves them out of the released one.
+    Claimed rows are sent at ``1 - (K-1)·e`` on their label (``e = max(eps, 2^-50)``), the others at ``1/K``.
+    ``scored`` marks the rows the released score covers (default: all; a split-aware attack passes the public
+    rows). The tolerance is half a unit of the released decimals, the server's rounding (float64 or its
+    ``mpfr:φ``), an additive noise bound ``slack`` and ``relative`` × the score (multiplicative noise).
+
+    >>> from attacks.oracle import LocalOracle
+    >>> check_claims(LocalOracle([0, 1, 1, 0], decimals=5), np.array([0, 1, 1, -1]))
+    'passed'
     """
     if oracle.metric not in LOG_LOSSES:
-        result.details["confirmed"] = f"not checked (metric {oracle.metric})"
-        return
-    labels = np.asarray(result.labels, dtype=np.int64)
-    predictions = confirmation_predictions(labels, oracle.n_classes, oracle.eps)
+        return f"not checked (metric {oracle.metric})"
+    labels = np.asarray(labels, dtype=np.int64)
+    stake = max(float(oracle.eps), MIN_STAKE)
+    predictions = confident_predictions(labels, oracle.n_classes, eps=stake)
     released = oracle.submit(predictions)
     if released is None:
         raise AttackFailed("the confirmation query released no score; the claimed labels cannot be vouched for")
-    details = result.details
-    scored = np.asarray(details.get("scored_rows", details.get("public_mask", np.ones(len(labels), bool))), bool)
-    # Unclaimed rows sit at the neutral prediction, whose loss is the same for every label.
+    scored = np.ones(len(labels), dtype=bool) if scored is None else np.asarray(scored, dtype=bool)
     assumed = np.where(labels >= 0, labels, 0)
-    expected = get_metric(oracle.metric).score(predictions[scored], assumed[scored], oracle.eps)
+    expected = float(get_metric(oracle.metric).score(predictions[scored], assumed[scored], oracle.eps))
+    n_scored = max(int(scored.sum()), 1)
+    arithmetic = str(getattr(oracle, "arithmetic", "float64"))
+    bits = FLOAT64_BITS if arithmetic == "float64" else int(arithmetic.split(":", 1)[1])
+    # Rounding: the server's sum of N row losses (and ours), each partial sum at most N·score, plus a floor
+    # for the float64 clipping of confident predictions.
+    rounding = 2.0 * (n_scored + 4) * (2.0**-bits + 2.0**-FLOAT64_BITS) * abs(expected) + 1e-9 * max(
+        1.0, abs(expected)
+    )
     resolution = 0.5 * 10.0 ** (-oracle.decimals) if oracle.decimals is not None else 0.0
-    tolerance = resolution + slack + 1e-9 * max(1.0, abs(expected))
+    tolerance = resolution + slack + relative * abs(expected) + rounding
     gap = abs(float(released) - expected)
     if gap > tolerance:
         raise AttackFailed(
             f"confirmation failed: the claimed labels imply a score of {expected:.6g}, the leaderboard released "
             f"{float(released):.6g} (tolerance {tolerance:.2g}); the server does not behave as the attack "
-            "assumed (noise, a Ladder, subsetting or a wrong precision), so no label is claimed"
+            "assumed (noise beyond the assumed bound, a Ladder, subsetting or a wrong precision), so no label is "
+            "claimed"
         )
-    result.details["confirmed"] = "passed"
+    one_wrong = math.log((1.0 - (oracle.n_classes - 1) * stake) / stake) / n_scored
+    if one_wrong <= 2.0 * tolerance:
+        return "uninformative (one wrong label moves the score less than the window)"
+    return "passed"
+
+
+def confirm(oracle: Oracle, result: AttackResult, *, slack: float = 0.0) -> None:
+    """Check ``result``'s claimed labels with :func:`check_claims` and record the outcome in
+    ``result.details["confirmed"]``; raise :class:`AttackFailed` on a mismatch.
+
+    ``slack`` widens the tolerance by a noise bound the attack was told about. Rows outside
+    ``result.details["scored_rows"]`` (or ``["public_mask"]``: a boolean mask, for split-aware attacks) are left
+    out of the expected score, as the server leaves them out of the released one.
+    """
+    details = result.details
+    scored = details.get("scored_rows", details.get("public_mask"))
+    details["confirmed"] = check_claims(
+        oracle, result.labels, scored=None if scored is None else np.asarray(scored, dtype=bool), slack=slack
+    )
 
 
 def slack_from(params: dict[str, Any]) -> float:

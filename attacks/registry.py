@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from attacks.confirm import confirm as check_claims
+from attacks.confirm import confirm as confirm_claims
 from attacks.confirm import slack_from
 from attacks.oracle import Oracle
 from attacks.result import AttackResult
@@ -56,9 +56,9 @@ def run(name: str, oracle: Oracle, *, confirm: bool | None = None, **params: Any
     queries_before = oracle.queries
     started = time.perf_counter()
     out = fn(oracle, **params)
-    result = out if isinstance(out, AttackResult) else AttackResult(name, np.asarray(out, dtype=np.int64), 0, 0.0)
+    result = out if isinstance(out, AttackResult) else AttackResult(name, np.asarray(out, dtype=np.int64))
     if (name in CONFIRMED if confirm is None else confirm) and result.recovered:
-        check_claims(oracle, result, slack=slack_from(params))
+        confirm_claims(oracle, result, slack=slack_from(params))
     result.attack = name
     result.queries = oracle.queries - queries_before
     result.seconds = time.perf_counter() - started

@@ -16,12 +16,16 @@ class AttackFailed(RuntimeError):
 @dataclass
 class AttackResult:
     """``labels`` in the oracle's row order (``-1`` where a row's label was not recovered), the queries
-    spent, the wall time, and attack-specific details (batch sizes, precision used, ...)."""
+    spent, the wall time, and attack-specific details (batch sizes, precision used, ...).
+
+    ``queries`` and ``seconds`` are ``attacks.run``'s to fill in (from the oracle and the clock, confirmation
+    included); an attack returns its labels and details and leaves them alone.
+    """
 
     attack: str
     labels: np.ndarray
-    queries: int
-    seconds: float
+    queries: int = 0
+    seconds: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -20,7 +20,7 @@ import numpy as np
 from scipy.stats import kendalltau
 
 from attacks import LocalOracle
-from games.population import HonestPopulation, honest_population
+from games.population import Population, honest_population
 from scoring.metrics import get_metric
 from scoring.parsing import ParsedPredictions, validate_array
 from scoring.pipeline import evaluate
@@ -58,7 +58,7 @@ class Row:
 
 
 def released_board(
-    population: HonestPopulation, chain: list[dict[str, Any]], *, metric: str, seed: int, public_fraction: float
+    population: Population, chain: list[dict[str, Any]], *, metric: str, seed: int, public_fraction: float
 ) -> tuple[list[float | None], list[float], list[float]]:
     """(released public, true public, true private) per model; each model is a participant with fresh state
     and its own submission id, so defense randomness differs between participants as on the site."""

@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     table = markdown_table(summarize(result.cells))
     cores = f"{args.jobs} worker process{'es' if args.jobs > 1 else ''}"
     (figures / "standard_game.md").write_text(
-        f"Standard game (`games/files/standard.toml`, offline): {spec.n_cells} cells, "
+        f"Standard game (`games/files/standard.toml`, {result.mode}): {spec.n_cells} cells, "
         f"{time.perf_counter() - started:.0f} s with {cores}. Regenerate: `python -m benchmarks.standard_game`.\n\n"
         + table,
         encoding="utf-8",

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from attacks.confirm import confident_predictions
 from attacks.registry import run
 from attacks.result import AttackFailed, AttackResult
 from bot.checkpoint import BudgetExhausted, Checkpoint, CheckpointMismatch, ReplayOracle, new_header
@@ -77,21 +78,6 @@ def checkpoint_path(args: argparse.Namespace) -> Path:
     if args.json is not None:
         return args.json.with_name(args.json.stem + ".checkpoint.jsonl")
     return Path.cwd() / f"leaderboard-bot-{name}"
-
-
-def confident_predictions(labels: np.ndarray, n_classes: int) -> np.ndarray:
-    """``1 - 1e-15`` on each claimed label, ``1/K`` where the label is unknown (``-1``).
-
-    >>> confident_predictions(np.array([1, 0, -1]), 2).tolist()
-    [0.999999999999999, 1e-15, 0.5]
-    """
-    if n_classes == 2:
-        return np.where(labels == 1, 1.0 - CONFIDENT, np.where(labels == 0, CONFIDENT, 0.5))
-    out = np.full((len(labels), n_classes), CONFIDENT)
-    claimed = labels >= 0
-    out[claimed, labels[claimed]] = 1.0 - (n_classes - 1) * CONFIDENT
-    out[~claimed] = 1.0 / n_classes
-    return out
 
 
 class Progress:
@@ -204,7 +190,7 @@ def _run(
 
     if not args.no_final:
         progress.phase("final")
-        released = oracle.submit(confident_predictions(result.labels, server.n_classes))
+        released = oracle.submit(confident_predictions(result.labels, server.n_classes, eps=CONFIDENT))
         summary.update(final_public_score=None if released is None else float(released),
                        final_public_score_text=oracle.last_released_text)
     summary.update(status="complete", queries=oracle.queries, seconds=time.perf_counter() - started)

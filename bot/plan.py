@@ -15,17 +15,16 @@ The order, strongest first (every pick states its reason in :attr:`Plan.reason`)
 * multiclass log loss: ``prime_powers`` (paper 000, Theorem 8);
 * anything else binary: ``boosting``.
 
-Attacks missing from the registry are skipped (the capacity family is imported if present).
+Attacks missing from the registry are skipped.
 """
 
 from __future__ import annotations
 
-import contextlib
-import importlib
 import json
 from dataclasses import dataclass, field
 from typing import Any
 
+import attacks.capacity  # noqa: F401  (registers capacity and capacity_split)
 from attacks.oracle import Oracle
 from attacks.registry import available
 from bot.fingerprint import Fingerprint
@@ -69,9 +68,7 @@ def parse_params(pairs: list[str] | None) -> dict[str, Any]:
 
 
 def load_attacks() -> list[str]:
-    """Every registered attack name, after importing the optional capacity family if it is installed."""
-    with contextlib.suppress(ImportError):
-        importlib.import_module("attacks.capacity")
+    """Every registered attack name."""
     return available()
 
 
@@ -126,8 +123,6 @@ def choose(
                 return plan("capacity_split", "only the public split moves the score: split-aware capacity")
         elif "capacity" in names:
             return plan("capacity", "no noise, every row scored: capacity-optimal construction")
-        elif "prime_batched" in names:
-            return plan("prime_batched", "capacity is not installed: paper 000's prime batches")
     if oracle.metric == "multiclass_logloss" and "prime_powers" in names:
         return plan("prime_powers", "multiclass log loss: prime powers")
     if binary and "boosting" in names:

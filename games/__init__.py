@@ -1,6 +1,7 @@
 """Attacker-vs-defender games: a TOML game file lists data sets, defense chains, attacks and seeds; the runner
-plays every cell offline through :class:`attacks.LocalOracle` with an honest population scored on the same
-leaderboard, and the report writes CSV, JSON, PNG charts and a self-contained HTML page.
+plays every cell offline through :class:`attacks.LocalOracle` (or, in live mode, against a running site) with
+an honest population scored on the same leaderboard, and the report writes CSV, JSON, PNG charts and a
+self-contained HTML page (from ``games/templates``) that states the mode.
 
 ``leaderboard-game run GAMEFILE --out DIR`` (or ``python -m games run ...``) is the command line.
 """

@@ -72,7 +72,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     paths = write_report(result, args.out)
     print(markdown_table(summarize(result.cells)), end="")
-    print(f"\n{len(result.cells)} cells in {result.seconds:.1f} s; report: {paths['html']}")
+    print(f"\n{len(result.cells)} cells ({result.mode}) in {result.seconds:.1f} s; report: {paths['html']}")
     return 0
 
 

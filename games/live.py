@@ -26,7 +26,7 @@ from pathlib import Path
 
 from bot.http_oracle import HttpOracle
 from games.gamefile import DatasetSpec, DefenseSpec, GameSpec
-from games.populations import GamePopulation
+from games.population import Population
 from stack.processes import running_stack
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,7 +54,7 @@ class LiveSite:
         return done.stdout
 
     def attacker_oracle(
-        self, spec: GameSpec, dataset: DatasetSpec, population: GamePopulation, defense: DefenseSpec, seed: int,
+        self, spec: GameSpec, dataset: DatasetSpec, population: Population, defense: DefenseSpec, seed: int,
         attack: str,
     ) -> HttpOracle:
         """A fresh competition for one cell, and the attacker's oracle on it."""

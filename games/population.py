@@ -1,5 +1,7 @@
-"""An honest population: real scikit-learn models of varied quality trained on a real labelled data set, whose
-test-set predictions play the honest participants of a leaderboard (DESIGN.md, "Games").
+"""The honest participants of a game: real scikit-learn models of varied quality trained on a real labelled
+data set (:func:`honest_population`), or simulated models of graded quality for a bare label vector such as an
+IMDB-sized balanced one (:func:`synthetic_population`); :func:`load_population` picks one for a game file's
+data set (DESIGN.md, "Games").
 
 The benchmarks and the game runner use it to measure what a defense costs honest participants. Pure: no
 Django, no I/O beyond the data sets scikit-learn ships.
@@ -8,14 +10,18 @@ Django, no I/O beyond the data sets scikit-learn ships.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from games.gamefile import DatasetSpec
+
 
 @dataclass(frozen=True)
-class HonestPopulation:
+class Population:
     """Hidden test rows (``ids``: the rows' indices in the original data set, as text; ``labels``) and each
     honest model's predicted probabilities on them, in submission order.
 
@@ -31,6 +37,10 @@ class HonestPopulation:
     @property
     def names(self) -> list[str]:
         return list(self.predictions)
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.ids)
 
 
 def _models(seed: int) -> dict[str, Any]:
@@ -76,7 +86,7 @@ def _one_feature(model_factory: Callable[[], Any], column: int) -> Any:
     return make_pipeline(ColumnTransformer([("one", "passthrough", [column])]), model_factory())
 
 
-def honest_population(*, seed: int = 0, test_size: float = 0.3, dataset: str = "breast_cancer") -> HonestPopulation:
+def honest_population(*, seed: int = 0, test_size: float = 0.3, dataset: str = "breast_cancer") -> Population:
     """Train the population on ``dataset``'s training rows (a stratified split seeded by ``seed``; ``test_size``
     of the rows, default 30 %, are the hidden test rows) and predict its test rows.
 
@@ -110,4 +120,41 @@ def honest_population(*, seed: int = 0, test_size: float = 0.3, dataset: str = "
         proba = np.asarray(model.predict_proba(x_test), dtype=np.float64)
         predictions[name] = proba[:, 1] if n_classes == 2 else proba
     ids = [str(int(i)) for i in test_rows]
-    return HonestPopulation(dataset, ids, np.asarray(y_test, dtype=np.int64), n_classes, predictions)
+    return Population(dataset, ids, np.asarray(y_test, dtype=np.int64), n_classes, predictions)
+
+
+@lru_cache(maxsize=8)
+def load_population(dataset: DatasetSpec) -> Population:
+    """The population of a game's data set, seeded by its ``population_seed`` (cached: training the models
+    takes seconds, and a population is never modified)."""
+    if dataset.source == "balanced":
+        assert dataset.n_rows is not None
+        return synthetic_population(dataset.n_rows, seed=dataset.population_seed)
+    population = honest_population(
+        seed=dataset.population_seed, test_size=dataset.test_fraction, dataset=dataset.source
+    )
+    return replace(population, dataset=dataset.name)
+
+
+def synthetic_population(n_rows: int, seed: int = 0, n_models: int = 10) -> Population:
+    """A seeded balanced 0/1 vector of ``n_rows`` (``n_rows // 2`` ones) and ``n_models`` simulated models.
+
+    Model ``k`` predicts ``sigmoid(s_k (2y - 1) + N(0, 1))`` with signal strengths ``s_k`` evenly spread from
+    2.5 (good) down to 0 (chance), so the population spans good to useless models, like a real one.
+
+    >>> population = synthetic_population(100, seed=1)
+    >>> int(population.labels.sum()), len(population.predictions)
+    (50, 10)
+    """
+    if n_rows < 2:
+        raise ValueError(f"n_rows must be at least 2, got {n_rows}")
+    rng = np.random.default_rng(seed)
+    labels = np.zeros(n_rows, dtype=np.int64)
+    labels[: n_rows // 2] = 1
+    rng.shuffle(labels)
+    signed = 2.0 * labels - 1.0
+    predictions: dict[str, np.ndarray] = {}
+    for k, strength in enumerate(np.linspace(2.5, 0.0, n_models)):
+        logits = strength * signed + rng.normal(0.0, 1.0, n_rows)
+        predictions[f"simulated_{k:02d}_s{strength:.2f}"] = 1.0 / (1.0 + np.exp(-logits))
+    return Population(f"balanced_{n_rows}", [str(i) for i in range(n_rows)], labels, 2, predictions)

@@ -3,12 +3,15 @@
 Files in the output directory (the site serves the directory as is):
 
 - ``cells.csv`` — one row per cell (data set × defense × attack × seed);
-- ``summary.csv`` and ``summary.md`` — one row per data set × defense × attack, averaged over seeds;
+- ``summary.csv`` and ``summary.md`` — one row per data set × defense × attack, averaged over seeds (the
+  Markdown file first names the game and its mode, offline or live);
 - ``boards.csv`` — every honest participant's released and true scores per competition;
-- ``game.json`` — the game, the summary, the cells (with attack details) and the boards;
+- ``game.json`` — the game, its mode (``offline`` or ``live``, with the site), the summary, the cells (with
+  attack details) and the boards;
 - ``frontier.png`` — privacy–utility frontier: the strongest attack's label accuracy vs the honest Kendall τ,
   one point per defense; ``accuracy_vs_queries.png`` — every attack's accuracy against its queries;
-- ``report.html`` — all of it on one page, charts inlined as base64 so the file stands alone.
+- ``report.html`` — all of it on one page (``games/templates/report.html``), charts inlined as base64 so the
+  file stands alone.
 
 Everything but the wall-time columns is a deterministic function of the game file.
 """
@@ -17,17 +20,18 @@ from __future__ import annotations
 
 import base64
 import csv
-import html
 import io
 import json
 import math
 from collections.abc import Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+import jinja2
 import numpy as np
 
-from games.runner import Cell, GameResult
+from games.runner import Board, Cell, GameResult
 
 CELL_COLUMNS = [
     "dataset", "defense", "attack", "seed", "status", "error", "n_rows", "queries", "seconds",
@@ -120,6 +124,15 @@ def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def summary_markdown(result: GameResult, summary: Sequence[dict[str, Any]]) -> str:
+    """``summary.md``: the game's name and mode above the summary table."""
+    where = f" against {result.site}" if result.site else ""
+    return (
+        f"Game `{result.game.name}`, mode: {result.mode}{where}; {len(result.cells)} cells, mean over seeds "
+        f"{', '.join(map(str, result.game.seeds))}.\n\n" + markdown_table(summary)
+    )
+
+
 def defense_table(summary: Sequence[dict[str, Any]]) -> str:
     """One Markdown row per (data set, defense): the strongest attack against it (highest mean label accuracy,
     then fewest queries) beside what the defense costs honest participants — the README's game table."""
@@ -183,7 +196,8 @@ def game_document(result: GameResult) -> dict[str, Any]:
     """The JSON report: the game as validated, the summary, every cell and every honest board."""
     return _json_safe({
         "game": result.game.to_dict(),
-        "mode": "offline",
+        "mode": result.mode,
+        "site": result.site,
         "available_attacks": result.available_attacks,
         "seconds": round(result.seconds, 3),
         "summary": summarize(result.cells),
@@ -210,7 +224,7 @@ def write_report(result: GameResult, out: str | Path) -> dict[str, Path]:
     _write_csv(paths["cells_csv"], CELL_COLUMNS, [c.row() for c in result.cells])
     _write_csv(paths["summary_csv"], SUMMARY_COLUMNS, summary)
     _write_csv(paths["boards_csv"], BOARD_COLUMNS, board_rows(result))
-    paths["summary_md"].write_text(markdown_table(summary), encoding="utf-8")
+    paths["summary_md"].write_text(summary_markdown(result, summary), encoding="utf-8")
     paths["json"].write_text(json.dumps(game_document(result), indent=2) + "\n", encoding="utf-8")
     frontier = frontier_chart(summary, result.game.name)
     queries = queries_chart(summary, result.game.name)
@@ -326,83 +340,42 @@ def queries_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
 
 # --- HTML ----------------------------------------------------------------------------------------------------
 
-_STYLE = """
-body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}
-table{border-collapse:collapse;font-size:13px;margin:1em 0}
-th,td{border:1px solid #ccc;padding:3px 7px;text-align:right}
-th{background:#f2f2f2} td.t,th.t{text-align:left}
-tr.failed td{color:#a40} tr.error td{color:#c00}
-img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}
-code{background:#f5f5f5;padding:1px 4px}
-"""
 
-
-def _table(rows: Sequence[dict[str, Any]], columns: Sequence[str], text_columns: set[str],
-           row_class: str | None = None) -> str:
-    head = "".join(f'<th class="{"t" if c in text_columns else ""}">{html.escape(c)}</th>' for c in columns)
-    body = []
-    for row in rows:
-        klass = f' class="{html.escape(str(row.get(row_class, "")))}"' if row_class else ""
-        tds = "".join(
-            f'<td class="{"t" if c in text_columns else ""}">{html.escape(_text(row.get(c)))}</td>' for c in columns
-        )
-        body.append(f"<tr{klass}>{tds}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+@lru_cache(maxsize=1)
+def _templates() -> jinja2.Environment:
+    """The report's templates (``games/templates``), HTML-escaped."""
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("games", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+    environment.filters["text"] = _text
+    environment.filters["json"] = lambda value, sort_keys=False: json.dumps(value, sort_keys=sort_keys)
+    return environment
 
 
 def html_report(result: GameResult, summary: Sequence[dict[str, Any]], frontier: bytes, queries: bytes) -> str:
-    """One standalone HTML page: the game, the summary, both charts (inline), every cell and honest board."""
-    game = result.game
-    chains = "".join(
-        f"<li><b>{html.escape(d.name)}</b>: <code>{html.escape(json.dumps(d.chain))}</code></li>" for d in game.defenses
+    """One standalone HTML page (``games/templates/report.html``): the game and its mode, the summary, both
+    charts (inline), every cell and honest board."""
+    rows = board_rows(result)
+
+    def rows_of(board: Board) -> list[dict[str, Any]]:
+        key = (board.dataset, board.defense, board.seed)
+        return [r for r in rows if (r["dataset"], r["defense"], r["seed"]) == key]
+
+    boards = [(board, rows_of(board)) for board in result.boards]
+    return _templates().get_template("report.html").render(
+        game=result.game,
+        mode=result.mode,
+        site=result.site,
+        seconds=result.seconds,
+        summary=summary,
+        summary_columns=SUMMARY_COLUMNS,
+        cells=[c.row() for c in result.cells],
+        cell_columns=CELL_COLUMNS,
+        boards=boards,
+        board_columns=BOARD_COLUMNS[3:],
+        frontier=base64.b64encode(frontier).decode(),
+        queries=base64.b64encode(queries).decode(),
     )
-    attack_list = "".join(
-        f"<li><b>{html.escape(a.name)}</b>: <code>{html.escape(a.attack)}</code> "
-        f"params <code>{html.escape(json.dumps(a.params, sort_keys=True))}</code>"
-        + (f", budget {a.budget}" if a.budget is not None else "") + "</li>"
-        for a in game.attacks
-    )
-    datasets = "".join(
-        f"<li><b>{html.escape(d.name)}</b>: source {html.escape(d.source)}"
-        + (f", {d.n_rows} rows" if d.n_rows else f", test fraction {d.test_fraction}")
-        + (f", public fraction {d.public_fraction}" if d.public_fraction is not None else ", every row scored")
-        + "</li>"
-        for d in game.datasets
-    )
-    boards = []
-    for board in result.boards:
-        rows = [r for r in board_rows(result) if (r["dataset"], r["defense"], r["seed"]) ==
-                (board.dataset, board.defense, board.seed)]
-        boards.append(
-            f"<details><summary>{html.escape(board.dataset)} · {html.escape(board.defense)} · seed {board.seed} "
-            f"— τ {html.escape(_text(board.utility.kendall_tau))}, best wins {board.utility.best_wins}</summary>"
-            + _table(rows, BOARD_COLUMNS[3:], {"participant"}) + "</details>"
-        )
-    decimals = "full float64" if game.decimals is None else f"{game.decimals} decimals"
-    return f"""<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Game report: {html.escape(game.name)}</title>
-<style>{_STYLE}</style></head><body>
-<h1>Game report: {html.escape(game.name)}</h1>
-<p>{html.escape(game.description)}</p>
-<p>Mode: offline (<code>LocalOracle</code>, the site's scoring core and defense chain in process).
-Metric <code>{html.escape(game.metric)}</code>, eps {game.eps:g}, displayed precision {decimals}; seeds
-{html.escape(", ".join(map(str, game.seeds)))}; {len(result.cells)} cells in {result.seconds:.1f} s.
-The attacker finally submits its recovered labels with confidence {game.final_confidence:g}.</p>
-<h2>Data sets</h2><ul>{datasets}</ul>
-<h2>Defense chains</h2><ul>{chains}</ul>
-<h2>Attacks</h2><ul>{attack_list}</ul>
-<h2>Summary (mean over seeds)</h2>
-{_table(summary, SUMMARY_COLUMNS, {"dataset", "defense", "attack"})}
-<h2>Privacy–utility frontier</h2>
-<p>For each defense: the strongest attack's label accuracy against the honest population's Kendall τ between
-the released public ranking and the true private ranking. Up-left is bad for the host (leaky and harmful);
-down-right is what a defense should reach.</p>
-<img alt="privacy-utility frontier" src="data:image/png;base64,{base64.b64encode(frontier).decode()}">
-<h2>Accuracy vs queries</h2>
-<img alt="accuracy vs queries" src="data:image/png;base64,{base64.b64encode(queries).decode()}">
-<h2>Cells</h2>
-{_table([c.row() for c in result.cells], CELL_COLUMNS, {"dataset", "defense", "attack", "status", "error"}, "status")}
-<h2>Honest boards</h2>
-{''.join(boards)}
-</body></html>
-"""

@@ -23,18 +23,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import attacks
+from attacks.confirm import confident_predictions
 from attacks.oracle import LocalOracle, Released
 from attacks.registry import ATTACKS
 from attacks.result import AttackFailed
 from bot.http_oracle import SubmissionFailed
 from games.gamefile import AttackSpec, DatasetSpec, DefenseSpec, GameFileError, GameSpec
-from games.populations import GamePopulation, load_population
+from games.population import Population, load_population
 from games.utility import (
     AttackerOutcome,
     HonestUtility,
     attacker_outcome,
     board_rank,
-    confident_predictions,
     honest_utility,
 )
 from scoring import ScoringError
@@ -145,13 +145,16 @@ class Cell:
 
 @dataclass
 class GameResult:
-    """Everything a report needs: the validated game, every cell, every honest board."""
+    """Everything a report needs: the validated game, every cell, every honest board, and how it was played:
+    ``mode`` ``"offline"`` (:class:`LocalOracle` in process) or ``"live"`` (the attacker against ``site``)."""
 
     game: GameSpec
     cells: list[Cell]
     boards: list[Board]
     seconds: float
     available_attacks: list[str] = field(default_factory=list)
+    mode: str = "offline"
+    site: str | None = None
 
 
 @dataclass
@@ -159,7 +162,7 @@ class _Competition:
     """One data set ready to play: the population and the game-level scoring settings."""
 
     dataset: DatasetSpec
-    population: GamePopulation
+    population: Population
 
 
 def run_game(
@@ -209,7 +212,10 @@ def run_game(
             board, group_cells = _play_group(group)
             boards.append(board)
             _collect(cells, group_cells, spec.n_cells, say)
-    return GameResult(spec, cells, boards, time.perf_counter() - started, attacks.available())
+    return GameResult(
+        spec, cells, boards, time.perf_counter() - started, attacks.available(),
+        mode="offline" if site is None else "live", site=None if site is None else site.url,
+    )
 
 
 def _play_group(
@@ -244,7 +250,7 @@ def _check_registered(spec: GameSpec) -> None:
 
 
 def make_oracle(
-    spec: GameSpec, dataset: DatasetSpec, population: GamePopulation, defense: DefenseSpec, seed: int
+    spec: GameSpec, dataset: DatasetSpec, population: Population, defense: DefenseSpec, seed: int
 ) -> LocalOracle:
     """The competition of one cell, as the attacker's oracle (the honest models use its ``spec``).
 
@@ -303,7 +309,7 @@ def release_once(
 
 
 def play_honest(
-    spec: GameSpec, dataset: DatasetSpec, population: GamePopulation, defense: DefenseSpec, seed: int
+    spec: GameSpec, dataset: DatasetSpec, population: Population, defense: DefenseSpec, seed: int
 ) -> Board:
     """Every honest model submits once to the cell's competition; their public and private boards."""
     oracle = make_oracle(spec, dataset, population, defense, seed)
@@ -336,7 +342,7 @@ def _accepts(attack: str, parameter: str) -> bool:
 def play_cell(
     spec: GameSpec,
     dataset: DatasetSpec,
-    population: GamePopulation,
+    population: Population,
     defense: DefenseSpec,
     attack: AttackSpec,
     seed: int,

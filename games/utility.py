@@ -10,6 +10,8 @@ from typing import Any
 
 import numpy as np
 
+from attacks.confirm import confident_predictions as confident_predictions  # the final submission
+
 
 @dataclass(frozen=True)
 class AttackerOutcome:
@@ -77,22 +79,6 @@ class HonestUtility:
 
 def _round(value: float, digits: int = 6) -> float | None:
     return None if not math.isfinite(value) else round(value, digits)
-
-
-def confident_predictions(labels: np.ndarray, n_classes: int, confidence: float) -> np.ndarray:
-    """The attacker's final submission: ``confidence`` on each recovered label, uniform where unrecovered.
-
-    >>> confident_predictions(np.array([1, 0, -1]), 2, 0.99).tolist()
-    [0.99, 0.010000000000000009, 0.5]
-    """
-    labels = np.asarray(labels, dtype=np.int64)
-    if n_classes == 2:
-        return np.where(labels == 1, confidence, np.where(labels == 0, 1.0 - confidence, 0.5))
-    rows = np.full((len(labels), n_classes), (1.0 - confidence) / (n_classes - 1))
-    claimed = labels >= 0
-    rows[np.flatnonzero(claimed), labels[claimed]] = confidence
-    rows[~claimed] = 1.0 / n_classes
-    return rows
 
 
 def board_rank(honest: Sequence[float | None], attacker: float | None, *, higher_is_better: bool) -> int:

@@ -109,11 +109,8 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "leaderboard.competitions",
     "leaderboard.submissions",
+    "leaderboard.web",
 ]
-# The HTML pages live in their own app, added by another change; wire it in as soon as it exists so this
-# module need not change when it lands.
-if (BASE_DIR / "leaderboard" / "web" / "apps.py").exists():
-    INSTALLED_APPS.append("leaderboard.web")
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",

@@ -1,8 +1,6 @@
-"""Top-level routes: the admin, the REST API with its OpenAPI schema and docs, and (when present) the web pages."""
+"""Top-level routes: the admin, the REST API with its OpenAPI schema and docs, and the web pages."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path
@@ -14,8 +12,5 @@ urlpatterns: list[URLPattern | URLResolver] = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="schema"), name="api-redoc"),
+    path("", include("leaderboard.web.urls")),
 ]
-
-# The HTML pages are another app (leaderboard.web) that lands separately; mount it once it exists.
-if (Path(__file__).resolve().parent / "web" / "urls.py").exists():
-    urlpatterns.append(path("", include("leaderboard.web.urls")))

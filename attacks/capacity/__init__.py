@@ -1,6 +1,6 @@
 """``capacity``: our capacity-oriented label-inference attack on binary log-loss leaderboards.
 
-Construction (ours; see :mod:`attacks.capacity.strategy`): mixed-radix digits on an integer lattice of label
+Construction (ours; see :mod:`attacks.capacity.attack`): mixed-radix digits on an integer lattice of label
 differences ``d = k·u`` — ``u`` just above the summed-loss window a release leaves (``N·10^-decimals`` plus
 noise and a rigorous float64 error bound), every row's weight at most ``W = floor(A/u)``,
 ``A = ln((1-eps)/eps)`` — with a *top digit* whose span costs no weight: a subset-sum digit of heavy fresh
@@ -24,13 +24,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from attacks.capacity.attack import capacity_attack
 from attacks.capacity.design import (
     conway_guy_per_query,
     counting_bound,
     powers_of_two_per_query,
 )
 from attacks.capacity.split import capacity_split_attack
-from attacks.capacity.strategy import capacity_attack
 from attacks.oracle import Oracle
 from attacks.registry import register
 from attacks.result import AttackResult

@@ -39,6 +39,14 @@ from collections import deque
 
 import numpy as np
 
+from attacks.capacity.attack import (
+    CapacityState,
+    _require_binary_logloss,
+    capacity_attack,
+    default_top,
+    run_rounds,
+    submit_query,
+)
 from attacks.capacity.decoder import PRECISION_BITS, Query, lattice_range, loss_window
 from attacks.capacity.design import (
     LN2,
@@ -48,16 +56,8 @@ from attacks.capacity.design import (
     counting_bound,
     max_weight_real,
 )
-from attacks.capacity.strategy import (
-    CapacityState,
-    _require_binary_logloss,
-    capacity_attack,
-    default_top,
-    run_rounds,
-    submit_query,
-    verify,
-)
 from attacks.capacity.ternary import ternary_split_attack
+from attacks.confirm import check_claims
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle
 from attacks.result import AttackFailed, AttackResult
@@ -242,7 +242,7 @@ def mirrored_split_attack(
     labels = np.where(mask, label_state.labels, -1)
     design_queries = oracle.queries - queries_before
     if check and n_pub > 0:
-        verify(oracle, np.where(mask, labels, 0), label_model, scored=mask)
+        check_claims(oracle, labels, scored=mask, slack=noise_bound)
     return AttackResult(
         attack="capacity_split",
         labels=labels,

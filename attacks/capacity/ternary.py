@@ -30,7 +30,7 @@ import numpy as np
 
 from attacks.capacity.decoder import PRECISION_BITS, loss_window
 from attacks.capacity.design import LN2, TOP_ROWS_MAX, ServerModel, counting_bound, max_weight_real
-from attacks.capacity.strategy import verify
+from attacks.confirm import check_claims
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle
 from attacks.result import AttackFailed, AttackResult
@@ -191,7 +191,7 @@ def ternary_split_attack(
         raise AttackFailed(f"the recovered public mask has {int(mask.sum())} rows, the split has {n_pub}")
     labels = np.where(mask, known - 1, -1)
     if check and n_pub > 0:
-        verify(oracle, np.where(mask, labels, 0), model, scored=mask)
+        check_claims(oracle, labels, scored=mask, slack=noise_bound)
     return AttackResult(
         attack="capacity_split",
         labels=labels,

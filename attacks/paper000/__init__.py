@@ -4,13 +4,13 @@ certified decoders and the registered attacks ``prime_single``, ``prime_batched`
 
 ``probes`` builds a query and bounds what the server's arithmetic can do to its score; ``decoders`` turns a
 released score into labels only with a certificate; ``noise`` reduces random noise to a bound τ (App. B.4);
-``strategies`` holds the attacks. Importing this package registers them.
+``attacks`` holds the registered attacks. Importing this package registers them.
 """
 
 from __future__ import annotations
 
-from attacks.paper000 import strategies as _strategies  # noqa: F401  (registers the attacks)
+from attacks.paper000 import attacks as _attacks  # noqa: F401  (registers the attacks)
+from attacks.paper000.attacks import paper_prime_batch, prime_single_bits
 from attacks.paper000.noise import tau_for_noise
-from attacks.paper000.strategies import paper_prime_batch, prime_single_bits
 
 __all__ = ["paper_prime_batch", "prime_single_bits", "tau_for_noise"]

@@ -14,6 +14,7 @@ import attacks
 import defenses
 from attacks import AttackFailed, LocalOracle
 from attacks.capacity import capacity_attack, capacity_split_attack
+from attacks.capacity.attack import CapacityState, plan_query, submit_query
 from attacks.capacity.decoder import Group, brute_force, predictions, query_labelings
 from attacks.capacity.design import (
     COUNT_REALIZATIONS,
@@ -27,7 +28,6 @@ from attacks.capacity.design import (
     powers_of_two_per_query,
     realize,
 )
-from attacks.capacity.strategy import CapacityState, plan_query, submit_query
 
 PRECISIONS = [5, 8, None]
 

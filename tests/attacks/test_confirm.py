@@ -9,7 +9,7 @@ import pytest
 
 import attacks
 from attacks import AttackFailed, LocalOracle
-from attacks.confirm import confirmation_predictions
+from attacks.confirm import check_claims, confident_predictions
 
 
 def _labels(n: int, seed: int) -> np.ndarray:
@@ -51,8 +51,79 @@ def test_best_guess_attacks_are_not_confirmed() -> None:
 
 
 def test_confirmation_predictions_are_confident_where_claimed_and_neutral_elsewhere() -> None:
-    binary = confirmation_predictions(np.array([1, 0, -1]), 2, 1e-15)
+    binary = confident_predictions(np.array([1, 0, -1]), 2, eps=1e-15)
     assert binary.tolist() == [1 - 1e-15, 1e-15, 0.5]
-    multi = confirmation_predictions(np.array([2, -1]), 3, 1e-15)
+    multi = confident_predictions(np.array([2, -1]), 3, eps=1e-15)
     assert multi[0].argmax() == 2 and np.allclose(multi.sum(axis=1), 1.0)
     assert np.allclose(multi[1], 1 / 3)
+
+
+# --- check_claims: the one path every re-check of claimed labels goes through --------------------------------
+
+
+def test_the_right_labels_pass_for_one_query_and_one_wrong_label_fails() -> None:
+    labels = _labels(500, 6)
+    oracle = LocalOracle(labels, decimals=5)
+    assert check_claims(oracle, labels) == "passed"
+    assert oracle.queries == 1
+    wrong = labels.copy()
+    wrong[123] ^= 1
+    with pytest.raises(AttackFailed, match="confirmation failed"):
+        check_claims(oracle, wrong)
+
+
+def test_the_check_tolerates_noise_within_the_stated_bound_only() -> None:
+    labels = _labels(300, 7)
+    chain = [{"name": "noise", "kind": "laplace", "scale": 1e-3}]
+    # 20 Laplace scales: exceeded with probability e^-20.
+    assert check_claims(LocalOracle(labels, decimals=5, defenses=chain, seed=1), labels, slack=2e-2) == "passed"
+    with pytest.raises(AttackFailed, match="confirmation failed"):
+        check_claims(LocalOracle(labels, decimals=5, defenses=chain, seed=1), labels)
+
+
+def test_a_tolerance_wider_than_one_label_is_reported_as_uninformative() -> None:
+    labels = _labels(100, 8)  # one wrong label moves the score by ln((1-eps)/eps)/100 ≈ 0.35
+    assert check_claims(LocalOracle(labels, decimals=5), labels, slack=0.2).startswith("uninformative")
+
+
+def test_only_the_scored_rows_enter_the_expected_score() -> None:
+    labels = _labels(200, 9)
+    oracle = LocalOracle(labels, decimals=5, public_fraction=0.4, seed=2)
+    mask = oracle.spec.hidden.public_mask
+    claimed = np.where(mask, labels, -1)
+    assert check_claims(oracle, claimed, scored=mask) == "passed"
+    wrong = claimed.copy()
+    wrong[np.flatnonzero(mask)[0]] ^= 1
+    with pytest.raises(AttackFailed, match="confirmation failed"):
+        check_claims(oracle, wrong, scored=mask)
+
+
+def test_a_tiny_clipping_eps_still_makes_a_wrong_label_cost_a_finite_loss() -> None:
+    labels = _labels(50, 10)
+    oracle = LocalOracle(labels, decimals=None, eps=1e-300)
+    assert check_claims(oracle, labels) == "passed"
+    wrong = labels.copy()
+    wrong[7] ^= 1
+    with pytest.raises(AttackFailed, match="confirmation failed"):
+        check_claims(oracle, wrong)
+
+
+def test_multiclass_claims_are_checked() -> None:
+    labels = np.random.default_rng(11).integers(0, 4, 80)
+    oracle = LocalOracle(labels, metric="multiclass_logloss", n_classes=4, decimals=5)
+    assert check_claims(oracle, labels) == "passed"
+    wrong = labels.copy()
+    wrong[0] = (wrong[0] + 1) % 4
+    with pytest.raises(AttackFailed, match="confirmation failed"):
+        check_claims(oracle, wrong)
+
+
+def test_other_metrics_are_not_checked_and_cost_no_query() -> None:
+    oracle = LocalOracle(_labels(40, 12), metric="accuracy")
+    assert check_claims(oracle, _labels(40, 12)).startswith("not checked")
+    assert oracle.queries == 0
+
+
+def test_the_default_stake_is_eps_on_every_other_class() -> None:
+    multi = confident_predictions(np.array([0, 2]), 3)
+    assert multi.tolist() == [[1 - 2e-15, 1e-15, 1e-15], [1e-15, 1e-15, 1 - 2e-15]]

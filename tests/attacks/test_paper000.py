@@ -13,10 +13,10 @@ import numpy as np
 import pytest
 
 import attacks
+import attacks.paper000.attacks
 import attacks.paper000.decoders
 import attacks.paper000.noise
 import attacks.paper000.probes
-import attacks.paper000.strategies
 from attacks import AttackFailed, LocalOracle
 from attacks.paper000 import prime_single_bits, tau_for_noise
 from scoring.metrics import get_metric, logloss_mpfr
@@ -78,7 +78,7 @@ def noise_defense_available() -> None:
 
 @pytest.mark.parametrize(
     "module",
-    [attacks.paper000.strategies, attacks.paper000.probes, attacks.paper000.noise, attacks.paper000.decoders],
+    [attacks.paper000.attacks, attacks.paper000.probes, attacks.paper000.noise, attacks.paper000.decoders],
 )
 def test_the_docstring_examples_hold(module: Any) -> None:
     failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)

@@ -1,4 +1,4 @@
-"""The bot's offline parts: fingerprinting, strategy choice, checkpoint/replay, and the final prediction —
+"""The bot's offline parts: fingerprinting, the plan (attack choice), checkpoint/replay, and the final prediction —
 all against in-process :class:`LocalOracle` boards (the live path is in ``tests/e2e/test_bot.py``)."""
 
 from __future__ import annotations

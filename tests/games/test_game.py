@@ -12,13 +12,15 @@ import numpy as np
 import pytest
 
 import attacks
-from attacks.oracle import Oracle
+from attacks.oracle import LocalOracle, Oracle
 from attacks.registry import ATTACKS
 from attacks.result import AttackFailed
 from games import GameFileError, load_game, parse_game, run_game
 from games.cli import main, resolve_gamefile
+from games.gamefile import DatasetSpec
+from games.population import Population, honest_population, load_population
 from games.report import BOARD_COLUMNS, CELL_COLUMNS, SUMMARY_COLUMNS, write_report
-from games.runner import visible_decimals
+from games.runner import make_oracle, visible_decimals
 from games.utility import board_rank, confident_predictions, honest_utility, kendall_tau
 
 GAMES = Path(__file__).resolve().parents[2] / "games" / "files"
@@ -352,3 +354,72 @@ def test_the_attacker_sees_the_coarsest_released_precision() -> None:
     assert visible_decimals(None, []) is None
     assert visible_decimals(6, [{"name": "rounding", "decimals": 3}]) == 3
     assert visible_decimals(None, [{"name": "rounding", "significant": 4}]) is None
+
+
+# --- how a game was played, and what its report says about it --------------------------------------------------
+
+
+class InProcessSite:
+    """Stands in for :class:`games.live.LiveSite`: each cell's "site" is a fresh ``LocalOracle`` of the cell's
+    competition, so live mode runs without processes (the real site: ``tests/e2e/test_game_live.py``)."""
+
+    url = "http://site.invalid"
+
+    def attacker_oracle(self, spec: Any, dataset: Any, population: Any, defense: Any, seed: int, attack: str) -> Any:
+        return make_oracle(spec, dataset, population, defense, seed)
+
+
+def test_the_report_states_the_mode_the_game_was_played_in(tmp_path: Path) -> None:
+    spec = parse_game(TINY.replace("seeds = [0, 1]", "seeds = [0]"))
+    offline = run_game(spec)
+    site: Any = InProcessSite()
+    live = run_game(spec, site=site)
+    assert (offline.mode, offline.site) == ("offline", None)
+    assert (live.mode, live.site) == ("live", "http://site.invalid")
+    assert [c.queries for c in live.cells] == [c.queries for c in offline.cells]
+    for result, name in ((offline, "offline"), (live, "live")):
+        paths = write_report(result, tmp_path / name)
+        document = json.loads(paths["json"].read_text())
+        assert document["mode"] == name and document["site"] == result.site
+        page = paths["html"].read_text()
+        other = "offline" if name == "live" else "live"
+        assert f"Mode: {name} (" in page and f"Mode: {other}" not in page
+        assert paths["summary_md"].read_text().startswith(f"Game `tiny`, mode: {name}")
+        assert "| test_one_row |" in paths["summary_md"].read_text()
+    assert "<code>http://site.invalid</code>" in (tmp_path / "live" / "report.html").read_text()
+
+
+def test_the_html_report_escapes_what_the_game_file_says(tmp_path: Path) -> None:
+    text = TINY.replace('"a tiny offline game"', '"<script>alert(1)</script> & co"').replace(
+        'name = "none"', 'name = "<b>none</b>"'
+    )
+    paths = write_report(run_game(parse_game(text.replace("seeds = [0, 1]", "seeds = [0]"))), tmp_path)
+    page = paths["html"].read_text()
+    assert "<script>" not in page and "<b>none</b>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt; &amp; co" in page and "&lt;b&gt;none&lt;/b&gt;" in page
+
+
+# --- one population, one confident final submission ---------------------------------------------------------------
+
+
+def test_one_population_class_serves_real_and_simulated_data_sets() -> None:
+    real = load_population(DatasetSpec(name="bc", source="breast_cancer"))
+    direct = honest_population(seed=0, test_size=0.3)
+    assert type(real) is type(direct) is Population
+    assert real.dataset == "bc" and direct.dataset == "breast_cancer"
+    assert real.ids == direct.ids and real.names == direct.names and real.n_rows == len(real.labels) == 171
+    np.testing.assert_array_equal(real.predictions["logreg"], direct.predictions["logreg"])
+    simulated = load_population(DatasetSpec(name="b", source="balanced", n_rows=40))
+    assert type(simulated) is Population and simulated.n_rows == 40 and len(simulated.names) == 10
+
+
+def test_the_bot_the_game_and_the_confirmation_stake_on_labels_with_one_function() -> None:
+    from attacks.confirm import confident_predictions as shared
+    from bot.cli import confident_predictions as bot_final
+
+    assert bot_final is confident_predictions is shared
+    labels = np.array([1, 0, -1])
+    assert shared(labels, 2).tolist() == [1 - 1e-15, 1e-15, 0.5]  # the bot's and the confirmation's default
+    assert shared(labels, 2, 0.999).tolist() == pytest.approx([0.999, 0.001, 0.5])  # the game's final_confidence
+    released = LocalOracle(np.array([1, 0]), decimals=None).submit(shared(np.array([1, 0]), 2))
+    assert released is not None and float(released) < 1e-14

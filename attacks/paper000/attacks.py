@@ -1,4 +1,4 @@
-"""Paper 000's attacks as registered strategies: ``prime_single``, ``prime_batched``, ``robust_single``,
+"""Paper 000's registered attacks: ``prime_single``, ``prime_batched``, ``robust_single``,
 ``robust_batched`` and ``prime_powers`` (Aggarwal, Kasiviswanathan, Xu, Feyisetan, Teissier, *Label
 Inference Attacks from Log-loss Scores*, ICML 2021; ``prime_powers`` also follows Aggarwal et al.,
 PrivateNLP 2020, §2.2).
@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from attacks.confirm import check_claims
 from attacks.exact import first_primes, gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle
 from attacks.paper000.decoders import (
@@ -27,7 +28,6 @@ from attacks.paper000.decoders import (
     decode_nearest,
     enumeration_certified,
     factor_certified,
-    observation,
 )
 from attacks.paper000.noise import NOISE_KINDS, tau_for_noise
 from attacks.paper000.probes import Probe, ServerModel, binary_probe, multiclass_probe
@@ -70,15 +70,6 @@ def robust_probe(model: ServerModel, size: int, tau: float) -> Probe:
     with local_precision(model.work_bits):
         values = [1 / (1 + gmpy2.exp(mpfr(LN3) * 2**r * n * tau)) for r in range(1, size + 1)]
         return binary_probe(model, values)
-
-
-def verification_probe(model: ServerModel, labels: np.ndarray) -> Probe:
-    """Confident predictions of a decoded labeling (``1 − e`` for label 1, ``e`` for 0, ``e = max(eps, 2^-50)``):
-    any wrong label adds ``ln((1−e)/e)`` to the summed loss, so one more query checks a whole decoded labeling."""
-    with local_precision(model.work_bits):
-        # 1 − eps must stay below 1.0 once rounded to a float64, or a wrong label would cost an infinite loss
-        low = mpfr(max(model.eps, 2.0**-50))
-        return binary_probe(model, [1 - low if y == 1 else low for y in labels.tolist()])
 
 
 # --- planning ------------------------------------------------------------------------------------------------
@@ -209,36 +200,9 @@ def _run_batches(
     return labels, decoding, len(batches)
 
 
-def _verify(oracle: Oracle, model: ServerModel, labels: np.ndarray, alpha: float | None) -> str:
-    """Submit the decoded labeling's confident predictions and check the released score (one query)."""
-    probe = verification_probe(model, labels).at(np.arange(model.n_rows))
-    released = oracle.submit(probe.predictions())
-    clean = model.with_tau(0.0)
-    summed, window = observation(clean, probe, released)
-    offsets = probe.offsets(model.work_bits)
-    with local_precision(model.work_bits):
-        predicted = sum((offsets[i][int(y)] for i, y in enumerate(labels.tolist())), mpfr(0))
-        noise = model.tau * model.n_rows
-        if alpha is not None:
-            noise = alpha * (probe.base(model.work_bits) + predicted + window)
-        window = window + noise
-        power = min(abs(row[1]) for row in offsets)
-        if abs(summed - predicted) > window:
-            raise AttackFailed(
-                "the verification query disagrees with the decoded labels (off by "
-                f"{float(abs(summed - predicted)):.3g} on the N-scale, window {float(window):.3g}): the noise "
-                "exceeded the assumed bound somewhere"
-            )
-    return "passed" if power > 2 * window else "uninformative (one wrong label moves the score less than the window)"
-
-
-def _result(
-    name: str, oracle: Oracle, labels: np.ndarray, before: int, started: float, **details: Any
-) -> AttackResult:
-    return AttackResult(
-        attack=name, labels=labels, queries=oracle.queries - before, seconds=time.perf_counter() - started,
-        details=details,
-    )
+def _result(name: str, labels: np.ndarray, **details: Any) -> AttackResult:
+    """The attack's labels and details (``attacks.run`` counts its queries and times it)."""
+    return AttackResult(attack=name, labels=labels, details=details)
 
 
 # --- attacks -------------------------------------------------------------------------------------------------
@@ -271,7 +235,6 @@ def prime_single(oracle: Oracle) -> AttackResult:
     ([0, 1, 1, 0, 1], 165, 1)
     """
     _require(oracle, binary=True)
-    started, before = time.perf_counter(), oracle.queries
     model = ServerModel.of(oracle)
     primes = first_primes(model.n_rows)
     probe = prime_probe(model, primes)
@@ -289,7 +252,7 @@ def prime_single(oracle: Oracle) -> AttackResult:
     decode_seconds = time.perf_counter() - decode_started
     product = math.prod(p for p, y in zip(primes, labels.tolist(), strict=True) if y == 1)
     return _result(
-        "prime_single", oracle, labels, before, started, product=product, bits=model.phi,
+        "prime_single", labels, product=product, bits=model.phi,
         decode_seconds=decode_seconds,
     )
 
@@ -321,7 +284,6 @@ def prime_batched(
     ([0, 1, 1, 0, 1, 1, 0], 2)
     """
     _require(oracle, binary=True)
-    started, before = time.perf_counter(), oracle.queries
     model = ServerModel.of(oracle)
     n = model.n_rows
     probes: dict[int, Probe] = {}
@@ -366,7 +328,7 @@ def prime_batched(
             )
     labels, decode_seconds, batches = _run_batches(oracle, n, size, probe_for, decode, max_queries)
     return _result(
-        "prime_batched", oracle, labels, before, started, batch_size=size, batches=batches, bits=model.phi,
+        "prime_batched", labels, batch_size=size, batches=batches, bits=model.phi,
         decode_seconds=decode_seconds,
     )
 
@@ -404,7 +366,6 @@ def robust_single(
     [1, 0, 0, 1, 1]
     """
     _require(oracle, binary=True)
-    started, before = time.perf_counter(), oracle.queries
     model = ServerModel.of(oracle)
     n = model.n_rows
     if n > MAX_EXHAUSTIVE_ROWS:
@@ -426,9 +387,9 @@ def robust_single(
     decode_started = time.perf_counter()
     labels = decode_nearest(model, probe, released)
     decode_seconds = time.perf_counter() - decode_started
-    verified = _verify(oracle, model, labels, None) if verify else "not requested"
+    verified = check_claims(oracle, labels, slack=noise_tau) if verify else "not requested"
     return _result(
-        "robust_single", oracle, labels, before, started, tau=noise_tau, spacing=spacing, verified=verified,
+        "robust_single", labels, tau=noise_tau, spacing=spacing, verified=verified,
         decode_seconds=decode_seconds,
     )
 
@@ -469,7 +430,6 @@ def robust_batched(
     (True, 4, 4)
     """
     _require(oracle, binary=True)
-    started, before = time.perf_counter(), oracle.queries
     model = ServerModel.of(oracle)
     n = model.n_rows
     cap = max(1, math.ceil(math.log2(n))) if n > 1 else 1
@@ -540,9 +500,9 @@ def robust_batched(
     full = chosen[size]
     verified = "not requested"
     if verify and (labels >= 0).all():
-        verified = _verify(oracle, model.with_tau(noise_tau), labels, alpha if multiplicative else None)
+        verified = check_claims(oracle, labels, slack=noise_tau, relative=(alpha or 0.0) if multiplicative else 0.0)
     return _result(
-        "robust_batched", oracle, labels, before, started, batch_size=size, batches=batches,
+        "robust_batched", labels, batch_size=size, batches=batches,
         tau=full[1].tau, spacing=full[2], verified=verified, decode_seconds=decode_seconds,
     )
 
@@ -574,7 +534,6 @@ def prime_powers(
     ([2, 0, 1, 2], 1)
     """
     _require(oracle, binary=False)
-    started, before = time.perf_counter(), oracle.queries
     model = ServerModel.of(oracle)
     n = model.n_rows
     probes: dict[int, Probe | None] = {}
@@ -625,6 +584,6 @@ def prime_powers(
 
     labels, decode_seconds, batches = _run_batches(oracle, n, size, template, decode, max_queries)
     return _result(
-        "prime_powers", oracle, labels, before, started, batch_size=size, batches=batches, bits=model.phi,
+        "prime_powers", labels, batch_size=size, batches=batches, bits=model.phi,
         decode_seconds=decode_seconds,
     )

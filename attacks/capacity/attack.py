@@ -36,7 +36,6 @@ from typing import Any
 import numpy as np
 
 from attacks.capacity.decoder import (
-    PRECISION_BITS,
     BatchModel,
     Digit,
     Group,
@@ -59,7 +58,7 @@ from attacks.capacity.design import (
     top_rows_for,
     top_weights,
 )
-from attacks.exact import gmpy2, local_precision, mpfr
+from attacks.confirm import check_claims
 from attacks.oracle import Oracle
 from attacks.result import AttackFailed, AttackResult
 
@@ -168,36 +167,6 @@ def submit_query(oracle: Oracle, query: Query, model: ServerModel) -> tuple[rang
     return lattice_range(lo, hi, model.unit), batch
 
 
-def verify(oracle: Oracle, labels: np.ndarray, model: ServerModel, scored: np.ndarray | None = None) -> None:
-    """One check query with every scored row confident in its recovered label (``d = W·u`` against it): a
-    wrong label would add at least ``W·u`` to the summed loss, far outside the window, so a mismatch means
-    noise beyond the assumed bound (or a server that does not score as modelled). ``scored`` marks the rows
-    the released score covers (default: all); the others are sent at ``1/2``."""
-    scored = np.ones(len(labels), dtype=bool) if scored is None else scored
-    weight = model.cap
-    a = 1.0 / (1.0 + math.exp(weight * model.unit))
-    b = 1.0 - a
-    pred = np.where(scored, np.where(labels == 1, b, a), 0.5)
-    released = oracle.submit(pred)
-    if released is None:
-        raise AttackFailed("the leaderboard released nothing for the verification query")
-    ones = int(((labels == 1) & scored).sum())
-    zeros = int(scored.sum()) - ones
-    with local_precision(PRECISION_BITS):
-        one = mpfr(1)
-        right0, wrong0 = -gmpy2.log(one - mpfr(a)), -gmpy2.log(mpfr(a))
-        right1, wrong1 = -gmpy2.log(mpfr(b)), -gmpy2.log(one - mpfr(b))
-        base = zeros * right0 + ones * right1
-    loss_bound = float(zeros * max(right0, wrong0) + ones * max(right1, wrong1)) * (1 + 1e-12)
-    batch = BatchModel(base, mpfr(0), loss_bound, 4.0 * (zeros + ones) * math.ulp(float(wrong0) + 1.0))
-    lo, hi = sum_window(float(released), model, 0, batch)
-    if not lo <= 0 <= hi:
-        raise AttackFailed(
-            "the verification query disagrees with the recovered labels: the released scores carry more noise "
-            "than the assumed noise_bound, or the server does not score as modelled"
-        )
-
-
 def run_rounds(
     oracle: Oracle,
     state: CapacityState,
@@ -252,7 +221,7 @@ def capacity_attack(
     )
     design_queries = oracle.queries - queries_before
     if check and (state.labels >= 0).all():
-        verify(oracle, state.labels, model)
+        check_claims(oracle, state.labels, slack=noise_bound)
     seconds = time.perf_counter() - started
     recovered = int((state.labels >= 0).sum())
     return AttackResult(
