@@ -14,13 +14,17 @@ a sequential sum). Attacks reason on the *N-scale*: a released score ``r`` says 
 * the sum: every row's loss goes through at most :meth:`summation_depth` roundings (numpy's pairwise
   summation in 8-way unrolled blocks of 128: ``⌈log2 N⌉ + 13``; MPFR adds the rows one by one: ``N + 2``),
   each of relative size ``u = 2^-φ`` (φ = 53 for float64), so at most ``depth·u·Σ|loss_i|``;
-* the division by ``N`` and its reading back: ``2u·Σ|loss_i|``;
+* the division by ``N``: ``2u·N·|mean|``; and writing a full-precision φ-bit mean as decimal text
+  (:meth:`text_error`);
 * the release: half a unit of the released decimals per row, ``N/2 × 10^-decimals`` (nothing when every
   digit is released), read back exactly by :meth:`observe`;
 * the noise: ``N ×`` the assumed bound on what the chain adds to the mean (``noise_bound``; 0 = none).
 
-Every family uses this one bound: paper 000's probes (with the attacker's own working precision and the
-doubled margin its certified decoders ask for), paper 004's decoders and the capacity lattice's unit.
+A decoder that vouches for a unique labeling multiplies the roundings (not the released decimals nor the
+noise bound) by :data:`CERTIFIED_MARGIN` (paper 000's probes and paper 004's decoders do); the capacity
+lattice plans with the bound as it is and checks its claims with a confirmation query. The families add only
+what is theirs: paper 000 and 004 their own working precision and submitted digits, the capacity attack its
+lattice (unit and weight cap).
 """
 
 from __future__ import annotations
@@ -161,12 +165,18 @@ class ServerModel:
             return mpfr(rows) + self.summation_depth() * u * total * mpfr(1.001) + 2 * u * self._n_mean(total, mean)
 
     def text_error(self, magnitude: Any, mean: Any = None) -> Big:
-        """Bound on ``N·|released − mean|`` from writing a full-precision φ-bit mean as decimal text (the
-        shortest text that reads back to it at φ bits is within one ulp of it); 0 for float64 or decimals."""
-        if self.is_float64 or self.decimals is not None:
+        """Bound on ``N·|released − mean|`` from how the released value is written and read back: a
+        full-precision φ-bit mean as its shortest decimal text (within one ulp of it), a release at more
+        decimals than a double carries (> 15) as the nearest double; 0 otherwise (:meth:`observe` reads a
+        float64 or a decimal of at most 15 places exactly)."""
+        if self.decimals is None and not self.is_float64:
+            ulp = 2 * self.roundoff()
+        elif self.decimals is not None and self.decimals > 15:
+            ulp = mpfr(2) ** (1 - FLOAT64_BITS)
+        else:
             return mpfr(0)
         with local_precision(self.bound_bits):
-            return 2 * self.roundoff() * self._n_mean(mpfr(magnitude), mean)
+            return ulp * self._n_mean(mpfr(magnitude), mean)
 
     def release_error(self) -> Big:
         """Bound on ``N·|released − mean|`` from the released decimals (both ends of the rounding interval
