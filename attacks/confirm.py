@@ -21,13 +21,15 @@ import numpy as np
 
 from attacks.oracle import Oracle
 from attacks.result import AttackFailed, AttackResult
+from attacks.server_model import ServerModel
 from scoring.metrics import get_metric
 
 LOG_LOSSES = frozenset({"binary_logloss", "multiclass_logloss"})
 #: The smallest stake the check puts on a wrong class: ``1 - 2^-50`` stays below 1.0 as a float64, so a wrong
 #: label costs a finite loss however small the server's clipping ``eps``.
 MIN_STAKE = 2.0**-50
-FLOAT64_BITS = 53
+#: Reading the stake at the server's precision moves a row's loss by at most ~2^-50; this floor covers it.
+CLIPPING_FLOOR = 1e-9
 
 
 def confident_predictions(
@@ -94,15 +96,8 @@ def check_claims(
     assumed = np.where(labels >= 0, labels, 0)
     expected = float(get_metric(oracle.metric).score(predictions[scored], assumed[scored], oracle.eps))
     n_scored = max(int(scored.sum()), 1)
-    arithmetic = str(getattr(oracle, "arithmetic", "float64"))
-    bits = FLOAT64_BITS if arithmetic == "float64" else int(arithmetic.split(":", 1)[1])
-    # Rounding: the server's sum of N row losses (and ours), each partial sum at most N·score, plus a floor
-    # for the float64 clipping of confident predictions.
-    rounding = 2.0 * (n_scored + 4) * (2.0**-bits + 2.0**-FLOAT64_BITS) * abs(expected) + 1e-9 * max(
-        1.0, abs(expected)
-    )
-    resolution = 0.5 * 10.0 ** (-oracle.decimals) if oracle.decimals is not None else 0.0
-    tolerance = resolution + slack + relative * abs(expected) + rounding
+    tolerance = _tolerance(ServerModel.of(oracle, noise_bound=slack, n_scored=n_scored), expected)
+    tolerance += relative * abs(expected)
     gap = abs(float(released) - expected)
     if gap > tolerance:
         raise AttackFailed(
@@ -115,6 +110,21 @@ def check_claims(
     if one_wrong <= 2.0 * tolerance:
         return "uninformative (one wrong label moves the score less than the window)"
     return "passed"
+
+
+def _tolerance(server: ServerModel, expected: float) -> float:
+    """How far the released score may sit from ``expected`` on the mean scale, by the one server model: the
+    server's roundings, its released decimals and the noise bound, plus our own float64 evaluation of
+    ``expected`` (the same formula, so the same model at 53 bits) and a floor for reading the confident
+    predictions (``1 - 2^-50`` is 1 below 50 bits, then clipped at ``1 - eps``)."""
+    n = server.scored
+    magnitude = n * abs(expected)
+    classes = None if server.n_classes == 2 else server.n_classes
+    ours = ServerModel(n_rows=server.n_rows, n_classes=server.n_classes, n_scored=n)
+    bound = server.error_bound(magnitude, server.rows_error(magnitude, n, classes)) + ours.arithmetic_error(
+        magnitude, ours.rows_error(magnitude, n, classes)
+    )
+    return float(bound) / n + CLIPPING_FLOOR * max(1.0, abs(expected))
 
 
 def confirm(oracle: Oracle, result: AttackResult, *, slack: float = 0.0) -> None:

@@ -4,16 +4,16 @@ own scoring core and defense chain (so an attack sees exactly what the site woul
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from defenses import DefenseChain
-from scoring import Arithmetic, HiddenTestSet, NonFiniteScoreError, ScoringSpec, public_split_mask
+from scoring import Arithmetic, HiddenTestSet, ScoringSpec, public_split_mask
 from scoring.parsing import ParsedPredictions, validate_array
-from scoring.pipeline import SplitResult, evaluate
+from scoring.pipeline import SplitResult
+from scoring.release import release_submission
 
 Released = float | Decimal | None
 
@@ -26,8 +26,12 @@ class Oracle(Protocol):
     n_classes: int
     metric: str
     eps: float
-    decimals: int | None
     queries: int
+
+    @property
+    def decimals(self) -> int | None:
+        """The released precision a participant observes (decimal places; ``None``: every digit)."""
+        ...
 
     def submit(self, predictions: Any) -> Released:
         """Submit predictions in row order; the released score, or ``None`` when nothing is released."""
@@ -49,18 +53,22 @@ class MultiMetricOracle(Oracle, Protocol):
 class LocalOracle:
     """An in-process leaderboard over ``labels``.
 
-    ``decimals=None`` releases the full value; ``public_fraction`` (optional) releases the public-split score
-    as the site does, with the split drawn from ``seed`` like a competition's secret; ``arithmetic`` is
-    ``"float64"`` or ``"mpfr:φ"`` (then predictions may be decimal strings, ``Decimal`` or gmpy2 values and
-    are read at φ bits). ``defenses`` is a chain in its JSON form. Defense state is kept in memory per oracle
-    (one oracle = one participant).
+    ``decimals`` is the competition's displayed precision (``None`` releases the full value);
+    ``public_fraction`` (optional) releases the public-split score as the site does, with the split drawn
+    from ``seed`` like a competition's secret; ``arithmetic`` is ``"float64"`` or ``"mpfr:φ"`` (then
+    predictions may be decimal strings, ``Decimal`` or gmpy2 values and are read at φ bits). ``defenses`` is a
+    chain in its JSON form. Defense state is kept in memory per oracle (one oracle = one participant).
+
+    The attribute :attr:`decimals` is what a participant can see: the *released* precision, i.e. the displayed
+    decimals or a coarser rounding defense of the chain (:meth:`ScoringSpec.released_decimals`).
 
     ``also_report`` names further metrics the leaderboard shows for every submission (paper 004, Section 3:
-    AUC beside log loss). Each reported metric has its own :class:`ScoringSpec` — the same hidden set, split,
-    eps, decimals, arithmetic, secret and defense chain, only ``metric_name`` differs — and its own defense
-    state, and is scored by the same :func:`evaluate`; ``submit_all`` returns every released value, keyed by
-    metric name, for one submission (one query). ``submit`` returns the primary metric's value of the same
-    evaluation, so an oracle without ``also_report`` behaves exactly as before.
+    AUC beside log loss). Every submission is released by :func:`scoring.release_submission`, the function
+    the site's worker calls: each reported metric through the same chain, with its own defense state and
+    randomness (the seeding keys are documented in :mod:`scoring.release`; the submission id is the query
+    number). ``submit_all`` returns every released value, keyed by metric name, for one submission (one
+    query); ``submit`` returns the primary metric's value of the same release, so an oracle without
+    ``also_report`` behaves exactly as before.
 
     >>> oracle = LocalOracle([0, 1, 1], decimals=5)
     >>> oracle.submit([0.5, 0.5, 0.5])
@@ -70,6 +78,8 @@ class LocalOracle:
     >>> both = LocalOracle([0, 1, 1], decimals=5, also_report=("auc",))
     >>> both.submit_all([0.2, 0.4, 0.6])
     {'binary_logloss': 0.55009, 'auc': 1.0}
+    >>> LocalOracle([0, 1], decimals=None, defenses=[{"name": "rounding", "decimals": 3}]).decimals
+    3
     """
 
     def __init__(
@@ -95,6 +105,7 @@ class LocalOracle:
         mask = public_split_mask(n, public_fraction, seed) if public_fraction is not None else np.ones(n, bool)
         self.split = "public" if public_fraction is not None else "all"
         self.public_fraction = public_fraction
+        # Building the spec validates every reported metric for this task, arithmetic and chain.
         self.spec = ScoringSpec(
             hidden=HiddenTestSet(row_ids, label_array, self.n_classes, mask),
             metric_name=metric,
@@ -104,22 +115,22 @@ class LocalOracle:
             chain=DefenseChain.from_json(list(defenses or [])),
             secret=seed,
             same_file_same_score=same_file_same_score,
+            also_report=tuple(also_report),
         )
-        extra = [name for name in dict.fromkeys(also_report) if name != metric]
-        # One spec per reported metric; building each validates the metric for this task and arithmetic.
-        self.specs: dict[str, ScoringSpec] = {
-            metric: self.spec,
-            **{name: replace(self.spec, metric_name=name) for name in extra},
-        }
-        self.also_report = tuple(extra)
+        self.specs: dict[str, ScoringSpec] = self.spec.metric_specs
+        self.also_report = self.spec.also_report
         self.n_rows = n
         self.metric = metric
         self.eps = eps
-        self.decimals = decimals
         self.arithmetic = arithmetic
         self.ids = row_ids
         self.queries = 0
         self._states: dict[str, dict[str, list[dict[str, Any]]]] = {name: {} for name in self.specs}
+
+    @property
+    def decimals(self) -> int | None:
+        """The released precision a participant observes (``None``: every digit)."""
+        return self.spec.released_decimals
 
     def submit(self, predictions: Any) -> Released:
         return self.submit_all(predictions)[self.metric]
@@ -128,33 +139,22 @@ class LocalOracle:
         """Score one submission (one query) with every reported metric: ``{metric name: released value}``.
 
         The primary metric comes first. An extra metric that is undefined on the scored rows (AUC on a
-        single class) is released as ``None``; the primary metric raises as :meth:`submit` always has.
+        single class) is released as ``None``; the primary metric raises as :meth:`submit` always has. A
+        submission the chain rejects releases ``None`` on every metric and leaves the defense state as it was.
         """
         parsed = self._parse(predictions)
         self.queries += 1
-        released: dict[str, Released] = {}
-        for name, spec in self.specs.items():
-            # The primary metric keeps the plain submission id (and so its historical randomness); extra
-            # metrics get their own, so a noise defense draws independently for each released metric.
-            submission_id: str | int = self.queries if name == self.metric else f"{self.queries}:{name}"
-            try:
-                evaluation = evaluate(
-                    spec, parsed, submission_id=submission_id, states=self._states[name], splits=(self.split,)
-                )
-            except NonFiniteScoreError:
-                if name == self.metric:
-                    raise
-                released[name] = None
-                continue
-            released[name] = self._released(evaluation.reject, evaluation.results.get(self.split))
-            if evaluation.reject is None:
-                self._states[name] = evaluation.states
-        return released
+        release = release_submission(
+            self.spec, parsed, submission_id=self.queries, states=self._states, splits=(self.split,)
+        )
+        self._states = release.states
+        return {name: self._released(release.reject, release.results[name].get(self.split))
+                if name in release.results else None for name in release.metrics}
 
     def _released(self, reject: str | None, result: SplitResult | None) -> Released:
         if reject is not None or result is None or result.released_text is None:
             return None
-        if not self.spec.arithmetic.is_float64 and self.decimals is None:
+        if not self.spec.arithmetic.is_float64 and self.spec.decimals is None:
             return Decimal(result.released_text)
         return result.released
 

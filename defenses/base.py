@@ -153,6 +153,12 @@ class Defense(ABC):
         it; the site should call that when a host sets a chain on a competition."""
         return None
 
+    def released_decimals(self, upstream: int | None) -> int | None:
+        """The decimal places a released score has after this defense, given ``upstream``, the places it
+        had before (``None``: every digit). Default: unchanged; a rounding defense narrows it. A participant
+        learns this precision from the released values, so attacks may size their constructions from it."""
+        return upstream
+
     def records_privacy(self) -> bool:
         """Whether each release appends the ε/δ it spends to ``ctx.ledger["privacy"]`` (default: no)."""
         return False

@@ -117,6 +117,24 @@ class DefenseChain:
         """What the competition metadata may tell participants: the defenses that choose to disclose."""
         return [d for d in (defense.disclosure() for defense in self.defenses) if d is not None]
 
+    def released_decimals(self, displayed: int | None) -> int | None:
+        """The decimal places of a released score (``None``: every digit): what each defense leaves, in chain
+        order (:meth:`Defense.released_decimals`), then the competition's ``displayed`` precision, applied
+        last. This is the precision a participant observes.
+
+        >>> chain = DefenseChain.from_json([{"name": "noise", "scale": 1e-4}, {"name": "rounding", "decimals": 3}])
+        >>> chain.released_decimals(None), chain.released_decimals(5), chain.released_decimals(2)
+        (3, 3, 2)
+        >>> DefenseChain([]).released_decimals(None) is None
+        True
+        """
+        places: int | None = None
+        for defense in self.defenses:
+            places = defense.released_decimals(places)
+        if displayed is None:
+            return places
+        return displayed if places is None else min(places, displayed)
+
     def initial_states(self) -> list[dict[str, Any]]:
         return [d.initial_state() for d in self.defenses]
 

@@ -56,6 +56,18 @@ class Rounding(Defense):
             return {"significant": self.significant}
         return {"decimals": self.decimals}
 
+    def released_decimals(self, upstream: int | None) -> int | None:
+        """``decimals`` places at most; rounding to significant digits fixes no number of places.
+
+        >>> Rounding(decimals=3).released_decimals(None), Rounding(decimals=3).released_decimals(2)
+        (3, 2)
+        >>> Rounding(significant=4).released_decimals(6)
+        6
+        """
+        if self.decimals is None:
+            return upstream
+        return self.decimals if upstream is None else min(upstream, self.decimals)
+
     def after_metric(self, score: Score | None, view: ScoringView, ctx: DefenseContext) -> Score | None:
         if score is None:
             return None

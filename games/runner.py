@@ -28,6 +28,7 @@ from attacks.oracle import LocalOracle, Released
 from attacks.registry import ATTACKS
 from attacks.result import AttackFailed
 from bot.http_oracle import SubmissionFailed
+from defenses import DefenseChain
 from games.gamefile import AttackSpec, DatasetSpec, DefenseSpec, GameFileError, GameSpec
 from games.population import Population, load_population
 from games.utility import (
@@ -254,10 +255,10 @@ def make_oracle(
 ) -> LocalOracle:
     """The competition of one cell, as the attacker's oracle (the honest models use its ``spec``).
 
-    The oracle's ``decimals`` (what the attacker knows) is the coarsest precision anything releases: the
-    displayed precision or a rounding defense's, as the bot learns it from released values.
+    The oracle's ``decimals`` (what the attacker knows) is the released precision: the displayed precision or
+    a coarser rounding defense's (``ScoringSpec.released_decimals``), as the bot learns it from released values.
     """
-    oracle = LocalOracle(
+    return LocalOracle(
         population.labels,
         metric=spec.metric,
         eps=spec.eps,
@@ -268,23 +269,18 @@ def make_oracle(
         n_classes=population.n_classes,
         ids=population.ids,
     )
-    oracle.decimals = visible_decimals(spec.decimals, defense.chain)
-    return oracle
 
 
 def visible_decimals(displayed: int | None, chain: list[dict[str, Any]]) -> int | None:
-    """The released precision a participant observes: the displayed decimals or a rounding defense's.
+    """The released precision a participant observes: the displayed decimals or a rounding defense's
+    (:meth:`DefenseChain.released_decimals` of the chain's JSON form).
 
     >>> visible_decimals(None, [{"name": "noise", "scale": 1e-4}, {"name": "rounding", "decimals": 5}])
     5
     >>> visible_decimals(8, [{"name": "rounding"}])  # rounding defaults to Kaggle's 5 decimals
     5
     """
-    candidates = [displayed] if displayed is not None else []
-    for item in chain:
-        if item.get("name") == "rounding" and item.get("significant") is None:
-            candidates.append(int(item.get("decimals", 5)))
-    return min(candidates) if candidates else None
+    return DefenseChain.from_json(chain).released_decimals(displayed)
 
 
 def _splits(oracle: LocalOracle) -> tuple[str, str]:

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from attacks.confirm import confident_predictions as confident_predictions  # the final submission
+from scoring.board import BoardEntry, board_standings
 
 
 @dataclass(frozen=True)
@@ -84,8 +85,8 @@ def _round(value: float, digits: int = 6) -> float | None:
 def board_rank(honest: Sequence[float | None], attacker: float | None, *, higher_is_better: bool) -> int:
     """The attacker's 1-based rank on a board where it submitted after every honest participant.
 
-    Ties go to the earlier submission (the honest one); a participant with no released score ranks below
-    everyone with one.
+    The site's board policy (:mod:`scoring.board`): ties go to the earlier submission (the honest one); a
+    participant with no released score has no row, so the attacker without one ranks below everyone.
 
     >>> board_rank([0.3, 0.1, None], 0.1, higher_is_better=False)
     2
@@ -94,10 +95,12 @@ def board_rank(honest: Sequence[float | None], attacker: float | None, *, higher
     """
     if attacker is None:
         return len(honest) + 1
-    better = sum(
-        1 for score in honest if score is not None and (score >= attacker if higher_is_better else score <= attacker)
-    )
-    return better + 1
+    # Every game participant submits once, in order, and the attacker last: each of the game's boards is the
+    # core's public-board rule over that one released score per participant.
+    entries = [BoardEntry(i, i, float(i), score) for i, score in enumerate(honest)]
+    entries.append(BoardEntry(len(honest), "attacker", float(len(honest)), attacker))
+    standings = board_standings(entries, "public", higher_is_better=higher_is_better)
+    return next(standing.rank for standing in standings if standing.participant == "attacker")
 
 
 def attacker_outcome(

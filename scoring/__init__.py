@@ -1,5 +1,6 @@
-"""The pure scoring core: parsing and validation, metrics, splits, the φ-bit arithmetic and the one
-function (:func:`evaluate`) that turns predictions into raw and released scores.
+"""The pure scoring core: parsing and validation, metrics, splits, the φ-bit arithmetic, the one function
+(:func:`evaluate`) that turns predictions into raw and released scores of one metric, the release model
+(:func:`release_submission`: every reported metric through the chain) and the board policy (:mod:`scoring.board`).
 
 No Django, no Celery, no I/O beyond what it is handed (DESIGN.md, "Layers and the rule between them").
 """
@@ -12,6 +13,7 @@ from scoring.hidden import HiddenTestSet, parse_labels_csv, public_split_mask
 from scoring.metrics import METRICS, Metric, get_metric
 from scoring.parsing import ParsedPredictions, SubmissionFormat, sample_submission_csv
 from scoring.pipeline import Evaluation, ScoringSpec, SplitResult, evaluate, parse, release_text
+from scoring.release import Release, release_keys, release_submission
 
 __all__ = [
     "FLOAT64",
@@ -23,6 +25,7 @@ __all__ = [
     "Metric",
     "NonFiniteScoreError",
     "ParsedPredictions",
+    "Release",
     "ScoringError",
     "ScoringSpec",
     "SplitResult",
@@ -33,6 +36,8 @@ __all__ = [
     "parse",
     "parse_labels_csv",
     "public_split_mask",
+    "release_keys",
+    "release_submission",
     "release_text",
     "sample_submission_csv",
 ]

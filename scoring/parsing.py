@@ -29,6 +29,18 @@ DEFAULT_MAX_BYTES = 50 * 1024 * 1024
 BINARY_COLUMN = "target"
 
 
+def submission_columns(n_classes: int) -> list[str]:
+    """The header of a valid CSV for ``n_classes`` classes: ``id`` and the probability of label 1 (binary),
+    or ``id`` and one column per class.
+
+    >>> submission_columns(2), submission_columns(3)
+    (['id', 'target'], ['id', 'class_0', 'class_1', 'class_2'])
+    """
+    if n_classes == 2:
+        return ["id", BINARY_COLUMN]
+    return ["id", *(f"class_{k}" for k in range(n_classes))]
+
+
 @dataclass(frozen=True)
 class SubmissionFormat:
     """What a competition accepts: the hidden ids in canonical order and the number of classes."""
@@ -41,9 +53,7 @@ class SubmissionFormat:
     @property
     def columns(self) -> list[str]:
         """The header of a valid CSV (the sample submission's header)."""
-        if self.n_classes == 2:
-            return ["id", BINARY_COLUMN]
-        return ["id", *(f"class_{k}" for k in range(self.n_classes))]
+        return submission_columns(self.n_classes)
 
     @property
     def n_value_columns(self) -> int:

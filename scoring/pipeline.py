@@ -1,13 +1,14 @@
-"""Score one submission: raw score per split, then the defense chain, then the competition's displayed
-precision. The site's Celery task and the attacks' ``LocalOracle`` both call :func:`evaluate`, so what a
-participant sees and what an offline attack sees come from the same code.
+"""Score one submission on one metric: raw score per split, then the defense chain, then the competition's
+displayed precision. :func:`scoring.release.release_submission` runs it for every metric a competition reports;
+the site's Celery task and the attacks' ``LocalOracle`` both call that, so what a participant sees and what an
+offline attack sees come from the same code.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import cached_property
 from typing import Any
@@ -45,10 +46,36 @@ class ScoringSpec:
     secret: int = 0
     same_file_same_score: bool = False
     max_bytes: int = DEFAULT_MAX_BYTES
+    # Further metrics released beside ``metric_name`` for every submission (paper 004, Section 3: AUC beside
+    # the log loss); duplicates and the primary metric itself are dropped.
+    also_report: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         check_metric_for(self.metric, self.hidden.n_classes, self.arithmetic)
         self.chain.check_metric(self.metric_view())
+        extra = tuple(name for name in dict.fromkeys(self.also_report) if name != self.metric_name)
+        object.__setattr__(self, "also_report", extra)
+
+    @property
+    def reported_metrics(self) -> tuple[str, ...]:
+        """Every metric released for a submission, the primary one first."""
+        return (self.metric_name, *self.also_report)
+
+    @cached_property
+    def metric_specs(self) -> dict[str, ScoringSpec]:
+        """One spec per reported metric, the primary first: this spec with another ``metric_name`` (same
+        hidden set, split, eps, precision, arithmetic, secret and chain). Built on first use, which validates
+        each metric for the task, arithmetic and chain (``ConfigurationError``/``DefenseConfigError``)."""
+        return {
+            self.metric_name: self,
+            **{name: replace(self, metric_name=name, also_report=()) for name in self.also_report},
+        }
+
+    @property
+    def released_decimals(self) -> int | None:
+        """The precision a participant sees: the displayed decimals or a coarser rounding in the chain
+        (``None``: the full value)."""
+        return self.chain.released_decimals(self.decimals)
 
     @property
     def metric(self) -> Metric:
@@ -136,6 +163,13 @@ def raw_score(spec: ScoringSpec, parsed: ParsedPredictions, rows: np.ndarray) ->
     return spec.metric.score(parsed.values[rows], labels, spec.eps)
 
 
+def submission_key(spec: ScoringSpec, parsed: ParsedPredictions, submission_id: str | int) -> str:
+    """The key that seeds the chain's per-submission randomness for ``spec``'s primary metric:
+    ``"submission:<id>"``, or ``"content:<sha256 of the values>"`` when ``spec.same_file_same_score`` (so a
+    re-upload of the same file gets the same released score). See :mod:`scoring.release` for the other metrics."""
+    return f"content:{content_digest(parsed)}" if spec.same_file_same_score else f"submission:{submission_id}"
+
+
 def evaluate(
     spec: ScoringSpec,
     parsed: ParsedPredictions,
@@ -144,12 +178,26 @@ def evaluate(
     states: dict[str, list[dict[str, Any]]] | None = None,
     splits: Iterable[str] = SPLITS,
 ) -> Evaluation:
-    """Score ``parsed`` on each split, run the defense chain and round to the displayed precision.
+    """Score ``parsed`` on each split with ``spec``'s metric, run the defense chain and round to the displayed
+    precision; the chain is seeded by :func:`submission_key`.
 
     ``states`` holds the chain's per-split state for this participant; the returned ``Evaluation.states``
     is the new state to persist. Raises :class:`NonFiniteScoreError` if a metric is not finite.
     """
-    key = f"content:{content_digest(parsed)}" if spec.same_file_same_score else f"submission:{submission_id}"
+    return evaluate_keyed(
+        spec, parsed, key=submission_key(spec, parsed, submission_id), states=states, splits=splits
+    )
+
+
+def evaluate_keyed(
+    spec: ScoringSpec,
+    parsed: ParsedPredictions,
+    *,
+    key: str,
+    states: dict[str, list[dict[str, Any]]] | None = None,
+    splits: Iterable[str] = SPLITS,
+) -> Evaluation:
+    """:func:`evaluate` with the chain's randomness seeded by the given submission ``key``."""
     metric_view = spec.metric_view()
     results: dict[str, SplitResult] = {}
     new_states: dict[str, list[dict[str, Any]]] = {}

@@ -16,14 +16,13 @@ actually sent) and its lattice value. A candidate is dropped only if no ``t`` in
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from decimal import Decimal
 from itertools import product
 
 import numpy as np
 
+from attacks import server_model
 from attacks.capacity.design import LN2, ServerModel, all_patterns, digit_values, max_weight_real
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.result import AttackFailed
@@ -166,39 +165,30 @@ def batch_model(p: np.ndarray, ks: np.ndarray, unit: float, eps: float) -> Batch
             deviation += abs((l1 - l0) - kj * u)
             loss_bound += float(max(l0, l1)) * (1 + 1e-12)
     a_max = max_weight_real(eps)
-    return BatchModel(base, deviation, loss_bound, 4.0 * len(p) * math.ulp(a_max + 1.0))
+    row_error = server_model.ServerModel(len(p), eps=eps).row_error(a_max + 1.0)
+    return BatchModel(base, deviation, loss_bound, float(len(p) * row_error))
 
 
 def loss_window(released: float, model: ServerModel, loss_bound: float, row_ulps: float) -> tuple[mpfr, mpfr]:
-    """Rigorous bounds on the exact summed loss ``Σ l_i`` over the scored rows, from one released score.
-
-    The server computes ``mean(l)`` in float64 — every logarithm within 4 ulp (``row_ulps`` in total), a
-    pairwise sum of depth at most ``ceil(log2 N) + 13`` over values adding up to at most ``loss_bound``, one
-    division by ``N`` — and releases it rounded half-even to ``decimals`` places (both ends of the rounding
-    interval included) after at most ``noise_bound`` of noise.
+    """Rigorous bounds on the exact summed loss ``Σ l_i`` over the scored rows, from one released score:
+    ``N·released`` within the server model's :meth:`~attacks.server_model.ServerModel.error_bound` — scored
+    rows whose losses add up to at most ``loss_bound``, whose logarithms are off by at most ``row_ulps`` in
+    total, summed pairwise in float64, divided by ``N``, rounded half-even to ``decimals`` places (both ends
+    of the rounding interval included) after at most ``noise_bound`` of noise.
     """
-    n = model.n_scored
+    n = model.scored
     with local_precision(PRECISION_BITS):
-        text = repr(float(released)) if model.decimals is None else str(Decimal(repr(float(released))))
-        r = mpfr(text)
-        half = mpfr(0) if model.decimals is None else mpfr(10) ** (-model.decimals) / 2
-        nb = mpfr(model.noise_bound)
-        lo_mean = r - half - nb
-        hi_mean = r + half + nb
-        rel = mpfr(2) ** -52
-        lo_sum = n * lo_mean * (1 - rel) if lo_mean > 0 else n * lo_mean * (1 + rel)
-        hi_sum = n * hi_mean * (1 + rel) if hi_mean > 0 else n * hi_mean * (1 - rel)
-        depth = math.ceil(math.log2(max(n, 2))) + 13
-        err = mpfr(row_ulps) + depth * mpfr(2) ** -53 * mpfr(loss_bound) * mpfr(1.001)
+        center = n * model.observe(released, PRECISION_BITS)
+        half = model.error_bound(loss_bound, row_ulps)
         slack = mpfr(2) ** -100 * (n + 1) * 64
-        return lo_sum - err - slack, hi_sum + err + slack
+        return center - half - slack, center + half + slack
 
 
 def sum_window(released: float, model: ServerModel, n_free: int, batch: BatchModel) -> tuple[mpfr, mpfr]:
     """Rigorous bounds on ``Σ_j y_j·k_j·u`` (the batch's label-dependent part of the summed loss, on the
     lattice) when ``n_free`` scored rows sit at ``1/2`` and the batch is described by ``batch``."""
     loss_bound = n_free * (LN2 + 1e-12) + batch.loss_bound
-    row_ulps = batch.row_ulps + 4.0 * n_free * math.ulp(LN2)
+    row_ulps = batch.row_ulps + float(n_free * model.row_error(LN2))
     lo, hi = loss_window(released, model, loss_bound, row_ulps)
     with local_precision(PRECISION_BITS):
         constant = n_free * gmpy2.log(mpfr(2)) + batch.base

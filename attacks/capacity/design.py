@@ -21,6 +21,7 @@ from itertools import combinations
 
 import numpy as np
 
+from attacks import server_model
 from attacks.result import AttackFailed
 
 LN2 = math.log(2.0)
@@ -101,26 +102,20 @@ def conway_guy_per_query(n_rows: int, decimals: int | None, *, eps: float = 1e-1
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Server model: the unit u, the weight cap W and a rigorous bound on the server's float64 evaluation error.
+# The lattice for a server: the unit u and the weight cap W, sized from the one server model's error bound.
 
 
 @dataclass(frozen=True)
-class ServerModel:
-    """What the attacker knows about the server and the lattice it designs for it.
-
-    ``n_scored`` rows enter the mean (``N``, or the public-split size); ``decimals`` is the released
-    precision (``None``: the float64 value); ``noise_bound`` the assumed max ``|released - true|`` before
-    rounding. ``unit`` is the lattice step ``u`` of the summed loss and ``cap`` the largest integer weight
-    ``W`` (``W·u < A``).
+class ServerModel(server_model.ServerModel):
+    """The server model (:class:`attacks.server_model.ServerModel`, a float64 server) and the lattice the
+    attacker designs for it: ``unit`` is the lattice step ``u`` of the summed loss and ``cap`` the largest
+    integer weight ``W`` (``W·u < A``). ``n_scored`` rows enter the mean (``N``, or the public-split size);
+    ``noise_bound`` is the assumed max ``|released - true|`` before rounding.
     """
 
-    n_rows: int
-    n_scored: int
-    eps: float
-    decimals: int | None
-    noise_bound: float
-    unit: float
-    cap: int
+    n_scored: int = 0
+    unit: float = 0.0
+    cap: int = 0
 
     @classmethod
     def build(
@@ -147,29 +142,26 @@ class ServerModel:
             raise AttackFailed(
                 f"the released precision cannot separate one label: window {width:.3g} exceeds A = {a_max:.4g}"
             )
-        return cls(n_rows, scored, eps, decimals, noise_bound, unit, cap)
+        return cls(
+            n_rows=n_rows, eps=eps, decimals=decimals, noise_bound=noise_bound, n_scored=scored, unit=unit, cap=cap
+        )
 
 
 def window_width(
     n_scored: int, decimals: int | None, noise_bound: float, eps: float, batch_weight: float = 8.0
 ) -> float:
-    """Width of the summed-loss window one release leaves, float64 evaluation error included.
+    """Width of the summed-loss window one release leaves: twice the server model's
+    :meth:`~attacks.server_model.ServerModel.error_bound` for a design query.
 
     A design query has its scored rows at ``1/2`` (``ln 2`` each) except a batch of at most 64 rows whose
-    losses add up to at most ``batch_weight·A + 64·ln 2``. Per-row logarithms are taken to be within
-    4 ulp; numpy's pairwise summation (8-way unrolled blocks of 128) has depth at most ``ceil(log2 N) + 13``;
-    the division by ``N`` rounds once. Mirrors :func:`attacks.capacity.decoder.sum_window`.
+    losses add up to at most ``batch_weight·A + 64·ln 2``; each row's logarithm is within the model's
+    :meth:`~attacks.server_model.ServerModel.row_error`. Mirrors :func:`attacks.capacity.decoder.sum_window`.
     """
+    model = server_model.ServerModel(n_scored, eps=eps, decimals=decimals, noise_bound=noise_bound)
     a_max = max_weight_real(eps)
     total = n_scored * (LN2 + 1e-12) + batch_weight * a_max + 64 * LN2
-    rows_ulp = 4.0 * (n_scored * math.ulp(LN2) + 64 * math.ulp(a_max + 1.0))
-    depth = math.ceil(math.log2(max(n_scored, 2))) + 13
-    err = rows_ulp + depth * 2.0**-53 * total * 1.001
-    mean_rel = 2.0**-52 * total  # the division by N, read back from the released mean
-    spread = n_scored * 2.0 * noise_bound
-    if decimals is not None:
-        spread += n_scored * 10.0**-decimals * (1.0 + 2.0**-50)
-    return spread + 2.0 * (err + mean_rel)
+    rows = n_scored * model.row_error(LN2) + 64 * model.row_error(a_max + 1.0)
+    return float(2 * model.error_bound(total, rows))
 
 
 # ---------------------------------------------------------------------------------------------------------

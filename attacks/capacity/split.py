@@ -94,7 +94,7 @@ def mask_window(released: tuple[float, float], model: ServerModel, p: np.ndarray
             pair = -gmpy2.log(q) - gmpy2.log(one - q)
             deviation += abs(pair - 2 * gmpy2.log(mpfr(2)) - kj * u)
             loss_bound += float(-gmpy2.log(q)) * (1 + 1e-12)
-        row_ulps = 4.0 * (n_free * math.ulp(LN2) + len(p) * math.ulp(max_weight_real(model.eps) + 1.0))
+        row_ulps = float(n_free * model.row_error(LN2) + len(p) * model.row_error(max_weight_real(model.eps) + 1.0))
         lo1, hi1 = loss_window(released[0], model, loss_bound, row_ulps)
         lo2, hi2 = loss_window(released[1], model, loss_bound, row_ulps)
         constant = 2 * gmpy2.log(mpfr(2)) * model.n_scored

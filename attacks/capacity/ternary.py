@@ -75,7 +75,8 @@ def state_values(p: np.ndarray, eps: float) -> tuple[np.ndarray, float]:
 
 def batch_window(released: float, model: ServerModel, loss_bound: float, n_batch: int) -> tuple[float, float]:
     """Rigorous bounds on ``Σ_batch v_state`` (the public batch rows' loss minus ``ln 2`` each) from a score."""
-    row_ulps = 4.0 * (model.n_scored * math.ulp(LN2) + n_batch * math.ulp(max_weight_real(model.eps) + 1.0))
+    heavy = max_weight_real(model.eps) + 1.0
+    row_ulps = float(model.n_scored * model.row_error(LN2) + n_batch * model.row_error(heavy))
     lo, hi = loss_window(released, model, model.n_scored * (LN2 + 1e-12) + loss_bound, row_ulps)
     with local_precision(PRECISION_BITS):
         constant = model.n_scored * gmpy2.log(mpfr(2))

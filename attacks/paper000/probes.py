@@ -18,41 +18,41 @@ from typing import Any
 
 import numpy as np
 
+from attacks import server_model
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle
 from attacks.result import AttackFailed
+from attacks.server_model import CERTIFIED_MARGIN
 
 Big = Any  # an MPFR value (gmpy2 ships no usable stubs)
 
-FLOAT64_BITS = 53
-SAFETY = 2  # every rounding bound below is doubled
-
 
 @dataclass(frozen=True)
-class ServerModel:
-    """What a participant knows about how a score is computed and released: N, K, the clipping ``eps``, the
-    released decimals, the arithmetic (``bits=None`` is IEEE float64) and an assumed noise bound ``tau``."""
-
-    n_rows: int
-    n_classes: int
-    eps: float
-    decimals: int | None
-    bits: int | None = None
-    tau: float = 0.0
+class ServerModel(server_model.ServerModel):
+    """The server model (:class:`attacks.server_model.ServerModel`) as paper 000's probes use it: the noise
+    bound is called ``tau``, the attacker works at :attr:`work_bits` and submits :attr:`text_digits`-digit
+    strings to an MPFR server, and :meth:`window` bounds a probe's summed loss."""
 
     @classmethod
-    def of(cls, oracle: Oracle, *, tau: float = 0.0) -> ServerModel:
-        arithmetic = str(getattr(oracle, "arithmetic", "float64"))
-        bits = None if arithmetic == "float64" else int(arithmetic.split(":", 1)[1])
-        return cls(oracle.n_rows, oracle.n_classes, float(oracle.eps), oracle.decimals, bits, float(tau))
-
-    def with_tau(self, tau: float) -> ServerModel:
-        return replace(self, tau=float(tau))
+    def of(
+        cls,
+        oracle: Oracle,
+        *,
+        tau: float = 0.0,
+        noise_bound: float | None = None,
+        bits: int | None = None,
+        n_scored: int | None = None,
+    ) -> ServerModel:
+        bound = tau if noise_bound is None else noise_bound
+        return super().of(oracle, noise_bound=bound, bits=bits, n_scored=n_scored)
 
     @property
-    def phi(self) -> int:
-        """Mantissa bits of the server's arithmetic (53 for float64)."""
-        return FLOAT64_BITS if self.bits is None else self.bits
+    def tau(self) -> float:
+        """The assumed bound on the noise added to the released mean."""
+        return self.noise_bound
+
+    def with_tau(self, tau: float) -> ServerModel:
+        return replace(self, noise_bound=float(tau))
 
     @property
     def work_bits(self) -> int:
@@ -64,40 +64,20 @@ class ServerModel:
         """Significant digits of the decimal strings submitted to an MPFR server."""
         return math.ceil(self.phi * 0.30103) + 3
 
-    def unit(self) -> Big:
-        """The server's unit roundoff 2^-φ, as an MPFR number (never underflows)."""
-        with local_precision(self.work_bits):
-            return mpfr(2) ** (-self.phi)
-
-    def release_half_unit(self) -> float:
-        """Half a unit of the released decimals (0 when the full value is released)."""
-        return 0.0 if self.decimals is None else 0.5 * 10.0 ** (-self.decimals)
-
-    def observe(self, released: float | Decimal | None) -> Big:
-        """The released score as an MPFR number; nothing released is a failure of the attack's assumptions."""
-        if released is None:
-            raise AttackFailed("the leaderboard released no score for a probe; this attack needs every score")
-        with local_precision(self.work_bits):
-            return mpfr(str(released)) if isinstance(released, Decimal) else mpfr(float(released))
+    def observe(self, released: float | Decimal | None, bits: int | None = None) -> Big:
+        """The released score as an MPFR number at the attacker's precision."""
+        return super().observe(released, bits or self.work_bits)
 
     def window(self, probe: Probe, score: Big | None = None) -> Big:
         """Bound ``W`` on ``|N·released − Σ_i loss_i(σ_i)|`` for the true labeling σ, given the released
-        ``score`` (or, for planning, the largest score the probe can produce)."""
-        n = self.n_rows
+        ``score`` (or, for planning, the largest score the probe can produce): the server model's
+        :meth:`~attacks.server_model.ServerModel.error_bound` for the probe's rows, with the certified
+        decoders' margin, plus the attacker's own rounding."""
         with local_precision(self.work_bits):
-            u = self.unit()
-            top = probe.max_total / n if score is None else abs(score)
-            if self.bits is None:  # numpy's pairwise summation: ~log2(N) levels plus an 8-way unrolled leaf
-                sum_error = (math.ceil(math.log2(max(n, 2))) + 20) * u * probe.max_total
-            else:  # logloss_mpfr adds the rows one by one, each partial sum rounded to φ bits
-                sum_error = (n + 2) * u * probe.max_total
-            division_error = 4 * u * n * top
-            release = n * (mpfr(self.release_half_unit()) + 4 * mpfr(2) ** -FLOAT64_BITS * top)
-            if self.bits is not None and self.decimals is None:
-                release = n * 4 * u * top  # the Decimal carries every digit of the φ-bit value
+            top = probe.max_total / self.n_rows if score is None else abs(score)
+            bound = self.error_bound(probe.max_total, probe.row_error, mean=top, margin=CERTIFIED_MARGIN)
             own = mpfr(2) ** (16 - self.work_bits) * (probe.max_total + 1)
-            noise = n * mpfr(self.tau)
-            return SAFETY * (probe.row_error + sum_error + division_error) + release + noise + own
+            return bound + own
 
 
 @dataclass(frozen=True)
@@ -188,7 +168,6 @@ def binary_probe(model: ServerModel, probabilities: list[Big], rows: np.ndarray 
     table: list[tuple[Big, ...]] = []
     half_cell, half = _read_binary(model, mpfr(1) / 2)
     with local_precision(model.work_bits):
-        u = model.unit()
         row_error = mpfr(0)
         max_total = mpfr(0)
         for value in probabilities:
@@ -196,19 +175,14 @@ def binary_probe(model: ServerModel, probabilities: list[Big], rows: np.ndarray 
             losses = (-gmpy2.log(1 - read), -gmpy2.log(read))
             cells.append(cell)
             table.append(losses)
-            row_error += _binary_row_error(model, u, max(losses))
+            row_error += model.row_error(max(losses))
             max_total += max(losses)
         others = model.n_rows - len(probabilities)
         other_row = -gmpy2.log(half)
-        row_error += others * _binary_row_error(model, u, other_row)
+        row_error += others * model.row_error(other_row)
         max_total += others * other_row
         other_loss = others * other_row
         return Probe(model.n_rows, rows, tuple(cells), half_cell, tuple(table), other_loss, row_error, max_total)
-
-
-def _binary_row_error(model: ServerModel, u: Big, loss: Big) -> Big:
-    # float64: numpy's log/log1p are within 2 ulp; MPFR: 1 − p and the log each round once at φ bits
-    return 2 * u * loss if model.bits is None else u * (loss + 2)
 
 
 def multiclass_probe(model: ServerModel, weights: list[list[Big]], rows: np.ndarray | None = None) -> Probe:
@@ -221,9 +195,8 @@ def multiclass_probe(model: ServerModel, weights: list[list[Big]], rows: np.ndar
     k = model.n_classes
     rows = np.arange(len(weights)) if rows is None else np.asarray(rows, dtype=np.int64)
     with local_precision(model.work_bits):
-        u = model.unit()
         uniform = [mpfr(1) / k] * k
-        other_cell, other_losses, other_error = _multiclass_row(model, u, uniform)
+        other_cell, other_losses, other_error = _multiclass_row(model, uniform)
         others = model.n_rows - len(weights)
         cells: list[Any] = []
         table: list[tuple[Big, ...]] = []
@@ -231,7 +204,7 @@ def multiclass_probe(model: ServerModel, weights: list[list[Big]], rows: np.ndar
         max_total = others * max(other_losses)
         for row_weights in weights:
             total = sum(row_weights, mpfr(0))
-            cell, losses, error = _multiclass_row(model, u, [w / total for w in row_weights])
+            cell, losses, error = _multiclass_row(model, [w / total for w in row_weights])
             cells.append(cell)
             table.append(losses)
             row_error += error
@@ -241,7 +214,7 @@ def multiclass_probe(model: ServerModel, weights: list[list[Big]], rows: np.ndar
         )
 
 
-def _multiclass_row(model: ServerModel, u: Big, probabilities: list[Big]) -> tuple[Any, tuple[Big, ...], Big]:
+def _multiclass_row(model: ServerModel, probabilities: list[Big]) -> tuple[Any, tuple[Big, ...], Big]:
     k = len(probabilities)
     if min(probabilities) < model.eps * (1 + 1e-9):
         raise AttackFailed(
@@ -254,12 +227,11 @@ def _multiclass_row(model: ServerModel, u: Big, probabilities: list[Big]) -> tup
         total = sum(read, mpfr(0))
         losses = tuple(gmpy2.log(total) - gmpy2.log(q) for q in read)
         # the upload's renormalisation, the clip-and-renormalise of the metric, and the log, in float64
-        error = (2 * k + 8) * u + 2 * u * max(losses)
-        return cell, losses, error
+        return cell, losses, model.row_error(max(losses), classes=k)
     with local_precision(model.work_bits):
         texts = tuple(format(p, f".{model.text_digits}e") for p in probabilities)
     with local_precision(model.bits):
         read = [mpfr(t) for t in texts]
     total = sum(read, mpfr(0))
     losses = tuple(gmpy2.log(total) - gmpy2.log(q) for q in read)
-    return texts, losses, u * (max(losses) + 4)
+    return texts, losses, model.row_error(max(losses), classes=k)

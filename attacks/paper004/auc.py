@@ -74,7 +74,7 @@ def pair_counts(codes: np.ndarray, size: int, n_rows: int, positives: int) -> np
 
 def auc_tolerance(model: ServerModel, positives: int) -> float:
     """A bound on ``|released AUC − exact AUC| × P × (N − P)``, in pairs."""
-    release = 0.5 * 10.0**-model.decimals if model.decimals is not None else 0.0
+    release = model.release_half_unit()
     return (release * (1 + 2**-40) + 2.0**-50 + model.noise_bound) * positives * (model.n_rows - positives)
 
 

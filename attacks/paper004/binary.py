@@ -110,7 +110,7 @@ def binary_representation(
     if batch_size < 1 or batch_size > planned:
         raise AttackFailed(
             f"binary_representation: a batch of {batch_size} rows is not decodable with eps={model.eps:g}, "
-            f"{model.bits}-bit arithmetic and {model.decimals if model.decimals is not None else 'all'} released "
+            f"{model.phi}-bit arithmetic and {model.decimals if model.decimals is not None else 'all'} released "
             f"decimals (largest: {planned})"
         )
     labels = np.full(n, -1, dtype=np.int64)
@@ -122,5 +122,5 @@ def binary_representation(
         labels[rows.start : rows.stop] = decode_batch(model.summed_loss(released), model, len(rows))
     return AttackResult(
         attack="binary_representation", labels=labels, queries=0, seconds=0.0,
-        details={"batch_size": batch_size, "server_bits": model.bits, "decimals": model.decimals},
+        details={"batch_size": batch_size, "server_bits": model.phi, "decimals": model.decimals},
     )

@@ -149,7 +149,7 @@ def twin_primes(
         batch_size = planned
     if batch_size < 1 or batch_size > planned:
         raise AttackFailed(
-            f"twin_primes: a batch of {batch_size} rows is not decodable at {model.bits}-bit arithmetic with "
+            f"twin_primes: a batch of {batch_size} rows is not decodable at {model.phi}-bit arithmetic with "
             f"{model.decimals if model.decimals is not None else 'all'} released decimals (largest: {planned})"
         )
     labels = np.full(n, -1, dtype=np.int64)
@@ -162,5 +162,5 @@ def twin_primes(
         labels[rows.start : rows.stop] = decode_batch(model.summed_loss(released), model, primes)
     return AttackResult(
         attack="twin_primes", labels=labels, queries=0, seconds=0.0,
-        details={"batch_size": batch_size, "server_bits": model.bits, "decimals": model.decimals},
+        details={"batch_size": batch_size, "server_bits": model.phi, "decimals": model.decimals},
     )

@@ -22,7 +22,7 @@ from django.utils import timezone
 from defenses import DefenseChain, DefenseConfigError
 from scoring import METRICS, Arithmetic, ConfigurationError, HiddenTestSet
 from scoring.metrics import check_metric_for, get_metric, task_of
-from scoring.parsing import BINARY_COLUMN
+from scoring.parsing import submission_columns
 
 METRIC_CHOICES = [(name, name) for name in sorted(METRICS)]
 
@@ -81,9 +81,8 @@ class Competition(models.Model):
 
     @property
     def submission_columns(self) -> list[str]:
-        if self.n_classes == 2:
-            return ["id", BINARY_COLUMN]
-        return ["id", *(f"class_{k}" for k in range(self.n_classes))]
+        """The CSV header participants must use, as the scoring core parses it."""
+        return submission_columns(self.n_classes)
 
     def is_open(self, now: Any = None) -> bool:
         now = now or timezone.now()

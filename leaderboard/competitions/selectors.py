@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import replace
 from typing import Any
 
 from django.db.models import QuerySet
@@ -47,9 +46,9 @@ def competition_sample_submission(*, competition: Competition) -> str:
 
 def competition_extra_specs(*, competition: Competition) -> dict[str, ScoringSpec]:
     """One scoring spec per metric in ``also_report``: the primary spec with another metric (same hidden set,
-    split, secret, chain and precision), as ``attacks.LocalOracle(also_report=...)`` builds them."""
-    spec = competition_scoring_spec(competition=competition)
-    return {name: replace(spec, metric_name=name) for name in competition.also_report if name != competition.metric}
+    split, secret, chain and precision), as the core's release model builds them (``ScoringSpec.metric_specs``)."""
+    specs = competition_scoring_spec(competition=competition).metric_specs
+    return {name: spec for name, spec in specs.items() if name != competition.metric}
 
 
 def competition_scoring_spec(*, competition: Competition) -> ScoringSpec:
@@ -75,6 +74,7 @@ def competition_scoring_spec(*, competition: Competition) -> ScoringSpec:
         secret=hidden.secret_int,
         same_file_same_score=competition.same_file_same_score,
         max_bytes=_max_upload_bytes(),
+        also_report=tuple(competition.also_report) if isinstance(competition.also_report, list) else (),
     )
     with _SPEC_LOCK:
         _SPEC_CACHE[key] = spec

@@ -17,8 +17,8 @@ from django.utils import timezone
 from leaderboard.competitions.models import Competition
 from leaderboard.errors import BoardNotAvailable
 from leaderboard.submissions.models import Status, Submission
+from scoring.board import BOARDS, BoardEntry, board_standings
 
-BOARDS = ("public", "private")
 # Columns a participant-facing list may load (never the raw scores, notes or the upload itself).
 _RELEASED_FIELDS = (
     "id",
@@ -172,14 +172,15 @@ def leaderboard_rows(
     """The public board (each participant's best released public score) or, after the close, the private board
     (best released private score among the selected finals, or among the two best public ones if none were
     selected). Ties go to the earlier submission. Raises :class:`BoardNotAvailable` for the private board
-    before the close unless ``allow_private_before_close`` (hosts)."""
+    before the close unless ``allow_private_before_close`` (hosts). The policy is the core's
+    (:func:`scoring.board.board_standings`)."""
     if board not in BOARDS:
         raise ValueError(f"unknown board {board!r}; use 'public' or 'private'")
     if board == "private" and not allow_private_before_close and not competition.is_closed(now):
         raise BoardNotAvailable("the private leaderboard is shown after the competition closes")
-    higher = competition.higher_is_better
-    rows = list(
-        Submission.objects.filter(competition=competition, status=Status.SCORED).values(
+    rows = {
+        row["id"]: row
+        for row in Submission.objects.filter(competition=competition, status=Status.SCORED).values(
             "id",
             "participant_id",
             "participant__username",
@@ -190,43 +191,31 @@ def leaderboard_rows(
             "selected_for_final",
             "created_at",
         )
-    )
-
-    def order(score_field: str):  # type: ignore[no-untyped-def]
-        def key(row: dict[str, Any]) -> tuple[float, datetime, int]:
-            score = row[score_field]
-            return (-score if higher else score, row["created_at"], row["id"])
-
-        return key
-
-    by_participant: dict[int, list[dict[str, Any]]] = {}
-    for row in rows:
-        by_participant.setdefault(row["participant_id"], []).append(row)
-
-    best: list[tuple[dict[str, Any], int, str, str]] = []
-    for entries in by_participant.values():
-        released_public = sorted((r for r in entries if r["public_score"] is not None), key=order("public_score"))
-        if board == "public":
-            if released_public:
-                best.append((released_public[0], len(entries), "public_score", "public_score_text"))
-            continue
-        finals = [r for r in entries if r["selected_for_final"]] or released_public[:2]
-        released_private = sorted((r for r in finals if r["private_score"] is not None), key=order("private_score"))
-        if released_private:
-            best.append((released_private[0], len(entries), "private_score", "private_score_text"))
-
-    best.sort(key=lambda item: order(item[2])(item[0]))
+    }
+    entries = [
+        BoardEntry(
+            submission_id=row["id"],
+            participant=row["participant_id"],
+            submitted_at=row["created_at"],
+            public=row["public_score"],
+            private=row["private_score"],
+            selected_for_final=row["selected_for_final"],
+        )
+        for row in rows.values()
+    ]
+    standings = board_standings(entries, board, higher_is_better=competition.higher_is_better)
     return [
         LeaderboardRow(
-            rank=position,
+            rank=standing.rank,
             participant=row["participant__username"],
-            score=row[score_field],
-            score_text=row[text_field],
-            entries=n_entries,
+            score=standing.score,
+            score_text=row[f"{board}_score_text"],
+            entries=standing.entries,
             submitted_at=row["created_at"],
             submission_id=row["id"],
         )
-        for position, (row, n_entries, score_field, text_field) in enumerate(best, start=1)
+        for standing in standings
+        for row in (rows[standing.entry.submission_id],)
     ]
 
 

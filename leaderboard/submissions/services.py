@@ -26,13 +26,14 @@ from django.utils import timezone
 
 from defenses import DefenseConfigError
 from leaderboard.competitions.models import Competition
-from leaderboard.competitions.selectors import competition_extra_specs, competition_scoring_spec
+from leaderboard.competitions.selectors import competition_scoring_spec
 from leaderboard.errors import CompetitionNotOpen, InvalidUpload, QuotaExceeded, SelectionError
 from leaderboard.submissions.models import DefenseState, Participation, Status, Submission, UploadKind
 from leaderboard.submissions.selectors import QuotaStatus, quota_status
 from scoring import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
 from scoring.parsing import ParsedPredictions
-from scoring.pipeline import SPLITS, ScoringSpec, evaluate, parse
+from scoring.pipeline import SPLITS, ScoringSpec, parse
+from scoring.release import release_submission
 
 logger = logging.getLogger(__name__)
 
@@ -268,35 +269,38 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
         # One participant's submissions are scored one at a time: stateful defenses (the Ladder, budgets)
         # need each submission to see the state the previous one left. An empty chain has no state, so it
         # skips the lock and its three queries (the common, no-defense case stays fast).
-        extra_specs = competition_extra_specs(competition=competition)
-        keys = splits + tuple(f"{split}@{name}" for name in extra_specs for split in splits)
-        states = _lock_states(competition, submission.participant_id, keys) if len(spec.chain) else {}
-        evaluation = evaluate(
-            spec,
-            parsed,
-            submission_id=submission_id,
-            states={split: states[split].state for split in splits if split in states and states[split].state},
-            splits=splits,
-        )
-        notes = [f"{split}: {note}" for split, result in evaluation.results.items() for note in result.notes]
-        if evaluation.reject is not None:
-            host_note = "; ".join(notes) or f"rejected by a defense: {evaluation.reject}"
-            return _finish_failed(submission_id, claim, evaluation.reject, host_note=host_note)
-        new_states = dict(evaluation.states)
-        extra_scores = _score_extra_metrics(extra_specs, parsed, submission_id, splits, states, new_states)
-        for split, state in states.items():
-            new_state = new_states.get(split, state.state)
+        keys = {(name, split): _state_key(spec, name, split) for name in spec.reported_metrics for split in splits}
+        states = _lock_states(competition, submission.participant_id, tuple(keys.values())) if len(spec.chain) else {}
+        given: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        for (name, split), key in keys.items():
+            if key in states and states[key].state:
+                given.setdefault(name, {})[split] = states[key].state
+        release = release_submission(spec, parsed, submission_id=submission_id, states=given, splits=splits)
+        primary = release.primary
+        notes = [f"{split}: {note}" for split, result in primary.items() for note in result.notes]
+        if release.reject is not None:
+            host_note = "; ".join(notes) or f"rejected by a defense: {release.reject}"
+            return _finish_failed(submission_id, claim, release.reject, host_note=host_note)
+        for (name, split), key in keys.items():
+            state = states.get(key)
+            if state is None:
+                continue
+            new_state = release.states.get(name, {}).get(split, state.state)
             if new_state != state.state:
                 state.state = new_state
                 state.save(update_fields=["state", "updated_at"])
+        # A metric of also_report that released nothing (undefined on the rows, e.g. AUC on one class) shows "".
+        extra_scores = {
+            name: {split: release.released_text(name, split) or "" for split in splits} for name in spec.also_report
+        }
         values: dict[str, Any] = {"defense_notes": notes, "extra_scores": extra_scores}
         for split in splits:
-            result = evaluation.results[split]
+            result = primary[split]
             values[f"raw_{split}"] = float(result.raw)
             values[f"raw_{split}_text"] = str(result.raw) if not isinstance(result.raw, float) else repr(result.raw)
             values[f"{split}_score"] = result.released
             values[f"{split}_score_text"] = result.released_text or ""
-        values["public_message"] = (evaluation.results["public"].message or "") if "public" in splits else ""
+        values["public_message"] = (primary["public"].message or "") if "public" in splits else ""
         updated = Submission.objects.filter(pk=submission_id, status=Status.SCORING, claim_token=claim).update(
             status=Status.SCORED, finished_at=timezone.now(), claim_token="", error="", **values
         )
@@ -305,32 +309,10 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
     return ScoreResult("scored", notes=notes)
 
 
-def _score_extra_metrics(
-    extra_specs: dict[str, ScoringSpec],
-    parsed: ParsedPredictions,
-    submission_id: int,
-    splits: tuple[str, ...],
-    states: dict[str, DefenseState],
-    new_states: dict[str, list[dict[str, Any]]],
-) -> dict[str, dict[str, str]]:
-    """Released texts of the ``also_report`` metrics, each through the same chain with its own state and
-    randomness (as ``LocalOracle.submit_all``); a metric undefined on the rows (AUC on one class) releases
-    nothing for that submission instead of failing it."""
-    released: dict[str, dict[str, str]] = {}
-    for name, extra in extra_specs.items():
-        keyed = {split: states[f"{split}@{name}"].state for split in splits if f"{split}@{name}" in states}
-        try:
-            outcome = evaluate(
-                extra, parsed, submission_id=f"{submission_id}:{name}",
-                states={split: state for split, state in keyed.items() if state}, splits=splits,
-            )
-        except NonFiniteScoreError:
-            released[name] = dict.fromkeys(splits, "")
-            continue
-        released[name] = {split: (outcome.results[split].released_text or "") if split in outcome.results else ""
-                          for split in splits}
-        new_states.update({f"{split}@{name}": state for split, state in outcome.states.items()})
-    return released
+def _state_key(spec: ScoringSpec, metric: str, split: str) -> str:
+    """The ``DefenseState.split`` a metric's chain state is stored under: ``"public"`` for the primary metric,
+    ``"public@auc"`` for a metric of ``also_report``."""
+    return split if metric == spec.metric_name else f"{split}@{metric}"
 
 
 def _finish_failed(submission_id: int, claim: str, message: str, *, host_note: str | None = None) -> ScoreResult:

@@ -120,7 +120,7 @@ def test_permanent_errors_fail_at_once_with_a_safe_message(competition, particip
     def boom(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("labels are [0, 1, 1] and raw is 0.1234567")
 
-    monkeypatch.setattr(services, "evaluate", boom)
+    monkeypatch.setattr(services, "release_submission", boom)
     assert services.submission_score(submission_id=submission.pk).action == "failed"
     submission.refresh_from_db()
     assert submission.status == Status.FAILED

@@ -1,0 +1,89 @@
+"""``LocalOracle``: what a participant can see (the released precision) and the core's release of every metric."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+import pytest
+
+from attacks import LocalOracle
+from defenses.base import REGISTRY, Defense, DefenseContext, Score, ScoringView, Stage
+from scoring import ParsedPredictions, release_submission
+
+
+@pytest.mark.parametrize(
+    ("displayed", "chain", "seen"),
+    [
+        (5, [], 5),
+        (None, [], None),
+        (None, [{"name": "rounding", "decimals": 3}], 3),
+        (2, [{"name": "rounding", "decimals": 3}], 2),
+        (8, [{"name": "noise", "kind": "laplace", "scale": 1e-6}, {"name": "rounding"}], 5),
+        (6, [{"name": "rounding", "significant": 4}], 6),
+    ],
+)
+def test_decimals_is_the_precision_a_participant_sees(
+    displayed: int | None, chain: list[dict[str, Any]], seen: int | None
+) -> None:
+    oracle = LocalOracle(np.array([0, 1, 1, 0, 1]), decimals=displayed, defenses=chain, seed=3)
+    assert oracle.decimals == seen
+
+
+def test_every_released_value_carries_at_most_the_reported_decimals() -> None:
+    rng = np.random.default_rng(6)
+    labels = rng.integers(0, 2, 80)
+    oracle = LocalOracle(labels, decimals=None, defenses=[{"name": "rounding", "decimals": 4}])
+    assert oracle.decimals == 4
+    for _ in range(5):
+        released = oracle.submit(rng.random(80))
+        assert released is not None
+        assert Decimal(repr(released)) == Decimal(repr(released)).quantize(Decimal("1e-4"))
+
+
+def test_an_mpfr_oracle_with_full_displayed_precision_still_releases_decimals() -> None:
+    oracle = LocalOracle([0, 1, 1], arithmetic="mpfr:80", decimals=None, defenses=[{"name": "rounding", "decimals": 3}])
+    released = oracle.submit(["0.25", "0.5", "0.75"])
+    assert oracle.decimals == 3
+    assert isinstance(released, Decimal) and released == released.quantize(Decimal("0.001"))
+
+
+def test_submit_all_is_the_cores_release_keyed_by_the_query_number() -> None:
+    rng = np.random.default_rng(12)
+    labels = rng.integers(0, 2, 60)
+    chain = [{"name": "noise", "kind": "laplace", "scale": 1e-3}]
+    oracle = LocalOracle(labels, decimals=None, defenses=chain, seed=9, also_report=("brier",))
+    for query in (1, 2, 3):
+        predictions = rng.random(60)
+        released = oracle.submit_all(predictions)
+        expected = release_submission(
+            oracle.spec, ParsedPredictions(predictions), submission_id=query, splits=("all",)
+        )
+        assert released == {name: expected.results[name]["all"].released for name in ("binary_logloss", "brier")}
+
+
+class _RejectSecond(Defense):
+    name = "test_oracle_reject_second"
+    stage = Stage.RELEASE
+
+    def initial_state(self) -> dict[str, Any]:
+        return {"seen": 0}
+
+    def after_metric(self, score: Score | None, view: ScoringView, ctx: DefenseContext) -> Score | None:
+        ctx.state["seen"] += 1
+        if ctx.state["seen"] == 2 and view.metric.name == "binary_logloss":  # only the primary metric's chain
+            ctx.reject = "rejected"
+        return score
+
+
+def test_a_rejected_submission_releases_nothing_on_any_metric_and_keeps_the_state(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setitem(REGISTRY, _RejectSecond.name, _RejectSecond)
+    oracle = LocalOracle([0, 1, 1, 0], decimals=5, also_report=("brier",), defenses=[{"name": _RejectSecond.name}])
+    predictions = [0.2, 0.8, 0.7, 0.1]
+    assert None not in oracle.submit_all(predictions).values()
+    assert oracle.submit_all(predictions) == {"binary_logloss": None, "brier": None}
+    # The rejected query left every metric's state where it was, so the next one is rejected again.
+    assert oracle.submit_all(predictions) == {"binary_logloss": None, "brier": None}
