@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "leaderboard.competitions",
     "leaderboard.submissions",
+    "leaderboard.accounts",
 ]
 # The HTML pages live in their own app, added by another change; wire it in as soon as it exists so this
 # module need not change when it lands.
