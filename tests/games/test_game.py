@@ -352,3 +352,16 @@ def test_the_attacker_sees_the_coarsest_released_precision() -> None:
     assert visible_decimals(None, []) is None
     assert visible_decimals(6, [{"name": "rounding", "decimals": 3}]) == 3
     assert visible_decimals(None, [{"name": "rounding", "significant": 4}]) is None
+
+
+def test_live_mode_against_a_given_site_needs_a_host_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LEADERBOARD_HOST_TOKEN", raising=False)
+    game = tmp_path / "tiny.toml"
+    game.write_text(TINY)
+    argv = ["run", str(game), "--out", str(tmp_path / "out"), "--mode", "live", "--url", "http://127.0.0.1:9"]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert "--host-token" in error and "LEADERBOARD_HOST_TOKEN" in error
+    assert not (tmp_path / "out").exists()  # nothing played (the live game itself: tests/e2e/test_game_live.py)
