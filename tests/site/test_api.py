@@ -551,7 +551,8 @@ def test_the_host_api_accepts_a_secret_and_never_shows_it(clients, hidden_labels
     assert staff.post("/api/v1/host/competitions/", form, format="multipart").status_code == 201
     masks = [HiddenTestData.objects.get(competition__slug=s).public_mask_npy for s in ("seeded", "seeded-2")]
     assert bytes(masks[0]) == bytes(masks[1])
-    for bad, fragment in (("-1", "greater than or equal to 0"), (str(2**128), "less than or equal to"), ("x", "integer")):
+    bad_secrets = (("-1", "greater than or equal to 0"), (str(2**128), "less than or equal to"), ("x", "integer"))
+    for bad, fragment in bad_secrets:
         form.update(slug="seeded-3", secret=bad,
                     labels=SimpleUploadedFile("l.csv", labels_csv(hidden_labels), content_type="text/csv"))
         answer = staff.post("/api/v1/host/competitions/", form, format="multipart")
