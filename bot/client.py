@@ -17,9 +17,10 @@ and line), :class:`QuotaExceeded` (the UTC reset time and ``Retry-After``), :cla
 :class:`WaitTimeout` and :class:`TransientError` (every retry of a transient failure failed).
 
 Retries: connection errors, timeouts and HTTP 500/502/503/504 are retried with exponential backoff
-(:class:`Backoff`); a ``Retry-After`` header (seconds or an HTTP date) replaces the backoff delay. A 429 on an
-upload is the submission quota: the client waits for the reset (``on_quota="wait"``) or raises
-:class:`QuotaExceeded` (``"stop"``), as the caller chooses. Every upload carries an ``Idempotency-Key`` header,
+(:class:`Backoff`); a ``Retry-After`` header (seconds or an HTTP date) replaces the backoff delay, and a rate
+limit's 429 is retried after it too. A 429 on an upload that names ``resets_at`` is the submission quota: the
+client waits for the reset (``on_quota="wait"``) or raises :class:`QuotaExceeded` (``"stop"``), as the caller
+chooses. Every upload carries an ``Idempotency-Key`` header,
 a fresh UUID per logical upload reused on each of its retries, so a retried POST — CSV or JSON — whose first
 attempt did reach the site returns the original submission instead of creating (and charging) a second one.
 """
@@ -840,15 +841,15 @@ class LeaderboardClient:
 
     def _attempt(self, method: str, path: str, *, quota: bool = False, upload: bool = False, **kwargs: Any
                  ) -> requests.Response | _Retry:
-        """One request: the response (2xx/3xx, or a 429 when ``quota``), a :class:`_Retry` for a transient
-        failure, or a raised :class:`ClientError` for anything else."""
+        """One request: the response (2xx/3xx, or a quota 429 when ``quota``), a :class:`_Retry` for a
+        transient failure (a rate limit's 429 included), or a raised :class:`ClientError` for anything else."""
         self.stats.requests += 1
         try:
             response = self.session.request(method, self.base + path, timeout=self.timeout, **kwargs)
         except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError) as exc:
             return _Retry(f"{type(exc).__name__}: {exc}", None, ambiguous=not _never_sent(exc))
         status = response.status_code
-        if status < 400 or (status == 429 and quota):
+        if status < 400 or (status == 429 and quota and _is_quota(response)):
             return response
         if status in self.retry_statuses or status == 429:
             delay = retry_after_seconds(response.headers.get("Retry-After"), self.clock())
@@ -994,6 +995,13 @@ def detail_of(response: requests.Response) -> str:
         text = "; ".join(map(str, detail)) if isinstance(detail, list) else str(detail)
         return text + (f" (line {line})" if line is not None else "")
     return json.dumps(body)[:300]
+
+
+def _is_quota(response: requests.Response) -> bool:
+    """Whether a 429 is the submission quota (its body names ``resets_at``, ``null`` for the total limit)
+    rather than a rate limit (a throttle in front of the API), which is retried after its ``Retry-After``."""
+    body = _body(response)
+    return isinstance(body, dict) and "resets_at" in body
 
 
 def quota_error(response: requests.Response, now: datetime) -> QuotaExceeded:

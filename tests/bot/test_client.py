@@ -368,3 +368,13 @@ def _multipart(request: Seen) -> list[tuple[str, str]]:
         (str(part.get_param("name", header="content-disposition")), bytes(part.get_payload(decode=True)).decode())
         for part in message.iter_parts()
     ]
+
+
+def test_a_rate_limited_upload_is_retried_not_taken_for_the_quota(site: tuple[FakeSite, str]) -> None:
+    fake, url = site
+    fake.script[UPLOAD] = [(429, {"detail": "Request was throttled. Expected available in 2 seconds."},
+                            {"Retry-After": "2"})]
+    sleeps: list[float] = []
+    upload = _client(url, sleeps, on_quota="stop").submit_csv("c", CSV)
+    assert upload.id == 1 and sleeps == [2.0] and len(fake.uploads) == 1
+    assert len({p.headers["Idempotency-Key"] for p in fake.posts()}) == 1
