@@ -20,12 +20,11 @@ import tempfile
 import threading
 import time
 import uuid
-from datetime import datetime
 from pathlib import Path
 
 import numpy as np
-import requests
 
+from bot.client import ClientError, LeaderboardClient
 from stack.processes import fresh_postgres, running_stack
 
 
@@ -64,37 +63,32 @@ def main() -> None:
             os.environ["DATABASE_URL"] = stack_cm.enter_context(fresh_postgres("lbl_bench"))
         os.environ["LEADERBOARD_VAR_DIR"] = str(tmp)
         stack = stack_cm.enter_context(running_stack(pool="prefork", web_workers=3, logs_dir=tmp / "logs"))
-        labels_path = tmp / "labels.csv"
-        labels_path.write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in zip(ids, labels, strict=True)))
-        stack.manage("create_competition", "bench", "--labels", str(labels_path), "--daily-limit", "none")
-        tokens = [stack.manage("create_participant", f"bench{c}").strip().splitlines()[-1] for c in range(args.clients)]
+        host = LeaderboardClient(stack.url, stack.host_token())
+        host.create_competition("bench", zip(ids, labels.tolist(), strict=True), daily_limit=None)
+        tokens = [host.create_participant(f"bench{c}").token for c in range(args.clients)]
         url = stack.url
 
         sent: dict[int, float] = {}
-        owner: dict[int, str] = {}
+        owner: dict[int, int] = {}
         lock = threading.Lock()
         failures: list[str] = []
 
         begin = time.time() + 0.5
 
         def client(index: int) -> None:
-            session = requests.Session()
-            session.headers["Authorization"] = f"Token {tokens[index]}"
+            uploader = LeaderboardClient(url, tokens[index])
             for n in range(index, args.uploads, args.clients):
                 if args.rate > 0:  # open-loop pacing: upload n is due at begin + n / rate
                     time.sleep(max(0.0, begin + n / args.rate - time.time()))
                 started = time.time()
-                response = session.post(
-                    f"{url}/api/v1/competitions/bench/submissions/",
-                    files={"file": ("p.csv", bodies[n % len(bodies)], "text/csv")},
-                    timeout=60,
-                )
-                if response.status_code != 202:
-                    failures.append(f"{response.status_code}: {response.text[:200]}")
+                try:
+                    upload = uploader.submit_csv("bench", bodies[n % len(bodies)], filename="p.csv")
+                except ClientError as exc:
+                    failures.append(str(exc)[:200])
                     continue
                 with lock:
-                    sent[response.json()["id"]] = started
-                    owner[response.json()["id"]] = tokens[index]
+                    sent[upload.id] = started
+                    owner[upload.id] = index
 
         print(f"stack up at {url}; uploading {args.uploads} files of {args.rows:,} rows "
               f"({len(bodies[0]) / 1e6:.2f} MB) from {args.clients} clients ...")
@@ -107,16 +101,15 @@ def main() -> None:
         upload_seconds = time.time() - t0
         finished: dict[int, float] = {}
         deadline = time.time() + 600
-        session = requests.Session()
+        readers = [LeaderboardClient(url, token) for token in tokens]
         while len(finished) < len(sent) and time.time() < deadline:
             for sid in [s for s in sent if s not in finished]:
-                body = session.get(
-                    f"{url}/api/v1/submissions/{sid}/", headers={"Authorization": f"Token {owner[sid]}"}, timeout=30
-                ).json()
-                if body["status"] in ("scored", "failed"):
-                    if body["status"] == "failed":
-                        failures.append(f"submission {sid} failed: {body['error']}")
-                    finished[sid] = datetime.fromisoformat(body["finished_at"].replace("Z", "+00:00")).timestamp()
+                submission = readers[owner[sid]].submission(sid)
+                if submission.finished:
+                    if submission.status == "failed":
+                        failures.append(f"submission {sid} failed: {submission.error}")
+                    assert submission.finished_at is not None
+                    finished[sid] = submission.finished_at.timestamp()
             time.sleep(0.2)
     latencies = [finished[s] - sent[s] for s in finished]
     span = max(finished.values()) - min(sent.values())

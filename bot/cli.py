@@ -4,10 +4,11 @@
                     [--param KEY=VALUE ...] [--on-quota wait|stop] [--checkpoint PATH] [--restart]
                     [--fingerprint-budget F] [--seed S] [--upload json|csv] [--no-progress]
 
-Steps: read the metadata and sample submission (:class:`~bot.http_oracle.HttpOracle`); fingerprint the
-board (:mod:`bot.fingerprint`); pick the attack (:mod:`bot.plan`) or take ``--attack``;
-run it, checkpointing every query (:mod:`bot.checkpoint`) so an interrupted run resumes without
-re-submitting; submit the recovered labels as a confident prediction; write the JSON summary.
+Steps: read the metadata and sample submission (:class:`~bot.http_oracle.HttpOracle`, on the one HTTP client
+:class:`~bot.client.LeaderboardClient`); fingerprint the board (:mod:`bot.fingerprint`); pick the attack
+(:mod:`bot.plan`) or take ``--attack``; run it, checkpointing every query (:mod:`bot.checkpoint`) so an
+interrupted run resumes without re-submitting; submit the recovered labels as a confident prediction; write
+the JSON summary.
 
 Exit status: 0 done; 1 error (message on stderr); 75 (``EX_TEMPFAIL``) stopped early — quota reached with
 ``--on-quota stop`` or ``--budget`` used up — with a checkpoint from which the same command resumes.
@@ -30,8 +31,9 @@ from attacks.confirm import confident_predictions
 from attacks.registry import run
 from attacks.result import AttackFailed, AttackResult
 from bot.checkpoint import BudgetExhausted, Checkpoint, CheckpointMismatch, ReplayOracle, new_header
+from bot.client import ClientError, QuotaExceeded
 from bot.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
-from bot.http_oracle import HttpOracle, HttpOracleError, QuotaExceeded
+from bot.http_oracle import HttpOracle
 from bot.plan import Plan, choose, parse_params
 
 EXIT_STOPPED = 75
@@ -63,8 +65,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--on-quota", choices=("wait", "stop"), default="wait",
                         help="over quota: wait for the UTC reset (default) or stop with a resumable checkpoint")
     parser.add_argument("--upload", choices=("json", "csv"), default="csv",
-                        help="upload format: csv (default; the site parses it fastest, and a uniquely named file "
-                        "makes retried uploads safe) or json (a positional list)")
+                        help="upload format: csv (default; the site parses it fastest) or json (a positional list); "
+                        "either is retried safely under one Idempotency-Key")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     parser.add_argument("--no-final", action="store_true", help="do not submit the recovered labels at the end")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -131,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"leaderboard-bot: stopped, {exc}. Run again with a larger --budget to resume from "
               f"{summary.get('checkpoint')}.", file=sys.stderr)
         code = EXIT_STOPPED
-    except (AttackFailed, HttpOracleError, CheckpointMismatch, ValueError) as exc:
+    except (AttackFailed, ClientError, CheckpointMismatch, ValueError) as exc:
         summary.update(status="error", error=f"{type(exc).__name__}: {exc}")
         print(f"leaderboard-bot: {type(exc).__name__}: {exc}", file=sys.stderr)
         code = 1

@@ -1,26 +1,22 @@
 """``HttpOracle``: the :class:`~attacks.oracle.Oracle` protocol over a live site's public REST API (``/api/v1/``).
 
 It knows only what a participant knows (the competition's public metadata, the sample submission's ids and
-header, the released public score of its own submissions) and authenticates with an API token. Pure client
-code: ``requests``, no Django.
+header, the released public score of its own submissions) and authenticates with an API token. It speaks
+HTTP only through :class:`~bot.client.LeaderboardClient`, the project's one client.
 
 One ``submit`` is one submission: upload (JSON positional list or CSV, values written exactly: ``repr`` of
 floats, decimal text for MPFR competitions), then poll ``GET /api/v1/submissions/{id}/`` with a short
 exponential backoff until it is ``scored`` or ``failed``. Transient HTTP trouble (connection errors,
-timeouts, 5xx) is retried with exponential backoff; an upload is never sent twice when the first attempt
-may have reached the server (a multipart upload carries a unique file name, looked up before a retry).
-Over quota (HTTP 429), the oracle either waits for the UTC reset time the server names or raises
+timeouts, 5xx) is retried with exponential backoff (or the site's ``Retry-After``); an upload is never counted
+twice when the first attempt may have reached the server: every upload carries an ``Idempotency-Key`` that its
+retries repeat (and a CSV upload's unique file name is looked up first, for sites without the header).
+Over quota (HTTP 429), the oracle either waits for the reset the server names or raises
 :class:`QuotaExceeded`, by option (``on_quota="wait"`` or ``"stop"``); the clock and the sleep are
 injectable so tests can pin them.
 """
 
 from __future__ import annotations
 
-import contextlib
-import csv
-import io
-import json
-import math
 import operator
 import time
 import uuid
@@ -33,65 +29,40 @@ from typing import Any
 import numpy as np
 import requests
 
+from bot.client import (
+    RETRY_STATUSES,
+    Backoff,
+    ClientError,
+    LeaderboardClient,
+    PollSchedule,
+    QuotaExceeded,
+    Submission,
+    SubmissionFailed,
+    TransientError,
+    parse_utc,
+)
+
+__all__ = [
+    "Backoff",
+    "HttpOracle",
+    "HttpOracleError",
+    "OracleStats",
+    "PollSchedule",
+    "QuotaExceeded",
+    "Released",
+    "SubmissionFailed",
+    "TransientHttpError",
+    "exact_text",
+    "parse_utc",
+]
+
 Released = float | Decimal | None
 
-#: Status codes worth another attempt: the server or a proxy in front of it is briefly unavailable.
-TRANSIENT_STATUS = frozenset({500, 502, 503, 504})
-
-
-class HttpOracleError(RuntimeError):
-    """The site answered something the oracle cannot use (a 4xx other than 429, a malformed body, ...)."""
-
-
-class SubmissionFailed(HttpOracleError):
-    """The site accepted the upload but could not score it; ``message`` is the site's own explanation."""
-
-    def __init__(self, submission_id: int, message: str) -> None:
-        super().__init__(f"submission {submission_id} failed: {message}")
-        self.submission_id = submission_id
-        self.message = message
-
-
-class QuotaExceeded(HttpOracleError):
-    """Over the daily or total submission limit. ``resets_at`` is the UTC time the daily counter restarts
-    (``None`` when only the total limit is left, which never resets)."""
-
-    def __init__(self, message: str, resets_at: datetime | None) -> None:
-        super().__init__(message)
-        self.message = message
-        self.resets_at = resets_at
-
-
-class TransientHttpError(HttpOracleError):
-    """Every retry of a transient failure (connection error, timeout, 5xx) failed."""
-
-
-@dataclass
-class Backoff:
-    """Exponential backoff for retries: ``initial · factor^attempt``, capped at ``maximum``, ``retries`` tries.
-
-    >>> [Backoff(initial=0.5, factor=2.0, maximum=3.0).delay(a) for a in range(4)]
-    [0.5, 1.0, 2.0, 3.0]
-    """
-
-    initial: float = 0.25
-    factor: float = 2.0
-    maximum: float = 30.0
-    retries: int = 8
-
-    def delay(self, attempt: int) -> float:
-        return min(self.initial * self.factor**attempt, self.maximum)
-
-
-@dataclass
-class PollSchedule:
-    """How often to ask whether a submission is scored: start fast (a scoring takes milliseconds on a warm
-    worker), grow geometrically, never wait more than ``maximum`` between polls, give up after ``timeout``."""
-
-    initial: float = 0.002
-    factor: float = 1.5
-    maximum: float = 0.25
-    timeout: float = 600.0
+#: Status codes worth another attempt (kept for callers of the old name).
+TRANSIENT_STATUS = RETRY_STATUSES
+#: The oracle's errors are the client's: one hierarchy (these names stay for existing callers).
+HttpOracleError = ClientError
+TransientHttpError = TransientError
 
 
 @dataclass
@@ -105,18 +76,6 @@ class OracleStats:
     poll_seconds: float = 0.0
     encode_seconds: float = 0.0
     quota_waits: float = 0.0
-
-
-def parse_utc(text: str | None) -> datetime | None:
-    """An ISO 8601 UTC time as the site writes it (``2026-11-22T00:00:00Z``), or ``None``.
-
-    >>> parse_utc("2026-11-22T00:00:00Z")
-    datetime.datetime(2026, 11, 22, 0, 0, tzinfo=datetime.timezone.utc)
-    """
-    if not text:
-        return None
-    moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def exact_text(value: Any) -> str:
@@ -136,18 +95,19 @@ def exact_text(value: Any) -> str:
 class HttpOracle:
     """A competition on a live Leaderboard Lab site, seen by one participant (its ``token``).
 
-    ``on_quota``: ``"wait"`` sleeps until the reset time a 429 names (then resubmits), ``"stop"`` raises
+    ``on_quota``: ``"wait"`` sleeps until the reset a 429 names (then resubmits), ``"stop"`` raises
     :class:`QuotaExceeded`; a total limit, which never resets, always raises. ``upload``: ``"json"`` (a
-    positional list in sample-submission order) or ``"csv"`` (multipart file named uniquely per upload, so a
-    retried upload can be recognised and never counted twice). ``clock`` returns the current UTC time and
-    ``sleep`` waits; both are injectable for tests. ``on_wait(seconds, reason)`` is told before every wait on
-    a quota, e.g. to show it on a progress bar.
+    positional list in sample-submission order) or ``"csv"`` (multipart file named uniquely per upload). Both
+    are retried safely: each upload's ``Idempotency-Key`` makes the site return the original submission to a
+    repeated POST. ``clock`` returns the current UTC time and ``sleep`` waits; both are injectable for tests.
+    ``on_wait(seconds, reason)`` is told before every wait on a quota, e.g. to show it on a progress bar.
 
     Exposes what a participant may know: ``n_rows``, ``n_classes``, ``metric``, ``eps``, ``decimals``,
     ``arithmetic``, ``public_fraction`` (``None`` when every row is public, as for a :class:`LocalOracle`
     without a split), ``ids`` (sample-submission order), ``columns``, ``metadata`` (the whole answer), and
     ``queries`` (submissions made through this oracle). ``last_released_text`` is the released score of the
-    latest submission exactly as the site wrote it.
+    latest submission exactly as the site wrote it. ``client`` is the underlying
+    :class:`~bot.client.LeaderboardClient`.
     """
 
     def __init__(
@@ -182,32 +142,39 @@ class HttpOracle:
         self.sleep = sleep or time.sleep
         self.on_wait = on_wait
         self.max_quota_wait = max_quota_wait
-        self.session = session or requests.Session()
-        self.session.headers.update({"Authorization": f"Token {token}", "Accept": "application/json"})
+        self.client = LeaderboardClient(
+            self.base, token, timeout=timeout, backoff=self.backoff, poll=self.poll, on_quota=on_quota,
+            max_quota_wait=max_quota_wait, session=session, clock=lambda: self.clock(),
+            sleep=lambda seconds: self.sleep(seconds), on_wait=on_wait,
+        )
+        self.session = self.client.session
         self.stats = OracleStats()
         self.queries = 0
         self.last_released_text: str | None = None
         self.last_submission_id: int | None = None
         self.submission_ids: list[int] = []
 
-        self.metadata: dict[str, Any] = self._get_json(f"/api/v1/competitions/{self.slug}/")
-        meta = self.metadata
-        self.n_rows = int(meta["n_rows"])
-        self.n_classes = int(meta["n_classes"])
-        self.metric = str(meta["metric"])
-        self.eps = float(meta["eps"])
-        self.decimals: int | None = None if meta.get("score_decimals") is None else int(meta["score_decimals"])
-        self.arithmetic = str(meta.get("arithmetic") or "float64")
-        fraction = float(meta.get("public_fraction", 1.0))
+        try:
+            competition_meta = self.client.competition(self.slug)
+            sample = self.client.sample_submission(self.slug)
+        finally:
+            self._sync_stats()
+        self.metadata: dict[str, Any] = competition_meta.data
+        self.n_rows = competition_meta.n_rows
+        self.n_classes = competition_meta.n_classes
+        self.metric = competition_meta.metric
+        self.eps = competition_meta.eps
+        self.decimals: int | None = competition_meta.released_decimals
+        self.arithmetic = competition_meta.arithmetic
+        fraction = competition_meta.public_fraction
         self.public_fraction: float | None = None if fraction >= 1.0 else fraction
-        self.daily_limit: int | None = meta.get("daily_limit")
-        self.total_limit: int | None = meta.get("total_limit")
-        self.disclosed_defenses = str(meta.get("disclosed_defenses") or "")
+        self.daily_limit: int | None = competition_meta.daily_limit
+        self.total_limit: int | None = competition_meta.total_limit
+        self.disclosed_defenses = competition_meta.disclosed_defenses
         # Metrics the site releases beside the primary one (paper 004, Section 3); see submit_all.
-        self.also_report: tuple[str, ...] = tuple(meta.get("also_report") or ())
-        header, ids = self._sample_submission()
-        self.columns: list[str] = header
-        self.ids: tuple[str, ...] = tuple(ids)
+        self.also_report: tuple[str, ...] = competition_meta.also_report
+        self.columns: list[str] = list(sample.header)
+        self.ids: tuple[str, ...] = sample.ids
         if len(self.ids) != self.n_rows:
             raise HttpOracleError(
                 f"the sample submission lists {len(self.ids)} ids but the metadata says n_rows={self.n_rows}"
@@ -232,19 +199,22 @@ class HttpOracle:
         """One submission (one query), every released public value: the primary metric first, then each
         metric of ``also_report`` (``None`` where the site released nothing), as ``LocalOracle.submit_all``."""
         started = time.perf_counter()
-        body, content_type, name = self._encode(predictions)
+        body = self._encode(predictions)
         self.stats.encode_seconds += time.perf_counter() - started
-        submission_id = self._post_submission(body, content_type, name)
-        self.queries += 1
-        self.last_submission_id = submission_id
-        self.submission_ids.append(submission_id)
-        detail = self._wait_scored(submission_id)
-        if detail["status"] == "failed":
-            raise SubmissionFailed(submission_id, str(detail.get("error") or "no reason given"))
-        text = str(detail.get("public_score_text") or "")
+        try:
+            submission_id = self._post_submission(body)
+            self.queries += 1
+            self.last_submission_id = submission_id
+            self.submission_ids.append(submission_id)
+            detail = self._wait_scored(submission_id)
+        finally:
+            self._sync_stats()
+        if detail.status == "failed":
+            raise SubmissionFailed(submission_id, detail.error or "no reason given")
+        text = detail.public_score_text
         self.last_released_text = text or None
         released: dict[str, Released] = {self.metric: self.released_value(text) if text else None}
-        extra = detail.get("extra_scores") or {}
+        extra = detail.extra_scores
         for metric in self.also_report:
             extra_text = str((extra.get(metric) or {}).get("public_score_text") or "")
             released[metric] = self.released_value(extra_text) if extra_text else None
@@ -259,7 +229,7 @@ class HttpOracle:
 
     def quota(self) -> dict[str, Any]:
         """``GET …/quota/``: used and remaining submissions and the next UTC reset."""
-        return self._get_json(f"/api/v1/competitions/{self.slug}/quota/")
+        return self.client.quota(self.slug).data
 
     # --- encoding ---------------------------------------------------------------------------------------
 
@@ -283,165 +253,56 @@ class HttpOracle:
             return [[exact_text(v) for v in row] for row in rows]
         return [exact_text(v) for v in rows]
 
-    def _encode(self, predictions: Any) -> tuple[bytes, str, str]:
+    def _encode(self, predictions: Any) -> bytes:
         texts = self._values_text(predictions)
         multi = bool(texts) and isinstance(texts[0], list)
         if self.upload == "json":
             # JSON numbers are written as their exact text; MPFR texts may carry more digits than a float,
             # which JSON allows and the site reads as text (so nothing is rounded on the way).
             items = ",".join("[" + ",".join(row) + "]" for row in texts) if multi else ",".join(texts)  # type: ignore[arg-type]
-            return ('{"predictions":[' + items + "]}").encode(), "application/json", ""
+            return ('{"predictions":[' + items + "]}").encode()
         cells = [",".join(row) for row in texts] if multi else texts
         body = self._csv_header + "\n".join(map(operator.add, self._csv_prefixes, cells)) + "\n"  # type: ignore[arg-type]
-        return body.encode(), "text/csv", f"bot-{uuid.uuid4().hex}.csv"
+        return body.encode()
 
-    # --- HTTP -------------------------------------------------------------------------------------------
+    # --- HTTP (through the client) ----------------------------------------------------------------------
 
-    def _sample_submission(self) -> tuple[list[str], list[str]]:
-        response = self._request("GET", f"/api/v1/competitions/{self.slug}/sample-submission/")
-        reader = csv.reader(io.StringIO(response.content.decode("utf-8-sig")))
-        header = next(reader, None)
-        if not header:
-            raise HttpOracleError("the sample submission is empty")
-        ids = [row[0].strip() for row in reader if row]
-        return [h.strip() for h in header], ids
+    def _post_submission(self, body: bytes) -> int:
+        """Upload through the client (which waits or stops on 429 and retries transient failures under one
+        Idempotency-Key); the submission's id."""
+        started = time.perf_counter()
+        slept = self.client.stats.slept
+        if self.upload == "json":
+            upload = self.client.submit_json(self.slug, body)
+        else:
+            # A unique name, looked up before re-sending, also keeps a site without Idempotency-Key safe.
+            name = f"bot-{uuid.uuid4().hex}.csv"
+            upload = self.client.submit_csv(self.slug, body, filename=name, recover_by_name=True)
+        # Time on the wire only: the client's backoff and quota sleeps are not the site's latency.
+        self.stats.post_seconds += max(0.0, time.perf_counter() - started - (self.client.stats.slept - slept))
+        self.stats.posts += 1
+        return upload.id
 
-    def _get_json(self, path: str) -> dict[str, Any]:
-        response = self._request("GET", path)
-        try:
-            data = response.json()
-        except ValueError:
-            raise HttpOracleError(f"GET {path}: the answer is not JSON: {response.text[:200]!r}") from None
-        if not isinstance(data, dict):
-            raise HttpOracleError(f"GET {path}: expected a JSON object")
-        return data
-
-    def _request(self, method: str, path: str, **kwargs: Any) -> requests.Response:
-        """One request with retries on transient failures; a non-transient 4xx raises a readable error."""
-        url = self.base + path
-        for attempt in range(self.backoff.retries + 1):
-            try:
-                response = self.session.request(method, url, timeout=self.timeout, **kwargs)
-            except (requests.ConnectionError, requests.Timeout) as exc:
-                problem = f"{type(exc).__name__}: {exc}"
-            else:
-                if response.status_code in TRANSIENT_STATUS or (method == "GET" and response.status_code == 429):
-                    problem = f"HTTP {response.status_code}"
-                    retry_after = _retry_after(response)
-                    if retry_after is not None and attempt < self.backoff.retries:
-                        self.stats.retries += 1
-                        self.sleep(min(max(retry_after, self.backoff.delay(attempt)), self.backoff.maximum))
-                        continue
-                elif response.status_code >= 400:
-                    raise HttpOracleError(f"{method} {path}: HTTP {response.status_code}: {_detail(response)}")
-                else:
-                    return response
-            if attempt == self.backoff.retries:
-                raise TransientHttpError(f"{method} {path}: gave up after {attempt + 1} attempts ({problem})")
-            self.stats.retries += 1
-            self.sleep(self.backoff.delay(attempt))
-        raise AssertionError("unreachable")  # pragma: no cover
-
-    def _post_submission(self, body: bytes, content_type: str, name: str) -> int:
-        """POST the upload; the new submission's id. Waits or stops on 429; retries transient failures, and
-        before re-sending an upload that may have arrived, looks it up by its unique name (CSV uploads)."""
-        path = f"/api/v1/competitions/{self.slug}/submissions/"
-        attempt = 0
-        while True:
-            started = time.perf_counter()
-            may_have_arrived = False
-            try:
-                if name:
-                    response = self.session.post(
-                        self.base + path, files={"file": (name, body, "text/csv")}, timeout=self.timeout
-                    )
-                else:
-                    response = self.session.post(
-                        self.base + path, data=body, headers={"Content-Type": content_type}, timeout=self.timeout
-                    )
-            except (requests.ConnectionError, requests.Timeout) as exc:
-                problem = f"{type(exc).__name__}: {exc}"
-                may_have_arrived = not _never_sent(exc)
-            else:
-                self.stats.post_seconds += time.perf_counter() - started
-                self.stats.posts += 1
-                if response.status_code == 202:
-                    return int(response.json()["id"])
-                if response.status_code == 429:
-                    self._quota_wait(response)
-                    continue
-                if response.status_code not in TRANSIENT_STATUS:
-                    raise HttpOracleError(f"POST {path}: HTTP {response.status_code}: {_detail(response)}")
-                problem = f"HTTP {response.status_code}"
-                may_have_arrived = response.status_code in (500, 502, 504)
-            if may_have_arrived and name:
-                found = self._find_upload(name)
-                if found is not None:
-                    return found
-            if attempt >= self.backoff.retries:
-                raise TransientHttpError(f"POST {path}: gave up after {attempt + 1} attempts ({problem})")
-            self.stats.retries += 1
-            self.sleep(self.backoff.delay(attempt))
-            attempt += 1
-
-    def _find_upload(self, name: str) -> int | None:
-        """The id of our own submission uploaded under ``name``, if the site has it."""
-        try:
-            response = self._request("GET", f"/api/v1/competitions/{self.slug}/submissions/")
-        except HttpOracleError:
-            return None
-        for item in response.json():
-            if item.get("upload_name") == name:
-                return int(item["id"])
-        return None
-
-    def _quota_wait(self, response: requests.Response) -> None:
-        """A 429: stop (raise) or sleep until the UTC reset the site named, plus a little slack."""
-        body: dict[str, Any] = {}
-        with contextlib.suppress(ValueError):
-            body = response.json()
-        message = str(body.get("detail") or "over the submission quota")
-        resets_at = parse_utc(body.get("resets_at"))
-        if self.on_quota == "stop" or resets_at is None:
-            if resets_at is None and self.on_quota == "wait":
-                message += " (the total limit never resets, so waiting would not help)"
-            raise QuotaExceeded(message, resets_at)
-        seconds = (resets_at - self.clock()).total_seconds()
-        retry_after = _retry_after(response)
-        if seconds <= 0 and retry_after is not None:
-            seconds = retry_after
-        seconds = max(seconds, 0.0) + 1.0  # a second of slack past midnight, so the new day has begun
-        if seconds > self.max_quota_wait:
-            raise QuotaExceeded(f"{message} (the reset is {seconds:.0f} s away, over the wait limit)", resets_at)
-        if self.on_wait is not None:
-            self.on_wait(seconds, message)
-        self.stats.quota_waits += seconds
-        self.sleep(seconds)
-
-    def _wait_scored(self, submission_id: int) -> dict[str, Any]:
+    def _wait_scored(self, submission_id: int) -> Submission:
         """Poll until the submission is terminal. The first poll waits about 70 % of the recent scoring
         latency (an early poll only costs the busy server CPU it needs for scoring), then polls speed up
         geometrically from ``poll.initial`` up to ``poll.maximum``."""
-        path = f"/api/v1/submissions/{submission_id}/"
         started = time.perf_counter()
-        delay = self.poll.initial
-        if self._latency is not None:
-            self.sleep(min(0.7 * self._latency, self.poll.maximum))
-        while True:
-            detail = self._get_json(path)
-            self.stats.polls += 1
-            elapsed = time.perf_counter() - started
-            if detail.get("status") in ("scored", "failed"):
-                self.stats.poll_seconds += elapsed
-                self._latency = elapsed if self._latency is None else 0.8 * self._latency + 0.2 * elapsed
-                return detail
-            if elapsed >= self.poll.timeout:
-                raise HttpOracleError(
-                    f"submission {submission_id} is still {detail.get('status')!r} after {elapsed:.0f} s; "
-                    "is a worker running?"
-                )
-            self.sleep(delay)
-            delay = min(delay * self.poll.factor, self.poll.maximum)
+        polls = self.client.stats.polls
+        first = 0.0 if self._latency is None else min(0.7 * self._latency, self.poll.maximum)
+        try:
+            detail = self.client.wait(submission_id, schedule=self.poll, first_delay=first)
+        finally:
+            self.stats.polls += self.client.stats.polls - polls
+        elapsed = time.perf_counter() - started
+        self.stats.poll_seconds += elapsed
+        self._latency = elapsed if self._latency is None else 0.8 * self._latency + 0.2 * elapsed
+        return detail
+
+    def _sync_stats(self) -> None:
+        self.stats.retries = self.client.stats.retries
+        self.stats.quota_waits = self.client.stats.quota_waits
+
 
 def _float_texts(values: np.ndarray) -> list[str]:
     """``repr`` of every float (exact round trip), computed once per distinct value: attack vectors hold a
@@ -453,33 +314,3 @@ def _float_texts(values: np.ndarray) -> list[str]:
     distinct, inverse = np.unique(values, return_inverse=True)
     texts = np.array([repr(v) for v in distinct.tolist()], dtype=object)
     return list(texts[inverse.reshape(-1)].tolist())
-
-
-def _retry_after(response: requests.Response) -> float | None:
-    value = response.headers.get("Retry-After")
-    if value is None:
-        return None
-    try:
-        seconds = float(value)
-    except ValueError:
-        return None
-    return seconds if math.isfinite(seconds) and seconds >= 0 else None
-
-
-def _detail(response: requests.Response) -> str:
-    try:
-        body = response.json()
-    except ValueError:
-        return response.text[:300]
-    if isinstance(body, dict) and "detail" in body:
-        line = body.get("line")
-        return str(body["detail"]) + (f" (line {line})" if line is not None else "")
-    return json.dumps(body)[:300]
-
-
-def _never_sent(exc: Exception) -> bool:
-    """Whether a connection error happened before any byte of the request left (connection refused, DNS),
-    so re-sending cannot duplicate a submission."""
-    text = repr(exc)
-    return isinstance(exc, requests.ConnectTimeout) or "NewConnectionError" in text or "Connection refused" in text
-

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -36,8 +37,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--url", default=None,
-        help="live mode: the site to play (this checkout's manage.py must reach its database, e.g. the same "
-        "DATABASE_URL); default: start a site of our own",
+        help="live mode: the site to play, any Leaderboard Lab site over HTTP (needs --host-token); default: start "
+        "a site of our own",
+    )
+    run.add_argument(
+        "--host-token", default=None,
+        help="live mode with --url: an API token allowed to create competitions and participants on that site (a "
+        "staff account's; e.g. from manage.py create_participant --staff NAME there); default: the environment "
+        "variable LEADERBOARD_HOST_TOKEN",
     )
     run.add_argument("--jobs", type=int, default=1, help="worker processes (default 1; results do not depend on it)")
     run.add_argument("--quiet", action="store_true", help="print only the summary table")
@@ -58,12 +65,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{args.gamefile}: OK, {spec.n_cells} cells")
         return 0
     progress = None if args.quiet else (lambda message: print(message, file=sys.stderr, flush=True))
+    host_token = args.host_token or os.environ.get("LEADERBOARD_HOST_TOKEN", "")
+    if args.mode == "live" and args.url and not host_token:
+        print("leaderboard-game: --mode live --url needs a host token: --host-token TOKEN or the environment "
+              "variable LEADERBOARD_HOST_TOKEN (an API token allowed to create competitions on that site)",
+              file=sys.stderr)
+        return 2
     try:
         if args.mode == "live":
             from games.live import LiveSite, local_site
 
             with contextlib.ExitStack() as stack:
-                site = LiveSite(args.url) if args.url else stack.enter_context(local_site())
+                site = LiveSite(args.url, host_token) if args.url else stack.enter_context(local_site())
                 result = run_game(spec, progress=progress, site=site)
         else:
             result = run_game(spec, progress=progress, jobs=max(1, args.jobs))

@@ -1,11 +1,13 @@
 """Live mode of the game runner: the attacker plays each cell against a running site over its REST API.
 
-Each (data set, defense, seed, attack) cell gets its own competition on the site, created with the
-documented ``manage.py create_competition`` and the cell's seed as the competition secret — so the site draws
-the same public/private split and the same competition-level defense randomness as the offline cell's
-``LocalOracle(seed=…)`` — and its own participant. The attack then talks to the site only through
-:class:`~bot.http_oracle.HttpOracle`. The honest population's board is scored offline with the same code
-(a dozen uploads per cell would only re-measure the site's throughput).
+Any site will do, given its URL and a host token (a staff account's API token, or one allowed to add
+competitions): everything goes through :class:`~bot.client.LeaderboardClient`. Each (data set, defense, seed,
+attack) cell gets its own competition, created through the host API with the cell's seed as the competition
+secret — so the site draws the same public/private split and the same competition-level defense randomness as
+the offline cell's ``LocalOracle(seed=…)`` — and its own attacker account, made through the host API for this
+run (so per-participant defense state, such as the Ladder's, starts fresh as offline). The attack then talks
+to the site only through :class:`~bot.http_oracle.HttpOracle`. The honest population's board is scored
+offline with the same code (a dozen uploads per cell would only re-measure the site's throughput).
 
 Where the chain draws fresh randomness per submission (noise, fresh randomized response, subsetting), the
 site seeds it with its own submission ids, so such cells agree with offline ones in distribution, not draw by
@@ -17,70 +19,58 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import subprocess
-import sys
 import tempfile
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
+from bot.client import LeaderboardClient
 from bot.http_oracle import HttpOracle
 from games.gamefile import DatasetSpec, DefenseSpec, GameSpec
 from games.population import Population
 from stack.processes import running_stack
 
-REPO = Path(__file__).resolve().parents[1]
+#: The environment variable ``leaderboard-game run --mode live --url`` reads the host token from.
+HOST_TOKEN_ENV = "LEADERBOARD_HOST_TOKEN"
 
 
 class LiveSite:
-    """A running site (``url``) whose database this checkout's ``manage.py`` reaches with ``env``."""
+    """A running site at ``url`` and a host token for it: where live cells create their competitions.
 
-    def __init__(self, url: str, env: dict[str, str] | None = None) -> None:
+    ``run_id`` tells this run's attacker accounts apart from earlier runs' (default: a fresh one).
+    """
+
+    def __init__(self, url: str, host_token: str, *, run_id: str | None = None) -> None:
+        if not host_token:
+            raise ValueError("a live game needs a host token (a staff account's API token) for the site")
         self.url = url.rstrip("/")
-        self.env = dict(os.environ if env is None else env)
-        self.manage_py = REPO / "manage.py"
-        if not self.manage_py.exists():
-            raise FileNotFoundError(
-                f"live games provision competitions with {self.manage_py}, which this installation lacks; "
-                "run them from a checkout of the project"
-            )
-
-    def manage(self, *args: str) -> str:
-        done = subprocess.run(
-            [sys.executable, str(self.manage_py), *args], cwd=REPO, env=self.env, capture_output=True, text=True
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"manage.py {args[0]} failed: {done.stderr.strip() or done.stdout.strip()}")
-        return done.stdout
+        self.host = LeaderboardClient(self.url, host_token)
+        self.run_id = run_id or uuid.uuid4().hex[:8]
 
     def attacker_oracle(
         self, spec: GameSpec, dataset: DatasetSpec, population: Population, defense: DefenseSpec, seed: int,
         attack: str,
     ) -> HttpOracle:
-        """A fresh competition for one cell, and the attacker's oracle on it."""
-        key = json.dumps([spec.name, dataset.name, defense.name, seed, attack, str(spec.source)])
+        """A competition for one cell (made once per site: a later run reuses it), a fresh attacker account on
+        it, and the attacker's oracle."""
+        public = 1.0 if dataset.public_fraction is None else dataset.public_fraction
+        settings = [spec.metric, spec.eps, spec.decimals, public, defense.chain]
+        key = json.dumps([spec.name, dataset.name, defense.name, seed, attack, str(spec.source), settings])
         slug = "game-" + hashlib.sha256(key.encode()).hexdigest()[:20]
-        with tempfile.TemporaryDirectory(prefix="game-labels-") as tmp:
-            labels_path = Path(tmp) / "labels.csv"
-            rows = zip(population.ids, population.labels, strict=True)
-            labels_path.write_text("id,label\n" + "".join(f"{i},{int(y)}\n" for i, y in rows))
-            public = 1.0 if dataset.public_fraction is None else dataset.public_fraction
-            with contextlib.suppress(RuntimeError):  # already created by an earlier run of the same game
-                self.manage(
-                    "create_competition", slug, "--labels", str(labels_path), "--metric", spec.metric,
-                    "--eps", repr(spec.eps), "--decimals", "none" if spec.decimals is None else str(spec.decimals),
-                    "--public-fraction", repr(public), "--daily-limit", "none",
-                    "--defenses", json.dumps(defense.chain), "--secret", str(seed),
-                    "--title", f"game {spec.name}: {dataset.name} / {defense.name} / seed {seed} / {attack}",
-                )
-        token = self.manage("create_participant", f"{slug}-attacker").strip().splitlines()[-1].strip()
+        self.host.create_competition(
+            slug, zip(population.ids, (int(y) for y in population.labels), strict=True),
+            title=f"game {spec.name}: {dataset.name} / {defense.name} / seed {seed} / {attack}",
+            metric=spec.metric, eps=spec.eps, score_decimals=spec.decimals, public_fraction=public,
+            daily_limit=None, defenses=list(defense.chain), secret=seed, exist_ok=True,
+        )
+        token = self.host.create_participant(f"{slug}-attacker-{self.run_id}").token
         return HttpOracle(self.url, slug, token, on_quota="stop")
 
 
 @contextlib.contextmanager
 def local_site() -> Iterator[LiveSite]:
     """Start a site of our own (gunicorn, a Celery worker, Redis unless ``REDIS_URL`` is set) on a fresh
-    SQLite database, for ``leaderboard-game run … --mode live`` without ``--url``."""
+    SQLite database and make its host token once, for ``leaderboard-game run … --mode live`` without ``--url``."""
     with (
         tempfile.TemporaryDirectory(prefix="game-live-") as tmp,
         running_stack(
@@ -88,4 +78,4 @@ def local_site() -> Iterator[LiveSite]:
             extra_env={"LEADERBOARD_VAR_DIR": tmp},
         ) as stack,
     ):
-        yield LiveSite(stack.url, stack.env)
+        yield LiveSite(stack.url, stack.host_token("game-host"))

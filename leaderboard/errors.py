@@ -61,3 +61,15 @@ class BoardNotAvailable(ApplicationError):
     """The private board before the close."""
 
     status_code = 403
+
+
+class IdempotencyKeyReused(ApplicationError):
+    """An ``Idempotency-Key`` the participant already used on this competition, sent with a different upload."""
+
+    status_code = 422
+
+
+class UsernameTaken(ApplicationError):
+    """A host asked for a participant account whose name belongs to an account it did not make."""
+
+    status_code = 409

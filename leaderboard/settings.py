@@ -110,6 +110,7 @@ INSTALLED_APPS = [
     "leaderboard.competitions",
     "leaderboard.submissions",
     "leaderboard.web",
+    "leaderboard.accounts",
 ]
 
 MIDDLEWARE = [

@@ -207,6 +207,7 @@ class Stack:
     url: str = ""
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     _exits: contextlib.ExitStack = field(default_factory=contextlib.ExitStack)
+    _host_tokens: dict[str, str] = field(default_factory=dict)
 
     @property
     def worker(self) -> subprocess.Popen[bytes]:
@@ -222,6 +223,15 @@ class Stack:
     def manage(self, *args: str, timeout: float = 120.0) -> str:
         """Run ``manage.py`` against the stack's database; its stdout (raises with its output on failure)."""
         return manage(self.env, *args, timeout=timeout)
+
+    def host_token(self, username: str = "host") -> str:
+        """The API token of a staff account (made if missing) that may use the host API: the one step that
+        needs ``manage.py`` (``create_participant --staff``); competitions and participants are then made over
+        HTTP with :class:`bot.client.LeaderboardClient`. Made once per stack and user."""
+        if username not in self._host_tokens:
+            out = self.manage("create_participant", "--staff", username)
+            self._host_tokens[username] = out.strip().splitlines()[-1].strip()
+        return self._host_tokens[username]
 
     def logs(self) -> str:
         """The tail of every process log, for a failing test's message."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.validators import UnicodeUsernameValidator
 from rest_framework import serializers
 
 from leaderboard.competitions.models import METRIC_CHOICES, Competition
@@ -41,6 +42,9 @@ class CompetitionDetailSerializer(CompetitionSummarySerializer):
     description = serializers.CharField()
     higher_is_better = serializers.BooleanField()
     score_decimals = serializers.IntegerField(allow_null=True)
+    released_decimals = serializers.IntegerField(
+        allow_null=True, help_text="Decimals the released scores carry (score_decimals or a coarser rounding)."
+    )
     eps = serializers.FloatField()
     arithmetic = serializers.CharField()
     public_fraction = serializers.FloatField()
@@ -125,6 +129,10 @@ class SubmissionCreatedSerializer(serializers.Serializer):
     status = serializers.CharField()
     url = serializers.CharField()
     quota = QuotaSerializer()
+    replayed = serializers.BooleanField(
+        help_text="True when the Idempotency-Key repeated an earlier upload: this is that submission, as it is "
+        "now; nothing new was created or charged."
+    )
 
 
 class HostSubmissionSerializer(serializers.Serializer):
@@ -185,6 +193,11 @@ class CompetitionCreateInputSerializer(serializers.Serializer):
     disclosed_defenses = serializers.CharField(required=False, allow_blank=True, default="")
     same_file_same_score = serializers.BooleanField(default=False)
     also_report = serializers.ListField(child=serializers.CharField(), required=False, default=list)
+    secret = serializers.IntegerField(
+        min_value=0, max_value=2**128 - 1, required=False, allow_null=True, default=None,
+        help_text="Fix the secret seed (public/private split and defense randomness), e.g. to replay an offline "
+        "game cell; default: a fresh random secret. Never shown back.",
+    )
 
     def validate_defenses(self, value: Any) -> Any:
         # In a multipart form the chain arrives as JSON text.
@@ -206,3 +219,14 @@ class ParticipantLeakageSerializer(serializers.Serializer):
     mean_abs_public_error = serializers.FloatField(allow_null=True, help_text="mean |released - raw| (public)")
     max_abs_public_error = serializers.FloatField(allow_null=True)
     mean_abs_private_error = serializers.FloatField(allow_null=True)
+
+
+class ParticipantCreateInputSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150, validators=[UnicodeUsernameValidator()])
+    email = serializers.EmailField(required=False, allow_blank=True, default="")
+
+
+class ParticipantCreatedSerializer(serializers.Serializer):
+    username = serializers.CharField()
+    token = serializers.CharField(help_text="The account's API token: send it as `Authorization: Token …`.")
+    created = serializers.BooleanField(help_text="False when this host had made the account before.")

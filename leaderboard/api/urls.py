@@ -22,6 +22,7 @@ urlpatterns = [
     path("submissions/<int:submission_id>/", views.SubmissionDetailApi.as_view(), name="submission-detail"),
     path("submissions/<int:submission_id>/select/", views.SubmissionSelectApi.as_view(), name="submission-select"),
     path("host/competitions/", views.HostCompetitionCreateApi.as_view(), name="host-competition-create"),
+    path("host/participants/", views.HostParticipantsApi.as_view(), name="host-participants"),
     path("host/competitions/<slug:slug>/", views.HostCompetitionDetailApi.as_view(), name="host-competition"),
     path("host/competitions/<slug:slug>/defenses/", views.HostDefensesApi.as_view(), name="host-defenses"),
     path("host/competitions/<slug:slug>/submissions/", views.HostSubmissionsApi.as_view(), name="host-submissions"),

@@ -9,7 +9,7 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound, PermissionDenied
+from rest_framework.exceptions import NotFound, ParseError, PermissionDenied
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
@@ -17,6 +17,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from leaderboard.accounts.services import participant_provision
 from leaderboard.api import serializers as s
 from leaderboard.api.renderers import CSVRenderer
 from leaderboard.competitions.models import Competition
@@ -29,7 +30,7 @@ from leaderboard.competitions.selectors import (
 )
 from leaderboard.competitions.services import competition_create, competition_set_defenses
 from leaderboard.errors import InvalidUpload
-from leaderboard.submissions.models import UploadKind
+from leaderboard.submissions.models import IDEMPOTENCY_KEY_MAX_LENGTH, UploadKind
 from leaderboard.submissions.selectors import (
     BOARDS,
     leaderboard_csv,
@@ -41,6 +42,8 @@ from leaderboard.submissions.selectors import (
     submission_list_for_participant,
 )
 from leaderboard.submissions.services import submission_create, submission_select_final
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
 
 
 def _host_competition(request: Request, slug: str) -> Competition:
@@ -121,22 +124,35 @@ class CompetitionSubmissionsApi(APIView):
         return Response(s.SubmissionSerializer(submissions, many=True).data)
 
     @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                IDEMPOTENCY_HEADER, str, location=OpenApiParameter.HEADER, required=False,
+                description="A unique value per logical upload (e.g. a UUID), repeated on every retry of it: a POST "
+                "repeating a key you already used on this competition answers 202 with that earlier submission "
+                "(its current status, `replayed: true`, header `Idempotent-Replayed: true`) without creating or "
+                "charging anything; the same key with a different upload is a 422. Printable ASCII, at most "
+                f"{IDEMPOTENCY_KEY_MAX_LENGTH} characters.",
+            ),
+        ],
         request={
             "multipart/form-data": {"type": "object", "properties": {"file": {"type": "string", "format": "binary"}}},
             "application/json": {"type": "object", "properties": {"predictions": {}}},
         },
         responses={
             202: s.SubmissionCreatedSerializer,
-            400: OpenApiResponse(description="malformed upload; `detail` names the line, `line` gives it"),
+            400: OpenApiResponse(description="malformed upload (`detail` names the line, `line` gives it) or key"),
             403: OpenApiResponse(description="the competition is not open"),
+            422: OpenApiResponse(description="the Idempotency-Key was already used with a different upload"),
             429: OpenApiResponse(description="over quota; `resets_at` (UTC) and a Retry-After header"),
         },
     )
     def post(self, request: Request, slug: str) -> Response:
         competition = competition_get(slug=slug)
+        key = _idempotency_key(request)
         data, kind, name = _read_upload(request)
         submission = submission_create(
-            competition=competition, participant=request.user, data=data, kind=kind, filename=name
+            competition=competition, participant=request.user, data=data, kind=kind, filename=name,
+            idempotency_key=key,
         )
         quota = quota_status(competition=competition, participant=request.user)
         body = {
@@ -144,8 +160,30 @@ class CompetitionSubmissionsApi(APIView):
             "status": submission.status,
             "url": f"/api/v1/submissions/{submission.pk}/",
             "quota": s.QuotaSerializer(quota).data,
+            "replayed": submission.replayed,
         }
-        return Response(body, status=status.HTTP_202_ACCEPTED)
+        headers = {"Idempotent-Replayed": "true"} if submission.replayed else None
+        return Response(body, status=status.HTTP_202_ACCEPTED, headers=headers)
+
+
+def _idempotency_key(request: Request) -> str | None:
+    """The upload's ``Idempotency-Key`` header (one pair of surrounding double quotes dropped), or ``None``."""
+    value = request.headers.get(IDEMPOTENCY_HEADER)
+    if value is None:
+        return None
+    key = value.strip()
+    if len(key) >= 2 and key[0] == key[-1] == '"':
+        key = key[1:-1]
+    if not key:
+        raise ParseError(f"the {IDEMPOTENCY_HEADER} header is empty; send a unique value per upload or leave it out")
+    if len(key) > IDEMPOTENCY_KEY_MAX_LENGTH:
+        raise ParseError(
+            f"the {IDEMPOTENCY_HEADER} header is {len(key)} characters long, over the limit of "
+            f"{IDEMPOTENCY_KEY_MAX_LENGTH}"
+        )
+    if not all(" " <= char <= "~" for char in key):
+        raise ParseError(f"the {IDEMPOTENCY_HEADER} header may hold only printable ASCII characters")
+    return key
 
 
 class SubmissionDetailApi(APIView):
@@ -224,6 +262,37 @@ class HostCompetitionCreateApi(APIView):
         labels = data.pop("labels")
         competition = competition_create(labels_csv=labels.read(), host=request.user, **data)
         return Response(s.HostCompetitionSerializer(competition).data, status=status.HTTP_201_CREATED)
+
+
+class HostParticipantsApi(APIView):
+    """Make a participant account (API token only, no password) for a bot, a class or a test.
+
+    Allowed to whoever may create competitions (staff, or the ``competitions.add_competition`` permission).
+    Asking again for an account this host made answers 200 with the same token; a name taken otherwise is 409.
+    """
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        request=s.ParticipantCreateInputSerializer,
+        responses={
+            201: s.ParticipantCreatedSerializer,
+            200: OpenApiResponse(s.ParticipantCreatedSerializer, description="an account this host made before"),
+            400: OpenApiResponse(description="an invalid username or email"),
+            403: OpenApiResponse(description="not allowed to create competitions"),
+            409: OpenApiResponse(description="the username is taken by an account this host did not make"),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        if not competition_can_create(user=request.user):
+            raise PermissionDenied("only staff (or users allowed to add competitions) may create participants")
+        payload = s.ParticipantCreateInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        user, token, created = participant_provision(
+            username=payload.validated_data["username"], email=payload.validated_data["email"], host=request.user
+        )
+        body = {"username": user.get_username(), "token": token, "created": created}
+        return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
 class HostCompetitionDetailApi(APIView):

@@ -84,6 +84,15 @@ class Competition(models.Model):
         """The CSV header participants must use, as the scoring core parses it."""
         return submission_columns(self.n_classes)
 
+    @property
+    def released_decimals(self) -> int | None:
+        """The decimals released scores carry: ``score_decimals`` or a coarser rounding defense of the chain
+        (what every participant can read off the scores, so it is public even when the chain is not)."""
+        try:
+            return DefenseChain.from_json(self.defenses).released_decimals(self.score_decimals)
+        except DefenseConfigError:  # an invalid chain is refused when set; never fail a metadata read on it
+            return self.score_decimals
+
     def is_open(self, now: Any = None) -> bool:
         now = now or timezone.now()
         return self.opens_at <= now and (self.closes_at is None or now < self.closes_at)

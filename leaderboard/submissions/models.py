@@ -25,6 +25,7 @@ class Status(models.TextChoices):
 
 
 TERMINAL_STATUSES = (Status.SCORED, Status.FAILED)
+IDEMPOTENCY_KEY_MAX_LENGTH = 255
 
 
 class UploadKind(models.TextChoices):
@@ -89,15 +90,27 @@ class Submission(models.Model):
     # The claim a worker holds while scoring; a stale worker whose claim was swept cannot write a result.
     claim_token = models.CharField(max_length=32, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # The upload's Idempotency-Key header (API uploads): a repeated POST with the same key by the same
+    # participant on the same competition returns this submission instead of creating another.
+    idempotency_key = models.CharField(max_length=IDEMPOTENCY_KEY_MAX_LENGTH, null=True, blank=True)
 
     competition_id: int
     participant_id: int
+    #: Not stored: set by ``submission_create`` when it returned this earlier submission for a repeated key.
+    replayed: bool = False
 
     class Meta:
         ordering = ["-created_at", "-id"]
         indexes = [
             models.Index(fields=["competition", "participant", "created_at"], name="sub_quota_idx"),
             models.Index(fields=["competition", "status"], name="sub_board_idx"),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "competition", "idempotency_key"],
+                condition=models.Q(idempotency_key__isnull=False),
+                name="one_submission_per_idempotency_key",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -8,6 +8,7 @@ or a stale worker can never duplicate or change a stored result.
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import logging
@@ -20,14 +21,14 @@ from typing import Any
 import numpy as np
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
-from django.db import InterfaceError, OperationalError, transaction
+from django.db import IntegrityError, InterfaceError, OperationalError, transaction
 from django.db.models import F
 from django.utils import timezone
 
 from defenses import DefenseConfigError
 from leaderboard.competitions.models import Competition
 from leaderboard.competitions.selectors import competition_scoring_spec
-from leaderboard.errors import CompetitionNotOpen, InvalidUpload, QuotaExceeded, SelectionError
+from leaderboard.errors import CompetitionNotOpen, IdempotencyKeyReused, InvalidUpload, QuotaExceeded, SelectionError
 from leaderboard.submissions.models import DefenseState, Participation, Status, Submission, UploadKind
 from leaderboard.submissions.selectors import QuotaStatus, quota_status
 from scoring import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
@@ -132,14 +133,23 @@ def submission_create(
     kind: str = UploadKind.CSV,
     filename: str = "",
     now: datetime | None = None,
+    idempotency_key: str | None = None,
 ) -> Submission:
     """Validate an upload, check the quota atomically, store it queued and enqueue scoring on commit.
 
     The quota check locks the participant's :class:`Participation` row (``SELECT ... FOR UPDATE``; SQLite's
     IMMEDIATE transactions serialise the same way), so parallel uploads cannot all read "4 used" and all
     insert. A rejected upload raises before anything is written, so it never counts.
+
+    With an ``idempotency_key`` (the API's ``Idempotency-Key`` header), an upload repeating a key this
+    participant already used on this competition returns that earlier submission as it is now (marked
+    ``replayed``), without charging the quota or validating again; the same key with a different upload
+    raises :class:`IdempotencyKeyReused`. Two concurrent uploads with one key create one submission: the second
+    finds the first under the participation lock, and the unique constraint backs that up.
     """
     now = now or timezone.now()
+    if idempotency_key and (earlier := _submission_for_key(competition, participant, idempotency_key, data, kind)):
+        return earlier
     _check_open(competition, now)
     # An unlocked look first, so an over-quota participant gets 429 without us parsing a large file.
     _check_quota(quota_status(competition=competition, participant=participant, now=now))
@@ -148,21 +158,51 @@ def submission_create(
     Participation.objects.get_or_create(competition=competition, participant=participant)
     with transaction.atomic():
         Participation.objects.select_for_update().get(competition=competition, participant=participant)
+        if idempotency_key and (earlier := _submission_for_key(competition, participant, idempotency_key, data, kind)):
+            return earlier
         _check_quota(quota_status(competition=competition, participant=participant, now=now))
-        submission = Submission.objects.create(
-            competition=competition,
-            participant=participant,
-            upload=data,
-            upload_kind=kind,
-            upload_name=filename[:255],
-            upload_size=len(data),
-            # φ-bit arithmetic reads the submitted decimal text, so only float64 can skip the re-parse.
-            predictions_npy=_npy(parsed.values) if float64 else None,
-            created_at=now,
-            enqueued_at=now,
-        )
+        try:
+            # A savepoint only when a key may collide, so a lost race leaves the outer transaction usable.
+            with transaction.atomic() if idempotency_key else contextlib.nullcontext():
+                submission = Submission.objects.create(
+                    competition=competition,
+                    participant=participant,
+                    upload=data,
+                    upload_kind=kind,
+                    upload_name=filename[:255],
+                    upload_size=len(data),
+                    # φ-bit arithmetic reads the submitted decimal text, so only float64 can skip the re-parse.
+                    predictions_npy=_npy(parsed.values) if float64 else None,
+                    created_at=now,
+                    enqueued_at=now,
+                    idempotency_key=idempotency_key or None,
+                )
+        except IntegrityError:
+            if not idempotency_key:
+                raise
+            earlier = _submission_for_key(competition, participant, idempotency_key, data, kind)
+            if earlier is None:
+                raise
+            return earlier
         transaction.on_commit(partial(submission_enqueue, submission_id=submission.pk))
     return submission
+
+
+def _submission_for_key(
+    competition: Competition, participant: Any, key: str, data: bytes, kind: str
+) -> Submission | None:
+    """The participant's earlier submission under ``key`` on this competition, marked ``replayed``; raises
+    :class:`IdempotencyKeyReused` when that key came with a different upload."""
+    earlier = Submission.objects.filter(competition=competition, participant=participant, idempotency_key=key).first()
+    if earlier is None:
+        return None
+    if earlier.upload_kind != kind or bytes(earlier.upload) != data:
+        raise IdempotencyKeyReused(
+            f"the Idempotency-Key {key!r} was already used for a different upload (submission {earlier.pk}); "
+            "send a new key for a new upload"
+        )
+    earlier.replayed = True
+    return earlier
 
 
 def submission_enqueue(*, submission_id: int) -> None:

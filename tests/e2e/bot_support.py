@@ -4,34 +4,51 @@
 worker (``--pool=solo``) on a unique queue against the real Redis at ``127.0.0.1:6379`` (or
 ``LEADERBOARD_TEST_REDIS_URL``) and a fresh database (a new SQLite file under ``tmp`` unless a
 ``database_url`` is given), all with the same environment — the same recipe as
-``tests/site/test_integration.py``. Competitions and participants are made with the documented management
-commands, so the stack is driven exactly as a host would drive it.
+``tests/site/test_integration.py``. Competitions and participants are made through the host API with the
+client, so the stack is driven exactly as a host would drive any site.
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from bot.client import HostCompetition, LeaderboardClient
 from stack.processes import REDIS_URL, REPO, Stack, fresh_postgres, redis_available, running_stack, unique_queue
 
 __all__ = ["REPO", "LiveStack", "fresh_postgres", "live_stack", "redis_available"]
 
 
 class LiveStack(Stack):
-    """A running site (web server + worker) with the helpers the bot's tests use to set it up."""
+    """A running site (web server + worker) with the helpers the bot's tests use to set it up: competitions
+    and participants are made over HTTP through the host API (:class:`~bot.client.LeaderboardClient` with a
+    staff token made once), as any host of any site would."""
 
     @property
     def directory(self) -> Path:
         return self.logs_dir
 
+    @property
+    def host(self) -> LeaderboardClient:
+        """The host's client (a staff account's token)."""
+        client = getattr(self, "_host_client", None)
+        if client is None:
+            client = LeaderboardClient(self.url, self.host_token())
+            self._host_client = client
+        return client
+
+    def client(self, token: str | None = None, **options: Any) -> LeaderboardClient:
+        """A client of this site with ``token`` (anonymous without one)."""
+        return LeaderboardClient(self.url, token, **options)
+
     def participant(self, username: str) -> str:
         """Create a participant; its API token."""
-        return self.manage("create_participant", username).strip().splitlines()[-1].strip()
+        return self.host.create_participant(username).token
 
     def competition(
         self,
@@ -42,29 +59,22 @@ class LiveStack(Stack):
         public_fraction: float = 1.0,
         daily_limit: int | None = None,
         total_limit: int | None = None,
-        defenses: str = "[]",
-        extra: Sequence[str] = (),
-    ) -> None:
-        """Create a competition over ``labels`` (ids ``r0000…``) with the documented command."""
-        path = self.directory / f"{slug}-labels.csv"
+        defenses: str | list[dict[str, Any]] = "[]",
+        **options: Any,
+    ) -> HostCompetition:
+        """Create a competition over ``labels`` (ids ``r0000…``) through the host API; ``options`` are any
+        further :meth:`~bot.client.LeaderboardClient.create_competition` options (``also_report``, ...)."""
         width = len(str(len(labels)))
-        path.write_text("id,label\n" + "".join(f"r{i:0{width}d},{int(y)}\n" for i, y in enumerate(labels)))
-        self.manage(
-            "create_competition", slug, "--labels", str(path),
-            "--decimals", "none" if decimals is None else str(decimals),
-            "--public-fraction", repr(public_fraction),
-            "--daily-limit", "none" if daily_limit is None else str(daily_limit),
-            *(["--total-limit", str(total_limit)] if total_limit is not None else []),
-            "--defenses", defenses, *extra,
+        pairs = [(f"r{i:0{width}d}", int(y)) for i, y in enumerate(labels)]
+        chain = json.loads(defenses) if isinstance(defenses, str) else defenses
+        return self.host.create_competition(
+            slug, pairs, score_decimals=decimals, public_fraction=public_fraction, daily_limit=daily_limit,
+            total_limit=total_limit, defenses=chain, **options,
         )
 
     def submissions_count(self, slug: str) -> int:
         """Server-side count of every submission of a competition (any participant, any status)."""
-        code = (
-            "from leaderboard.submissions.models import Submission;"
-            f"print(Submission.objects.filter(competition__slug={slug!r}).count())"
-        )
-        return int(self.manage("shell", "-c", code).strip().splitlines()[-1])
+        return len(self.host.host_submissions(slug))
 
 
 @contextlib.contextmanager

@@ -1,6 +1,7 @@
 """A live site for the end-to-end tests: a fresh SQLite file, ``migrate``, a real Celery worker on a queue of
-its own against the real Redis on 127.0.0.1:6379, and gunicorn on a free port. A competition, a host (with a
-password, for the HTML login) and a participant (with an API token) are created with the management commands.
+its own against the real Redis on 127.0.0.1:6379, and gunicorn on a free port. The host (a superuser with a
+password, for the HTML login) is made with ``createsuperuser``; the competition and the participant (with an
+API token) are made through the host API with the client, with the host's token.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bot.client import LeaderboardClient
 from stack.processes import REDIS_URL, process_environment, redis_available, running_stack, unique_queue
 
 N_ROWS = 200
@@ -57,13 +59,12 @@ def live_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSite]:
     )
     ids = [f"p{i:04d}" for i in range(N_ROWS)]
     labels = np.random.default_rng(LABEL_SEED).integers(0, 2, N_ROWS)
-    labels_path = root / "labels.csv"
-    labels_path.write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in zip(ids, labels, strict=True)))
     with running_stack(logs_dir=root, env=env, web_threads=4, access_log=True) as stack:
-        token = stack.manage("create_participant", PARTICIPANT).strip().splitlines()[-1]
         stack.manage("createsuperuser", "--noinput", "--username", HOST)
-        stack.manage(
-            "create_competition", SLUG, "--labels", str(labels_path), "--title", "E2E cancer",
-            "--host", HOST, "--daily-limit", "10", "--disclose", "Scores are rounded to 5 decimals.",
+        host = LeaderboardClient(stack.url, stack.host_token(HOST))
+        token = host.create_participant(PARTICIPANT).token
+        host.create_competition(
+            SLUG, zip(ids, labels.tolist(), strict=True), title="E2E cancer", daily_limit=10,
+            disclosed_defenses="Scores are rounded to 5 decimals.",
         )
         yield LiveSite(stack.url, database, SLUG, token, HOST, HOST_PASSWORD, ids, labels, stack.worker, root)

@@ -168,7 +168,7 @@ def test_auc_logloss_recovers_every_label_from_a_site_that_also_reports_auc(stac
     # same attack, seeds and labels give the same result as in process (LocalOracle(also_report=...)).
     slug = "bot-auc-logloss"
     labels = LABELS[:120]
-    stack.competition(slug, labels, decimals=5, extra=("--also-report", "auc"))
+    stack.competition(slug, labels, decimals=5, also_report=["auc"])
     live = HttpOracle(stack.url, slug, stack.participant(f"{slug}-user"))
     assert live.also_report == ("auc",)
     on_site = run("auc_logloss", live)

@@ -4,6 +4,9 @@ labels, queries and released scores wherever the chain draws no fresh randomness
 
 from __future__ import annotations
 
+import csv
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,7 +14,7 @@ import pytest
 
 from games import load_game, run_game
 from games.live import LiveSite
-from tests.e2e.bot_support import LiveStack, live_stack, redis_available
+from tests.e2e.bot_support import REPO, LiveStack, live_stack, redis_available
 
 pytestmark = pytest.mark.e2e
 
@@ -61,7 +64,7 @@ def test_a_game_played_live_matches_the_same_game_played_offline(stack: LiveStac
     path.write_text(GAME)
     spec = load_game(path)
     offline = run_game(spec)
-    live = run_game(spec, site=LiveSite(stack.url, stack.env))
+    live = run_game(spec, site=LiveSite(stack.url, stack.host_token()))
     assert len(offline.cells) == len(live.cells) == 6
     for here, there in zip(offline.cells, live.cells, strict=True):
         where = (here.defense, here.attack)
@@ -73,3 +76,55 @@ def test_a_game_played_live_matches_the_same_game_played_offline(stack: LiveStac
     assert undefended.status == "ok"
     assert undefended.outcome.claimed_accuracy == 1.0
     assert undefended.outcome.recovered_fraction == pytest.approx(0.5, abs=0.01)
+
+
+ONE_CELL = """
+[game]
+name = "live-any-site"
+seeds = [5]
+metric = "binary_logloss"
+decimals = 5
+
+[[datasets]]
+name = "breast_cancer"
+source = "breast_cancer"
+test_fraction = 0.3
+public_fraction = 0.5
+
+[[defenses]]
+name = "rounding"
+chain = [{name = "rounding", decimals = 5}]
+
+[[attacks]]
+name = "capacity_split"
+"""
+
+
+def test_a_live_game_plays_any_site_given_its_url_and_a_host_token(stack: LiveStack, tmp_path: Path) -> None:
+    # The command line, in a process of its own that cannot reach the site's database (its DATABASE_URL points
+    # elsewhere): the site is known only by URL, the host only by the token in LEADERBOARD_HOST_TOKEN.
+    path = tmp_path / "one.toml"
+    path.write_text(ONE_CELL)
+    env = {**stack.env, "DATABASE_URL": f"sqlite:///{tmp_path / 'not-the-site.sqlite3'}",
+           "LEADERBOARD_HOST_TOKEN": stack.host_token()}
+    for run in ("first", "second"):  # a second run reuses the cell's competition with a fresh attacker
+        done = subprocess.run(
+            [sys.executable, "-m", "games", "run", str(path), "--out", str(tmp_path / run), "--mode", "live",
+             "--url", stack.url, "--quiet"],
+            cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+        )
+        assert done.returncode == 0, done.stdout + done.stderr + stack.logs()
+    assert not (tmp_path / "not-the-site.sqlite3").exists()
+    offline = run_game(load_game(path)).cells[0]
+    for run in ("first", "second"):
+        with (tmp_path / run / "cells.csv").open() as cells:
+            (live,) = list(csv.DictReader(cells))
+        assert (live["status"], int(live["queries"])) == (offline.status, offline.queries)
+        assert float(live["label_accuracy"]) == pytest.approx(offline.outcome.label_accuracy, abs=1e-6)
+        assert live["status"] == "ok" and float(live["claimed_accuracy"]) == 1.0
+    (competition,) = [c for c in stack.host.competitions() if c.title.startswith("game live-any-site:")]
+    board = stack.host.host_submissions(competition.slug)
+    attackers = {row.participant for row in board}
+    assert len(attackers) == 2 and all(a.startswith(f"{competition.slug}-attacker-") for a in attackers)
+    assert len(board) == 2 * (offline.queries + 1)  # each run: the attack's queries and its final submission
+    assert stack.host.host_competition(competition.slug).host == "host"

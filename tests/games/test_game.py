@@ -423,3 +423,16 @@ def test_the_bot_the_game_and_the_confirmation_stake_on_labels_with_one_function
     assert shared(labels, 2, 0.999).tolist() == pytest.approx([0.999, 0.001, 0.5])  # the game's final_confidence
     released = LocalOracle(np.array([1, 0]), decimals=None).submit(shared(np.array([1, 0]), 2))
     assert released is not None and float(released) < 1e-14
+
+
+def test_live_mode_against_a_given_site_needs_a_host_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("LEADERBOARD_HOST_TOKEN", raising=False)
+    game = tmp_path / "tiny.toml"
+    game.write_text(TINY)
+    argv = ["run", str(game), "--out", str(tmp_path / "out"), "--mode", "live", "--url", "http://127.0.0.1:9"]
+    assert main(argv) == 2
+    error = capsys.readouterr().err
+    assert "--host-token" in error and "LEADERBOARD_HOST_TOKEN" in error
+    assert not (tmp_path / "out").exists()  # nothing played (the live game itself: tests/e2e/test_game_live.py)

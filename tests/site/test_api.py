@@ -49,6 +49,18 @@ def test_competition_metadata_is_public_and_holds_no_secret(clients, competition
     assert clients["anonymous"].get("/api/v1/competitions/nope/").status_code == 404
 
 
+def test_metadata_tells_the_precision_released_scores_carry(clients, make_competition) -> None:
+    plain = make_competition(slug="plain-5", score_decimals=5)
+    coarse = make_competition(
+        slug="coarse-3", score_decimals=5, defenses=[{"name": "noise", "kind": "laplace", "scale": 1e-4},
+                                                   {"name": "rounding", "decimals": 3}]
+    )
+    full = make_competition(slug="full", score_decimals=None)
+    for competition, released in ((plain, 5), (coarse, 3), (full, None)):
+        body = clients["anonymous"].get(f"/api/v1/competitions/{competition.slug}/").json()
+        assert body["released_decimals"] == released and "defenses" not in body
+
+
 def test_sample_submission_is_the_exact_template(clients, competition) -> None:
     response = clients["anonymous"].get(f"/api/v1/competitions/{competition.slug}/sample-submission/")
     assert response.status_code == 200 and response["Content-Type"].startswith("text/csv")
@@ -366,3 +378,194 @@ def test_after_the_close_the_private_score_and_board_appear(clients, competition
     board = clients["anonymous"].get(f"/api/v1/competitions/{competition.slug}/leaderboard/?board=private").json()
     assert board["rows"][0]["score_text"] == alice_scored.private_score_text
     assert Submission.objects.get(pk=alice_scored.pk).status == Status.SCORED
+
+
+# --- Idempotent uploads (Idempotency-Key) -----------------------------------------------------------------
+
+
+def _keyed(client: Any, slug: str, key: str, data: bytes | None = None, payload: Any = None) -> Any:
+    url = f"/api/v1/competitions/{slug}/submissions/"
+    if payload is not None:
+        return client.post(url, payload, format="json", HTTP_IDEMPOTENCY_KEY=key)
+    return client.post(
+        url, {"file": SimpleUploadedFile("p.csv", data or b"", content_type="text/csv")}, format="multipart",
+        HTTP_IDEMPOTENCY_KEY=key,
+    )
+
+
+@pytest.mark.parametrize("kind", ["csv", "json"])
+def test_a_repeated_idempotency_key_returns_the_original_submission_and_charges_nothing(
+    clients, competition, kind
+) -> None:
+    data = predictions_csv(competition, _probs(21))
+    payload = {"predictions": [float(v) for v in _probs(21)]} if kind == "json" else None
+    first = _keyed(clients["participant"], competition.slug, "key-1", data, payload)
+    assert first.status_code == 202 and first.json()["replayed"] is False
+    assert "Idempotent-Replayed" not in first
+    again = _keyed(clients["participant"], competition.slug, "key-1", data, payload)
+    assert again.status_code == 202, again.content
+    assert again.json()["id"] == first.json()["id"] and again.json()["replayed"] is True
+    assert again["Idempotent-Replayed"] == "true"
+    assert again.json()["quota"]["used_today"] == 1 and again.json()["quota"]["remaining_today"] == 4
+    assert Submission.objects.count() == 1
+    assert Submission.objects.get().upload_kind == kind
+    # The replay shows the submission as it is now.
+    from leaderboard.submissions.services import submission_score
+
+    submission_score(submission_id=first.json()["id"])
+    assert _keyed(clients["participant"], competition.slug, "key-1", data, payload).json()["status"] == "scored"
+    # A new key is a new upload.
+    assert _keyed(clients["participant"], competition.slug, "key-2", data, payload).json()["id"] != first.json()["id"]
+    assert Submission.objects.count() == 2
+
+
+def test_a_key_is_per_participant_and_per_competition(clients, competition, make_competition) -> None:
+    other_competition = make_competition()
+    data = predictions_csv(competition, _probs(22))
+    ids = {
+        _keyed(clients["participant"], competition.slug, "shared", data).json()["id"],
+        _keyed(clients["other"], competition.slug, "shared", data).json()["id"],
+        _keyed(clients["participant"], other_competition.slug, "shared", data).json()["id"],
+    }
+    assert len(ids) == 3 and Submission.objects.count() == 3
+
+
+def test_a_key_reused_with_a_different_upload_is_a_422_and_creates_nothing(clients, competition) -> None:
+    first = _keyed(clients["participant"], competition.slug, "k", predictions_csv(competition, _probs(23)))
+    other = _keyed(clients["participant"], competition.slug, "k", predictions_csv(competition, _probs(24)))
+    assert other.status_code == 422
+    assert "already used for a different upload" in other.json()["detail"]
+    as_json = _keyed(clients["participant"], competition.slug, "k", payload={"predictions": [0.5] * N_ROWS})
+    assert as_json.status_code == 422
+    assert [s.pk for s in Submission.objects.all()] == [first.json()["id"]]
+
+
+def test_a_replay_is_answered_even_over_quota_and_without_revalidation(clients, make_competition) -> None:
+    competition = make_competition(daily_limit=1)
+    data = predictions_csv(competition, _probs(25))
+    first = _keyed(clients["participant"], competition.slug, "only", data)
+    assert first.status_code == 202
+    assert _keyed(clients["participant"], competition.slug, "new", data).status_code == 429
+    again = _keyed(clients["participant"], competition.slug, "only", data)
+    assert again.status_code == 202 and again.json()["id"] == first.json()["id"]
+    assert Submission.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("key", "fragment"),
+    [("  ", "header is empty"), ("x" * 256, "256 characters long, over the limit of 255"), ("clé", "printable ASCII")],
+)
+def test_a_malformed_idempotency_key_is_a_400_naming_the_header(clients, competition, key, fragment) -> None:
+    response = _keyed(clients["participant"], competition.slug, key, predictions_csv(competition, _probs(26)))
+    assert response.status_code == 400
+    assert "Idempotency-Key" in response.json()["detail"] and fragment in response.json()["detail"]
+    assert Submission.objects.count() == 0
+
+
+def test_the_idempotency_key_header_is_in_the_openapi_schema(clients) -> None:
+    schema = json.loads(clients["anonymous"].get("/api/schema/", HTTP_ACCEPT="application/json").content)
+    upload = schema["paths"]["/api/v1/competitions/{slug}/submissions/"]["post"]
+    (header,) = [p for p in upload["parameters"] if p["in"] == "header"]
+    assert header["name"] == "Idempotency-Key" and not header.get("required", False)
+    assert "422" in upload["responses"]
+    assert "/api/v1/host/participants/" in schema["paths"]
+
+
+# --- Host: participants and the competition secret --------------------------------------------------------
+
+
+def _staff(username: str = "sam") -> Any:
+    from django.contrib.auth.models import User
+
+    from tests.site.conftest import api_client
+
+    return api_client(User.objects.create_user(username, is_staff=True))
+
+
+def test_a_host_creates_a_participant_and_its_token_works(clients, competition) -> None:
+    from django.contrib.auth.models import User
+    from rest_framework.authtoken.models import Token
+
+    staff = _staff()
+    made = staff.post("/api/v1/host/participants/", {"username": "bot-1"}, format="json")
+    assert made.status_code == 201, made.content
+    body = made.json()
+    assert body["username"] == "bot-1" and body["created"] is True
+    assert Token.objects.get(user__username="bot-1").key == body["token"]
+    user = User.objects.get(username="bot-1")
+    assert not user.has_usable_password() and not user.is_staff
+    from tests.site.conftest import api_client
+
+    bot = api_client(None)
+    bot.credentials(HTTP_AUTHORIZATION=f"Token {body['token']}")
+    assert upload(bot, competition.slug, predictions_csv(competition, _probs(30))).status_code == 202
+    # Asking again is idempotent for the host that made it: same token, 200.
+    again = staff.post("/api/v1/host/participants/", {"username": "bot-1"}, format="json")
+    assert again.status_code == 200 and again.json() == {**body, "created": False}
+
+
+def test_a_host_never_gets_the_token_of_an_account_it_did_not_make(clients) -> None:
+    staff, rival = _staff("sam"), _staff("rita")
+    assert rival.post("/api/v1/host/participants/", {"username": "rivals-bot"}, format="json").status_code == 201
+    for taken in ("alice", "rivals-bot", "rita"):  # a person who signed up, another host's account, a staff user
+        response = staff.post("/api/v1/host/participants/", {"username": taken}, format="json")
+        assert response.status_code == 409, (taken, response.content)
+        assert "token" not in response.json() and "is taken" in response.json()["detail"]
+
+
+def test_only_hosts_may_create_participants(clients) -> None:
+    path = "/api/v1/host/participants/"
+    assert clients["anonymous"].post(path, {"username": "x"}, format="json").status_code == 401
+    for who in ("participant", "host"):  # the fixture host owns a competition but is not staff
+        response = clients[who].post(path, {"username": "x"}, format="json")
+        assert response.status_code == 403 and "only staff" in response.json()["detail"]
+    from django.contrib.auth.models import Permission, User
+
+    from tests.site.conftest import api_client
+
+    allowed = User.objects.create_user("helper")
+    allowed.user_permissions.add(Permission.objects.get(codename="add_competition"))
+    assert api_client(allowed).post(path, {"username": "x"}, format="json").status_code == 201
+    assert not User.objects.filter(username="x", is_staff=True).exists()
+
+
+def test_invalid_participant_names_are_400s(clients) -> None:
+    staff = _staff()
+    for bad in ("", "has space", "x" * 151):
+        response = staff.post("/api/v1/host/participants/", {"username": bad}, format="json")
+        assert response.status_code == 400 and "username" in response.json(), (bad, response.content)
+    response = staff.post("/api/v1/host/participants/", {"username": "ok", "email": "nope"}, format="json")
+    assert response.status_code == 400 and "email" in response.json()
+
+
+def test_the_host_api_accepts_a_secret_and_never_shows_it(clients, hidden_labels) -> None:
+    from leaderboard.competitions.models import HiddenTestData
+
+    staff = _staff()
+    secret = 2**100 + 12345
+    form = {
+        "slug": "seeded",
+        "labels": SimpleUploadedFile("labels.csv", labels_csv(hidden_labels), content_type="text/csv"),
+        "secret": str(secret),
+    }
+    response = staff.post("/api/v1/host/competitions/", form, format="multipart")
+    assert response.status_code == 201, response.content
+    assert HiddenTestData.objects.get(competition__slug="seeded").secret_int == secret
+    for answer in (
+        response,
+        staff.get("/api/v1/host/competitions/seeded/"),
+        clients["participant"].get("/api/v1/competitions/seeded/"),
+    ):
+        assert "secret" not in answer.json() and str(secret) not in answer.content.decode()
+        assert format(secret, "x") not in answer.content.decode()
+    # The same secret, the same split: a second competition over the same labels gets the same public rows.
+    form.update(slug="seeded-2", labels=SimpleUploadedFile("l.csv", labels_csv(hidden_labels), content_type="text/csv"))
+    assert staff.post("/api/v1/host/competitions/", form, format="multipart").status_code == 201
+    masks = [HiddenTestData.objects.get(competition__slug=s).public_mask_npy for s in ("seeded", "seeded-2")]
+    assert bytes(masks[0]) == bytes(masks[1])
+    bad_secrets = (("-1", "greater than or equal to 0"), (str(2**128), "less than or equal to"), ("x", "integer"))
+    for bad, fragment in bad_secrets:
+        form.update(slug="seeded-3", secret=bad,
+                    labels=SimpleUploadedFile("l.csv", labels_csv(hidden_labels), content_type="text/csv"))
+        answer = staff.post("/api/v1/host/competitions/", form, format="multipart")
+        assert answer.status_code == 400 and fragment in json.dumps(answer.json()), (bad, answer.content)

@@ -1,0 +1,1 @@
+"""Participant accounts hosts make through the host API (``POST /api/v1/host/participants/``)."""

@@ -1,0 +1,37 @@
+"""Writes on accounts: a host makes a participant account and gets its API token."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from rest_framework.authtoken.models import Token
+
+from leaderboard.accounts.models import ProvisionedAccount
+from leaderboard.errors import UsernameTaken
+
+
+def participant_provision(*, username: str, host: Any, email: str = "") -> tuple[Any, str, bool]:
+    """A participant account named ``username``, its API token, and whether it was created now.
+
+    A new account has no usable password (it signs in with its token) and remembers ``host`` as its maker.
+    Asking again for an existing account returns it only to the host that made it (or to a superuser, who may
+    read every token anyway), and only when it is a plain participant (never a staff account); any other
+    taken name raises :class:`UsernameTaken`, so a host can never obtain another person's token.
+    """
+    user_model = get_user_model()
+    with transaction.atomic():
+        user, created = user_model.objects.get_or_create(username=username, defaults={"email": email})
+        if created:
+            user.set_unusable_password()
+            user.save(update_fields=["password"])
+            ProvisionedAccount.objects.create(user=user, created_by=host)
+        else:
+            maker = ProvisionedAccount.objects.filter(user=user).values_list("created_by_id", flat=True).first()
+            mine = maker is not None and maker == host.pk
+            privileged = getattr(user, "is_staff", False) or getattr(user, "is_superuser", False)
+            if privileged or not (mine or getattr(host, "is_superuser", False)):
+                raise UsernameTaken(f"the username {username!r} is taken; choose another")
+        token, _ = Token.objects.get_or_create(user=user)
+    return user, token.key, created
