@@ -8,6 +8,7 @@ Ladder) need. A non-finite result raises :class:`NonFiniteScoreError`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -142,6 +143,32 @@ def check_metric_for(metric: Metric, n_classes: int, arithmetic: Arithmetic) -> 
         raise ConfigurationError(f"metric {metric.name!r} does not support {task} competitions")
     if not arithmetic.is_float64 and not metric.supports_mpfr:
         raise ConfigurationError(f"metric {metric.name!r} is only available in float64 arithmetic")
+
+
+def check_clipping(metric: Metric, n_classes: int, eps: float, arithmetic: Arithmetic) -> None:
+    """Reject a clipping ``eps`` the arithmetic cannot honour: when ``1 - eps`` rounds to 1, a confident wrong
+    prediction has an infinite loss, so whether a submission *fails* would depend on the hidden labels before
+    any defense runs — a free label oracle. Checked by scoring the worst rows a participant can send."""
+    if not metric.supports_mpfr:  # the metrics without clipping (AUC, accuracy, Brier) are always finite
+        return
+    k = max(n_classes, 2)
+    labels = np.array([1, 0])
+    try:
+        if arithmetic.is_float64:
+            worst = np.array([0.0, 1.0]) if k == 2 else np.eye(k)[[0, 1]]
+            metric.score(worst, labels, eps)
+        else:
+            assert arithmetic.bits is not None
+            texts = (("0",), ("1",)) if k == 2 else (("1", *["0"] * (k - 1)), ("0", "1", *["0"] * (k - 2)))
+            value = logloss_mpfr(texts, labels, eps, arithmetic.bits, binary=k == 2)
+            if not math.isfinite(float(value)):
+                raise NonFiniteScoreError("infinite")
+    except NonFiniteScoreError:
+        raise ConfigurationError(
+            f"eps = {eps!r} is too small for {arithmetic}: 1 - eps rounds to 1 there, so a confident wrong "
+            "prediction would score an infinite loss and fail, telling its sender the label; "
+            f"use eps of at least {2.0 ** -(arithmetic.bits or 53) * 4:.3g}"
+        ) from None
 
 
 def logloss_mpfr(

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from defenses import DefenseChain, DefenseConfigError
 from scoring import METRICS, Arithmetic, ConfigurationError, HiddenTestSet
-from scoring.metrics import check_metric_for, get_metric, task_of
+from scoring.metrics import check_clipping, check_metric_for, get_metric, task_of
 from scoring.parsing import submission_columns
 
 METRIC_CHOICES = [(name, name) for name in sorted(METRICS)]
@@ -126,6 +126,11 @@ class Competition(models.Model):
                 check_metric_for(get_metric(self.metric), self.n_classes, arithmetic)
             except ConfigurationError as exc:
                 errors["metric"] = str(exc)
+            else:
+                try:
+                    check_clipping(get_metric(self.metric), self.n_classes, self.eps, arithmetic)
+                except ConfigurationError as exc:
+                    errors["eps"] = str(exc)
         also = self.also_report
         if not isinstance(also, list) or not all(isinstance(name, str) for name in also):
             errors["also_report"] = 'must be a JSON list of metric names, e.g. ["auc"]'

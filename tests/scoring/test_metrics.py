@@ -84,3 +84,25 @@ def test_logloss_without_clipping_is_a_failure_not_infinity() -> None:
 def test_unknown_metric_names_the_choices() -> None:
     with pytest.raises(ConfigurationError, match="binary_logloss"):
         get_metric("rmse")
+
+
+def test_clipping_is_refused_exactly_where_one_minus_eps_rounds_to_one(rng: np.random.Generator) -> None:
+    from scoring import Arithmetic
+    from scoring.metrics import check_clipping
+
+    binary, multiclass = get_metric("binary_logloss"), get_metric("multiclass_logloss")
+    float64 = Arithmetic.parse("float64")
+    for eps in [*10.0 ** rng.uniform(-20, -15, 200), 2.0**-53, 2.0**-54, 1e-300]:
+        rounds_to_one = (1.0 - float(eps)) == 1.0  # float64 itself is the reference
+        if rounds_to_one:
+            with pytest.raises(ConfigurationError, match="too small for float64"):
+                check_clipping(binary, 2, float(eps), float64)
+        else:
+            check_clipping(binary, 2, float(eps), float64)
+        check_clipping(multiclass, 3, float(eps), float64)  # renormalising after the clip keeps the loss finite
+    # At φ bits, 1 - 2^-k is representable exactly when k ≤ φ.
+    for bits in (20, 40, 60):
+        check_clipping(binary, 2, 2.0 ** -(bits - 1), Arithmetic.parse(f"mpfr:{bits}"))
+        with pytest.raises(ConfigurationError, match=f"mpfr:{bits}"):
+            check_clipping(binary, 2, 2.0 ** -(bits + 2), Arithmetic.parse(f"mpfr:{bits}"))
+    check_clipping(get_metric("auc"), 2, 1e-300, float64)  # no clipping, nothing to refuse

@@ -140,3 +140,12 @@ def test_hosts_create_a_competition_in_the_admin_by_uploading_labels(client, hid
     assert response.status_code == 200 and "unknown defense" in response.content.decode()
     assert client.get(f"/admin/competitions/competition/{competition.pk}/change/").status_code == 200
     assert client.get("/admin/submissions/submission/").status_code == 200
+
+
+@pytest.mark.parametrize(("eps", "arithmetic"), [(1e-300, "float64"), (1e-17, "float64"), (1e-15, "mpfr:30")])
+def test_a_clipping_the_arithmetic_cannot_honour_is_refused_at_creation(make_competition, eps, arithmetic) -> None:
+    # Otherwise a confident wrong prediction scores an infinite loss and fails: a free label oracle.
+    from leaderboard.errors import CompetitionConfigError
+
+    with pytest.raises(CompetitionConfigError, match="1 - eps rounds to 1"):
+        make_competition(slug="tiny-eps", eps=eps, arithmetic=arithmetic)
