@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.client import Leaderboard, LeaderboardClient
-from stack.processes import BIN, ROOT, VAR, Stack, running_stack
+from stack.processes import BIN, ROOT, VAR, PortInUse, Stack, running_stack
 
 DEMO_SLUG = "breast-cancer"
 # The bot plays the demo data under these chains (slug suffix → chain); the plain board is the demo itself.
@@ -48,7 +48,7 @@ def demo_population(seed: int = 0) -> tuple[list[str], list[int], dict[str, list
 
 def run_demo(stack: Stack, *, with_attacks: bool = True) -> None:
     ids, labels, predictions = demo_population()
-    password = ensure_host_account(stack)
+    ensure_host_account(stack)
     # The host's token is made once (manage.py); everything else goes over HTTP through the client.
     host = LeaderboardClient(stack.url, stack.host_token("host"))
     host.create_competition(DEMO_SLUG, zip(ids, labels, strict=True), title="Breast cancer (demo)", daily_limit=100,
@@ -56,7 +56,12 @@ def run_demo(stack: Stack, *, with_attacks: bool = True) -> None:
     print(f"Competition {DEMO_SLUG!r}: {len(ids)} hidden rows, binary log loss, 5 decimals, public 30 %")
     pending: list[tuple[str, LeaderboardClient, int]] = []
     for model, probabilities in predictions.items():
+        # create_participant returns the account this host made on an earlier run; its first submission stands.
         participant = LeaderboardClient(stack.url, host.create_participant(model).token)
+        earlier = [s for s in participant.submissions(DEMO_SLUG) if s.status != "failed"]
+        if earlier:
+            pending.append((model, participant, earlier[-1].id))
+            continue
         body = "id,target\n" + "".join(f"{i},{p:.6f}\n" for i, p in zip(ids, probabilities, strict=True))
         upload = participant.submit_csv(DEMO_SLUG, body, filename="predictions.csv")
         pending.append((model, participant, upload.id))
@@ -67,9 +72,13 @@ def run_demo(stack: Stack, *, with_attacks: bool = True) -> None:
     if with_attacks:
         run_bot_demo(stack, host, ids, labels)
         run_quick_game(stack)
+
+
+def print_addresses(stack: Stack) -> None:
+    """Where the running site answers (printed only while it serves)."""
     print(f"\nSite: {stack.url}/   leaderboard: {stack.url}/c/{DEMO_SLUG}/leaderboard/public/")
     print(f"API:  {stack.url}/api/v1/competitions/   schema: {stack.url}/api/schema/")
-    print(f"Host: {stack.url}/admin/   user 'host', password {password!r} (kept in var/host-password.txt)")
+    print(f"Host: {stack.url}/admin/   user 'host', password in var/host-password.txt")
 
 
 def ensure_host_account(stack: Stack) -> str:
@@ -95,7 +104,6 @@ def run_bot_demo(stack: Stack, host: LeaderboardClient, ids: list[str], labels: 
     bot_dir = VAR / "bot"
     bot_dir.mkdir(parents=True, exist_ok=True)
     truth = dict(zip(ids, labels, strict=True))
-    run_id = time.strftime("%Y%m%d%H%M%S", time.gmtime())
     rows = []
     for suffix, chain in BOT_CHAINS.items():
         slug = DEMO_SLUG + suffix
@@ -104,16 +112,13 @@ def run_bot_demo(stack: Stack, host: LeaderboardClient, ids: list[str], labels: 
                                     daily_limit=None, defenses=chain, exist_ok=True)
         # The host may have changed a board's chain since the last run (admin, host API): the demo restores it.
         host.set_defenses(slug, chain)
-        # A fresh account per run: quotas are per participant, and a demo run must never wait for a reset.
-        token = host.create_participant(f"bot{suffix or '-plain'}-{run_id}").token
+        # One bot account per board, and its checkpoint: a second run replays the first one's answers and submits
+        # nothing new (a checkpoint that no longer fits — another chain, another bot — starts over once).
+        token = host.create_participant(f"bot{suffix or '-plain'}").token
         summary_path = bot_dir / f"{slug}.json"
-        subprocess.run(
-            [str(BIN / "leaderboard-bot"), "--url", stack.url, "--competition", slug, "--token", token,
-             "--json", str(summary_path), "--checkpoint", str(bot_dir / f"{slug}.checkpoint.jsonl"), "--restart",
-             "--budget", str(BOT_BUDGET), "--on-quota", "stop", "--no-progress"],
-            cwd=ROOT, env=stack.env, capture_output=True, text=True,
-        )
-        summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+        summary = _run_bot(stack, slug, token, summary_path, bot_dir / f"{slug}.checkpoint.jsonl")
+        if summary.get("status") == "error" and "CheckpointMismatch" in str(summary.get("error")):
+            summary = _run_bot(stack, slug, token, summary_path, bot_dir / f"{slug}.checkpoint.jsonl", restart=True)
         claimed = {k: int(v) for k, v in (summary.get("labels") or {}).items()}
         # The bot never sees the labels; the launcher, which made them, scores its claims.
         correct = sum(truth.get(k) == v for k, v in claimed.items())
@@ -132,6 +137,19 @@ def run_bot_demo(stack: Stack, host: LeaderboardClient, ids: list[str], labels: 
         print(f"  {slug:<22} {summary.get('attack', '-')!s:<22} {summary.get('queries', 0):>7} "
               f"{summary.get('seconds', 0.0):>7.1f} {claimed_count:>7} {correct:>8}  {outcome}")
     print(f"  (hidden rows: {len(ids)}; exact attacks return only labels they vouch for; summaries in {bot_dir})")
+
+
+def _run_bot(
+    stack: Stack, slug: str, token: str, summary_path: Path, checkpoint: Path, *, restart: bool = False
+) -> dict[str, Any]:
+    summary_path.unlink(missing_ok=True)
+    subprocess.run(
+        [str(BIN / "leaderboard-bot"), "--url", stack.url, "--competition", slug, "--token", token,
+         "--json", str(summary_path), "--checkpoint", str(checkpoint), *(["--restart"] if restart else []),
+         "--budget", str(BOT_BUDGET), "--on-quota", "stop", "--no-progress"],
+        cwd=ROOT, env=stack.env, capture_output=True, text=True,
+    )
+    return dict(json.loads(summary_path.read_text())) if summary_path.exists() else {}
 
 
 def run_quick_game(stack: Stack) -> None:
@@ -167,13 +185,23 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parser.parse_args(argv)
     command = args.command or "demo"
     port = getattr(args, "port", 8000)
+    try:
+        serve(command, port, exit_after=getattr(args, "exit", False),
+              with_attacks=not getattr(args, "no_attacks", False))
+    except PortInUse as exc:
+        raise SystemExit(f"leaderboard-lab: {exc}") from None
+
+
+def serve(command: str, port: int, *, exit_after: bool, with_attacks: bool) -> None:
     # Prefork workers, beat for the sweep, three web processes: the demo is the one-machine deployment.
     with running_stack(port, pool="prefork", concurrency=2, beat=True, web_workers=3, access_log=True,
                        collectstatic=True) as stack:
         if command == "demo":
-            run_demo(stack, with_attacks=not getattr(args, "no_attacks", False))
-        if getattr(args, "exit", False):
+            run_demo(stack, with_attacks=with_attacks)
+        if exit_after:
+            print("\nDemo done; the stack is stopped (--exit).")
             return
+        print_addresses(stack)
         print("\nServing; press Ctrl-C to stop.")
         with contextlib.suppress(KeyboardInterrupt):
             while stack.running():

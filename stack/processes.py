@@ -75,6 +75,23 @@ def fresh_postgres(prefix: str = "lbl") -> Iterator[str]:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+class PortInUse(RuntimeError):
+    """The port asked for already has a listener (never talk to whatever that is)."""
+
+
+def check_port_free(port: int) -> None:
+    """Raise :class:`PortInUse` when something already listens on 127.0.0.1:``port``."""
+    with socket.socket() as sock:
+        # As gunicorn binds: connections of a stopped server lingering in TIME_WAIT are no listener.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            raise PortInUse(
+                f"port {port} is already in use; stop what listens there or pick another with --port"
+            ) from None
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -273,6 +290,8 @@ def running_stack(
     ``LEADERBOARD_CELERY_QUEUE``. Logs go to ``logs_dir`` (default ``var/logs``). Everything stops on exit.
     ``stack_type`` may be a subclass of :class:`Stack` with helpers of its own (the tests' set-up helpers).
     """
+    if port is not None:
+        check_port_free(port)  # before anything starts: never serve beside, or talk to, another listener
     shared = dict(os.environ if env is None else env)
     shared.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
     shared["PYTHONPATH"] = str(REPO) + os.pathsep + shared.get("PYTHONPATH", "")

@@ -32,3 +32,19 @@ def test_a_stack_without_a_broker_brings_its_own_redis_and_stops_everything(tmp_
         assert scored.status == "scored" and scored.public_score_text == "0.69315", stack.logs()
         started = list(stack.processes.values())
     assert started and all(process.poll() is not None for process in started)
+
+
+def test_a_busy_port_is_refused_before_anything_starts(tmp_path: Path) -> None:
+    import socket
+
+    from stack.processes import PortInUse
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        with pytest.raises(PortInUse, match=f"port {port} is already in use"), running_stack(
+            port, logs_dir=tmp_path / "logs"
+        ):
+            pytest.fail("the stack started beside another listener")
+    assert not (tmp_path / "logs").exists() or not any((tmp_path / "logs").iterdir())
