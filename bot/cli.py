@@ -1,6 +1,7 @@
 """``leaderboard-bot``: point the bundled attacker at a live competition and see what leaks.
 
-    leaderboard-bot --url URL --competition SLUG --token TOKEN [--attack NAME] [--budget Q] [--json PATH]
+    leaderboard-bot --url URL --competition SLUG [--token-file PATH | --token TOKEN] [--attack NAME]
+                    [--budget Q] [--json PATH]      (the token also from $LEADERBOARD_TOKEN)
                     [--param KEY=VALUE ...] [--on-quota wait|stop] [--checkpoint PATH] [--restart]
                     [--fingerprint-budget F] [--seed S] [--upload json|csv] [--no-progress]
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from datetime import datetime
@@ -41,6 +43,27 @@ EXIT_STOPPED = 75
 CONFIDENT = 1e-15
 
 
+#: The environment variable the token may come from (a command line is visible to every user's ``ps``).
+TOKEN_ENV = "LEADERBOARD_TOKEN"
+
+
+def resolve_token(args: argparse.Namespace) -> str:
+    """The API token: ``--token``, else ``--token-file``'s first line, else ``$LEADERBOARD_TOKEN``."""
+    if args.token:
+        return str(args.token).strip()
+    if args.token_file is not None:
+        try:
+            lines = args.token_file.read_text().splitlines()
+        except OSError as exc:
+            raise ValueError(f"cannot read the token file {args.token_file}: {exc.strerror}") from None
+        if lines and lines[0].strip():
+            return lines[0].strip()
+        raise ValueError(f"the token file {args.token_file} is empty")
+    if os.environ.get(TOKEN_ENV, "").strip():
+        return os.environ[TOKEN_ENV].strip()
+    raise ValueError(f"no API token: pass --token-file PATH, set {TOKEN_ENV}, or pass --token")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="leaderboard-bot",
@@ -49,7 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--url", required=True, help="the site's base URL, e.g. http://127.0.0.1:8000")
     parser.add_argument("--competition", required=True, help="the competition's slug")
-    parser.add_argument("--token", required=True, help="a participant's API token")
+    parser.add_argument("--token", default=None,
+                        help=f"a participant's API token (visible to `ps`: prefer --token-file or ${TOKEN_ENV})")
+    parser.add_argument("--token-file", type=Path, default=None, metavar="PATH",
+                        help="read the API token from this file (its first line)")
     parser.add_argument("--attack", default=None, help="force this attack (default: chosen from the fingerprint)")
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                         help="an attack parameter (repeatable); values are read as JSON when they parse")
@@ -113,6 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         params = parse_params(args.param)
+        args.token = resolve_token(args)
     except ValueError as exc:
         print(f"leaderboard-bot: {exc}", file=sys.stderr)
         return 2

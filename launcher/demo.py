@@ -144,10 +144,10 @@ def _run_bot(
 ) -> dict[str, Any]:
     summary_path.unlink(missing_ok=True)
     subprocess.run(
-        [str(BIN / "leaderboard-bot"), "--url", stack.url, "--competition", slug, "--token", token,
+        [str(BIN / "leaderboard-bot"), "--url", stack.url, "--competition", slug,
          "--json", str(summary_path), "--checkpoint", str(checkpoint), *(["--restart"] if restart else []),
          "--budget", str(BOT_BUDGET), "--on-quota", "stop", "--no-progress"],
-        cwd=ROOT, env=stack.env, capture_output=True, text=True,
+        cwd=ROOT, env={**stack.env, "LEADERBOARD_TOKEN": token}, capture_output=True, text=True,  # not in `ps`
     )
     return dict(json.loads(summary_path.read_text())) if summary_path.exists() else {}
 

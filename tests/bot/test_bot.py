@@ -200,3 +200,23 @@ def test_the_final_prediction_is_confident_where_labels_are_claimed() -> None:
     multiclass = confident_predictions(np.array([2, -1]), 3)
     assert multiclass[0].tolist() == [1e-15, 1e-15, 1 - 2e-15]
     assert multiclass[1].tolist() == pytest.approx([1 / 3] * 3)
+
+
+def test_the_token_comes_from_the_command_line_a_file_or_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from bot.cli import build_parser, main, resolve_token
+
+    base = ["--url", "http://127.0.0.1:9", "--competition", "c"]
+    monkeypatch.delenv("LEADERBOARD_TOKEN", raising=False)
+    assert main(base) == 2 and "no API token" in capsys.readouterr().err  # nothing tried without a token
+    token_file = tmp_path / "token"
+    token_file.write_text("from-file\nignored\n")
+    monkeypatch.setenv("LEADERBOARD_TOKEN", "from-env")
+    assert resolve_token(build_parser().parse_args(base)) == "from-env"
+    assert resolve_token(build_parser().parse_args([*base, "--token-file", str(token_file)])) == "from-file"
+    both = [*base, "--token", "argv", "--token-file", str(token_file)]
+    assert resolve_token(build_parser().parse_args(both)) == "argv"
+    token_file.write_text("\n")
+    with pytest.raises(ValueError, match="is empty"):
+        resolve_token(build_parser().parse_args([*base, "--token-file", str(token_file)]))
