@@ -38,9 +38,8 @@ class SiteOnlyMixin:
 
 
 class SwaggerDocsView(SiteOnlyMixin, SpectacularSwaggerView):
-    pass
+    template_name = "web/swagger_ui.html"  # the package's page under the site's bar
 
 
 class RedocDocsView(SiteOnlyMixin, SpectacularRedocView):
-    # Our template: the package's loads web fonts from a CDN.
-    template_name = "web/redoc.html"
+    template_name = "web/redoc.html"  # the package's loads web fonts from a CDN; ours does not

@@ -5,7 +5,7 @@ axes, so the diagonal is "released = raw" and the distance from it is what the d
 
 >>> chart = released_vs_raw([Point(1, "alice", 0.5, 0.5), Point(2, "bob", 0.7, 0.75)], split="public")
 >>> [tick.label for tick in chart.ticks]
-['0.5', '0.55', '0.6', '0.65', '0.7', '0.75']
+['0.4', '0.5', '0.6', '0.7', '0.8']
 >>> chart.points[0].x == chart.x(0.5) and chart.points[1].y < chart.points[0].y  # higher scores sit higher
 True
 """
@@ -62,7 +62,7 @@ class ScatterChart:
     width: int = 560
     height: int = 400
     left: int = 70
-    right: int = 16
+    right: int = 36
     top: int = 16
     bottom: int = 46
     points: list[PlacedPoint] = field(default_factory=list)
@@ -123,7 +123,8 @@ def released_vs_raw(points: Sequence[Point], *, split: str) -> ScatterChart | No
     if not finite:
         return None
     values = [p.raw for p in finite] + [p.released for p in finite]
-    lo, hi, ticks = nice_ticks(min(values), max(values))
+    margin = (max(values) - min(values)) * 0.04  # no dot on the frame
+    lo, hi, ticks = nice_ticks(min(values) - margin, max(values) + margin)
     chart = ScatterChart(split=split, lo=lo, hi=hi)
     participants = sorted({p.participant for p in finite})
     colors = {name: PALETTE[index % len(PALETTE)] for index, name in enumerate(participants)}
