@@ -486,6 +486,11 @@ def attack_lines(cells: Sequence[Cell]) -> list[AttackLine]:
     return lines
 
 
+def _strength(line: AttackLine) -> tuple[float, float, float]:
+    """Which attack leaks most: the higher accuracy, then the more runs finished, then the fewer queries."""
+    return (line.label_accuracy or 0.0, line.ok / line.cells, -(line.queries or 0.0))
+
+
 def chain_verdicts(result: GameResult, lines: Sequence[AttackLine]) -> dict[str, list[ChainVerdict]]:
     """Per data set, one :class:`ChainVerdict` per chain in game order, the recommended one marked: among the
     chains within :data:`LEAK_TOLERANCE` of the least leaky, the one that keeps the honest ranking best."""
@@ -496,8 +501,7 @@ def chain_verdicts(result: GameResult, lines: Sequence[AttackLine]) -> dict[str,
     verdicts: dict[str, list[ChainVerdict]] = {}
     for (dataset, defense), group in utility.items():
         ran = [line for line in lines if (line.dataset, line.defense) == (dataset, defense) and line.ok]
-        strongest = max(ran, key=lambda line: (line.label_accuracy or 0.0, line.ok / line.cells, -(line.queries or 0.0)),
-                        default=None)
+        strongest = max(ran, key=_strength, default=None)
         # The honest board of a (data set, chain) is one per seed, shared by every attack: one value per seed.
         per_seed = {c.seed: c.utility.row() for c in group}.values()
         spec = chains.get(defense)

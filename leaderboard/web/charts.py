@@ -114,7 +114,8 @@ def nice_ticks(lo: float, hi: float, target: int = 6) -> tuple[float, float, lis
     values = [round(k * step, decimals + 1) for k in range(start, stop + 1)]
     labels = [f"{value:.{decimals}f}" for value in values]
     labels = [label.rstrip("0").rstrip(".") if "." in label else label for label in labels]
-    return values[0], values[-1], [(value, "0" if label == "-0" else label) for value, label in zip(values, labels, strict=True)]
+    ticks = [(value, "0" if label == "-0" else label) for value, label in zip(values, labels, strict=True)]
+    return values[0], values[-1], ticks
 
 
 def released_vs_raw(points: Sequence[Point], *, split: str) -> ScatterChart | None:

@@ -9,7 +9,7 @@ import re
 import signal
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import FilePayload, Page, expect
 
 from tests.browser.conftest import (
     DECIMALS,
@@ -46,9 +46,8 @@ def test_a_participant_uploads_through_the_form_and_the_score_arrives_by_itself(
     expect(page).to_have_url(f"{site.url}/c/{SLUG}/")
     page.get_by_role("link", name="Submit", exact=True).click()
     expect(page.get_by_text("the daily counter resets at")).to_have_count(1)
-    page.get_by_label("Predictions (CSV)").set_input_files(
-        files=[{"name": "alice.csv", "mimeType": "text/csv", "buffer": site.predictions_csv(1)}]
-    )
+    upload = FilePayload(name="alice.csv", mimeType="text/csv", buffer=site.predictions_csv(1))
+    page.get_by_label("Predictions (CSV)").set_input_files(files=upload)
     screenshot(site, page, "submit-form")
 
     # Hold the worker so the page is seen queued; it then refreshes itself until the score is there.
