@@ -69,6 +69,7 @@ class BrowserSite:
     """The live site and what the set-up created on it."""
 
     stack: Stack
+    var: Path  # the site's LEADERBOARD_VAR_DIR (game reports under games/)
     ids: list[str]
     other_score_text: str  # bob's released public score, scored before any test runs
     shots: Path
@@ -84,20 +85,31 @@ class BrowserSite:
 
 
 def screenshot(site: BrowserSite, page: Page, name: str, *, full_page: bool = True) -> Path:
-    """Keep a picture of what the browser shows now as ``<module>/<NN>-<name>.png``."""
-    path = site.shots / f"{len(site.taken) + 1:02d}-{name}.png"
+    """Keep a picture of what the browser shows now as ``<module>/<name>.png`` (names are unique per module, so
+    tests split over pytest-xdist workers never overwrite each other's pictures)."""
+    path = site.shots / f"{name}.png"
     page.screenshot(path=str(path), full_page=full_page)
     site.taken.append(path)
     return path
 
 
-def _set_password(stack: Stack, username: str, password: str) -> None:
-    # create_participant makes API accounts without a password; a browser user needs one.
-    stack.manage(
-        "shell", "-c",
-        "from django.contrib.auth import get_user_model; "
-        f"u = get_user_model().objects.get(username={username!r}); u.set_password({password!r}); u.save()",
-    )
+def _create_people_and_competition(stack: Stack, labels_path: Path) -> str:
+    """The site's own management commands, run in one process (each ``manage.py`` start costs a second or two);
+    returns bob's API token. create_participant makes API accounts without a password: alice gets one here."""
+    competition = [SLUG, "--labels", str(labels_path), "--title", TITLE, "--host", HOST, "--decimals", str(DECIMALS),
+                   "--daily-limit", "1", "--defenses", CHAIN, "--disclose", "Scores carry a little noise."]
+    script = "\n".join([
+        "from django.contrib.auth import get_user_model",
+        "from django.core.management import call_command",
+        f"call_command('createsuperuser', '--noinput', '--username', {HOST!r})",
+        f"call_command('create_participant', {PARTICIPANT!r})",
+        f"alice = get_user_model().objects.get(username={PARTICIPANT!r})",
+        f"alice.set_password({PARTICIPANT_PASSWORD!r})",
+        "alice.save()",
+        f"call_command('create_competition', *{competition!r})",
+        f"call_command('create_participant', {OTHER!r})",  # its token is the last line printed
+    ])
+    return stack.manage("shell", "-c", script).strip().splitlines()[-1]
 
 
 def _wait_scored(url: str, token: str, submission_id: int, timeout: float = 30.0) -> dict[str, object]:
@@ -112,18 +124,19 @@ def _wait_scored(url: str, token: str, submission_id: int, timeout: float = 30.0
         time.sleep(0.1)
 
 
-def _play_tiny_game(games_dir: Path) -> None:
+def play_tiny_game(site: BrowserSite) -> str:
+    """Play :data:`TINY_GAME` offline into the site's games directory (the site lists it at once); its name."""
     from games import parse_game, run_game
     from games.report import write_report
 
-    write_report(run_game(parse_game(TINY_GAME)), games_dir / "tiny")
+    write_report(run_game(parse_game(TINY_GAME)), site.var / "games" / "tiny")
+    return "tiny"
 
 
 @pytest.fixture(scope="module")
 def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserSite]:
     """A live site with a competition (Laplace noise, 4 released decimals, one upload a day), its host (staff,
-    with a password), alice (a password, for the web pages) and bob (a token, one submission already scored),
-    and one game report."""
+    with a password), alice (a password, for the web pages) and bob (a token, one submission already scored)."""
     root = tmp_path_factory.mktemp("browser")
     var = root / "var"
     env = {key: value for key, value in os.environ.items() if key not in {"REDIS_URL", "DATABASE_URL"}}
@@ -136,25 +149,14 @@ def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     labels = np.random.default_rng(11).integers(0, 2, N_ROWS)
     labels_path = root / "labels.csv"
     labels_path.write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in zip(ids, labels, strict=True)))
-    _play_tiny_game(var / "games")
     shots = ARTIFACTS / re.sub(r"^test_", "", request.module.__name__.rsplit(".", 1)[-1])
     shots.mkdir(parents=True, exist_ok=True)
-    for old in shots.glob("*.png"):
-        old.unlink()
     with running_stack(
         logs_dir=root / "logs", env=env, database_url=f"sqlite:///{root / 'site.sqlite3'}",
         queue=unique_queue("leaderboard-browser"), web_threads=4, collectstatic=True,
     ) as stack:
-        stack.manage("createsuperuser", "--noinput", "--username", HOST)
-        stack.manage("create_participant", PARTICIPANT)
-        _set_password(stack, PARTICIPANT, PARTICIPANT_PASSWORD)
-        token = stack.manage("create_participant", OTHER).strip().splitlines()[-1]
-        stack.manage(
-            "create_competition", SLUG, "--labels", str(labels_path), "--title", TITLE, "--host", HOST,
-            "--decimals", str(DECIMALS), "--daily-limit", "1", "--defenses", CHAIN,
-            "--disclose", "Scores carry a little noise.",
-        )
-        browser_site = BrowserSite(stack, ids, "", shots)
+        token = _create_people_and_competition(stack, labels_path)
+        browser_site = BrowserSite(stack, var, ids, "", shots)
         answer = requests.post(
             f"{stack.url}/api/v1/competitions/{SLUG}/submissions/",
             headers={"Authorization": f"Token {token}"},

@@ -8,7 +8,18 @@ import re
 import pytest
 from playwright.sync_api import Page, expect
 
-from tests.browser.conftest import DECIMALS, HOST, HOST_PASSWORD, OTHER, SLUG, TITLE, WIDTH, BrowserSite, screenshot
+from tests.browser.conftest import (
+    DECIMALS,
+    HOST,
+    HOST_PASSWORD,
+    OTHER,
+    SLUG,
+    TITLE,
+    WIDTH,
+    BrowserSite,
+    play_tiny_game,
+    screenshot,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -61,10 +72,11 @@ def test_the_host_changes_the_chain_in_the_admin(page: Page, site: BrowserSite) 
 
 
 def test_a_game_report_reads_answer_first_with_one_scrollbar(page: Page, site: BrowserSite) -> None:
+    game = play_tiny_game(site)
     page.goto("/")
     page.get_by_role("navigation").get_by_role("link", name="Games").click()
-    page.get_by_role("link", name="tiny", exact=True).click()
-    expect(page).to_have_url(f"{site.url}/games/tiny/")
+    page.get_by_role("link", name=game, exact=True).click()
+    expect(page).to_have_url(f"{site.url}/games/{game}/")
     report = page.frame_locator("iframe.report")
     answer = report.get_by_role("heading", name="The answer")
     expect(answer).to_be_visible()
