@@ -24,6 +24,7 @@ import io
 import json
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,11 @@ BOARD_COLUMNS = [
     "dataset", "defense", "seed", "participant", "released_public", "released_private", "raw_public", "raw_private",
 ]
 WALL_TIME_COLUMNS = ("seconds",)
+#: The cell table of the HTML page: what a host compares; ``cells.csv`` has every column.
+HTML_CELL_COLUMNS = [
+    "dataset", "defense", "attack", "seed", "status", "label_accuracy", "recovered_fraction", "exact_recovery",
+    "queries", "seconds", "attacker_public_rank", "attacker_private_rank", "error",
+]
 
 
 def _mean(values: Sequence[float | None]) -> float | None:
@@ -226,8 +232,10 @@ def write_report(result: GameResult, out: str | Path) -> dict[str, Path]:
     _write_csv(paths["boards_csv"], BOARD_COLUMNS, board_rows(result))
     paths["summary_md"].write_text(summary_markdown(result, summary), encoding="utf-8")
     paths["json"].write_text(json.dumps(game_document(result), indent=2) + "\n", encoding="utf-8")
-    frontier = frontier_chart(summary, result.game.name)
-    queries = queries_chart(summary, result.game.name)
+    # The charts draw what the tables say: accuracy over the runs that finished, failed attacks not as 0.
+    finished = finished_summary(summary, attack_lines(result.cells))
+    frontier = frontier_chart(finished, result.game.name)
+    queries = queries_chart(finished, result.game.name)
     paths["frontier_png"].write_bytes(frontier)
     paths["queries_png"].write_bytes(queries)
     paths["html"].write_text(html_report(result, summary, frontier, queries), encoding="utf-8")
@@ -256,10 +264,17 @@ def _axes_per_dataset(datasets: list[str]) -> tuple[Any, list[Any]]:
     return fig, list(axes[0])
 
 
+def finished_summary(summary: Sequence[dict[str, Any]], lines: Sequence[AttackLine]) -> list[dict[str, Any]]:
+    """The summary rows with ``label_accuracy`` over the runs that finished (``None`` when all failed)."""
+    accuracy = {(line.dataset, line.defense, line.attack): line.label_accuracy for line in lines}
+    return [{**row, "label_accuracy": accuracy[(row["dataset"], row["defense"], row["attack"])]} for row in summary]
+
+
 def frontier_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
     """Privacy–utility frontier per data set: for each defense, the strongest attack's mean label accuracy
     (y, lower = more private) against the honest population's mean Kendall τ (x, higher = more useful).
-    Small grey points are the individual attacks."""
+    Small grey points are the individual attacks; an attack that failed in every run (``label_accuracy``
+    ``None``) is not drawn, and a defense that every attack failed against sits at 0, saying so."""
     datasets = list(dict.fromkeys(r["dataset"] for r in summary))
     fig, axes = _axes_per_dataset(datasets)
     import matplotlib.pyplot as plt
@@ -272,8 +287,8 @@ def frontier_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
         for defense in defenses:
             group = [r for r in rows if r["defense"] == defense]
             tau = group[0]["honest_kendall_tau"]
-            accuracies = [r["label_accuracy"] or 0.0 for r in group]
-            points.append((tau if tau is not None else 0.0, max(accuracies), accuracies))
+            accuracies = [r["label_accuracy"] for r in group if r["label_accuracy"] is not None]
+            points.append((tau if tau is not None else 0.0, max(accuracies, default=0.0), accuracies))
         xs = [p[0] for p in points]
         span = max(max(xs) - min(xs), 0.2)
         ax.set_xlim(min(xs) - 0.12 * span, max(xs) + 0.12 * span)
@@ -281,8 +296,9 @@ def frontier_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
         for index, (defense, (x, best, accuracies)) in enumerate(zip(defenses, points, strict=True)):
             number = str(index + 1)
             ax.scatter([x] * len(accuracies), accuracies, s=12, color="0.7", zorder=1)
+            said = f"accuracy {best:.3f}" if accuracies else "every attack failed"
             ax.scatter([x], [best], s=70, color=colors(index % 10), marker="os^D"[index // 10 % 4],
-                       edgecolor="black", zorder=3, label=f"{number}. {defense}: τ {x:.3f}, accuracy {best:.3f}")
+                       edgecolor="black", zorder=3, label=f"{number}. {defense}: τ {x:.3f}, {said}")
             near = [c for c in clusters if abs(c[0] - x) < 0.03 * span and abs(c[1] - best) < 0.03]
             if near:  # defenses on (nearly) one spot share one label: their numbers
                 near[0][2].append(number)
@@ -302,7 +318,8 @@ def frontier_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
 
 
 def queries_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
-    """Mean label accuracy against mean queries: one colour per attack, one marker per defense."""
+    """Mean label accuracy against mean queries: one colour per attack, one marker per defense; attacks that
+    failed in every run (``label_accuracy`` ``None``) are counted in the title, not drawn at 0."""
     datasets = list(dict.fromkeys(r["dataset"] for r in summary))
     fig, axes = _axes_per_dataset(datasets)
     import matplotlib.pyplot as plt
@@ -313,10 +330,13 @@ def queries_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
         rows = [r for r in summary if r["dataset"] == dataset]
         attack_names = list(dict.fromkeys(r["attack"] for r in rows))
         defense_names = list(dict.fromkeys(r["defense"] for r in rows))
+        failed = [row for row in rows if row["label_accuracy"] is None]
         for row in rows:
+            if row["label_accuracy"] is None:
+                continue
             ax.scatter(
                 max(row["queries"] or 0.0, 1.0),
-                row["label_accuracy"] or 0.0,
+                row["label_accuracy"],
                 color=colors(attack_names.index(row["attack"]) % 10),
                 marker=markers[defense_names.index(row["defense"]) % len(markers)],
                 s=40,
@@ -332,10 +352,190 @@ def queries_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
         ax.set_ylabel("attacker label accuracy")
         ax.set_ylim(-0.03, 1.05)
         ax.grid(True, alpha=0.3)
-        ax.set_title(dataset, fontsize=10)
+        not_drawn = f" ({len(failed)} attack × defense pairs failed every run: not drawn)" if failed else ""
+        ax.set_title(f"{dataset}{not_drawn}", fontsize=10)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
     fig.suptitle(f"{title}: accuracy vs queries", fontsize=11)
     return _figure_bytes(fig)
+
+
+# --- the host's reading: the answer first ---------------------------------------------------------------------
+
+#: Chains whose strongest attack is within this much label accuracy of the least leaky one count as equally
+#: private; among them the report recommends the one that costs honest participants least.
+LEAK_TOLERANCE = 0.02
+
+#: What the report's tables call each data key (the CSV and JSON keep the keys).
+LABELS = {
+    "dataset": "Data set",
+    "defense": "Defense chain",
+    "attack": "Attack",
+    "seed": "Seed",
+    "status": "Outcome",
+    "error": "Why it failed",
+    "n_rows": "Hidden rows",
+    "queries": "Queries",
+    "seconds": "Seconds",
+    "label_accuracy": "Labels right",
+    "recovered_fraction": "Labels claimed",
+    "claimed_accuracy": "Right among claimed",
+    "exact_recovery": "Every label right",
+    "exact_recovery_rate": "Every label right",
+    "attacker_public_score": "Attacker's public score",
+    "attacker_private_score": "Attacker's private score",
+    "attacker_public_rank": "Attacker's public rank",
+    "attacker_private_rank": "Attacker's private rank",
+    "n_participants": "Participants",
+    "honest_kendall_tau": "Honest ranking kept (Kendall τ)",
+    "honest_best_wins": "Best model wins",
+    "honest_best_wins_rate": "Best model wins",
+    "honest_mean_abs_error": "Mean |released − true|",
+    "honest_mean_abs_error_private": "Mean |released public − true private|",
+    "honest_withheld": "Honest scores withheld",
+    "honest_models": "Honest models",
+    "cells": "Cells",
+    "ok": "Ran to the end",
+    "participant": "Participant",
+    "released_public": "Released public",
+    "released_private": "Released private",
+    "raw_public": "True public",
+    "raw_private": "True private",
+}
+
+
+@dataclass(frozen=True)
+class AttackLine:
+    """One attack against one chain on one data set, over its seeds, as the report shows it: accuracy and
+    exact recovery are means over the cells that ran to the end (``None`` when every cell failed), never a 0
+    standing in for a failure."""
+
+    dataset: str
+    defense: str
+    attack: str
+    cells: int
+    ok: int
+    label_accuracy: float | None
+    exact_recovery_rate: float | None
+    queries: float | None
+    seconds: float | None
+    public_rank: float | None
+    private_rank: float | None
+    n_participants: int
+    failure: str  # the first failed cell's reason, "" when none failed
+
+    @property
+    def failed(self) -> int:
+        return self.cells - self.ok
+
+
+@dataclass(frozen=True)
+class ChainVerdict:
+    """One defense chain on one data set: what leaks through it (its strongest attack) and what it costs the
+    honest participants."""
+
+    dataset: str
+    defense: str
+    description: str
+    chain: list[dict[str, Any]]
+    strongest: AttackLine | None  # None when every attack against it failed
+    kendall_tau: float | None
+    best_wins_rate: float | None
+    mean_abs_error: float | None
+    recommended: bool = False
+
+    @property
+    def leak(self) -> float:
+        """The strongest attack's mean label accuracy (0 when every attack failed: nothing was recovered)."""
+        return 0.0 if self.strongest is None or self.strongest.label_accuracy is None else self.strongest.label_accuracy
+
+    @property
+    def honest_cost_key(self) -> tuple[float, float, float]:
+        """Larger is better for honest participants: ranking kept, best model wins, small distortion."""
+        return (
+            -2.0 if self.kendall_tau is None else self.kendall_tau,
+            self.best_wins_rate or 0.0,
+            -(self.mean_abs_error or 0.0),
+        )
+
+
+def attack_lines(cells: Sequence[Cell]) -> list[AttackLine]:
+    """One :class:`AttackLine` per (data set, defense, attack) in game order."""
+    groups: dict[tuple[str, str, str], list[Cell]] = {}
+    for cell in cells:
+        groups.setdefault((cell.dataset, cell.defense, cell.attack), []).append(cell)
+    lines = []
+    for (dataset, defense, attack), group in groups.items():
+        ran = [c.row() for c in group if c.status == "ok"]
+        every = [c.row() for c in group]
+        failures = [c for c in group if c.status != "ok"]
+        lines.append(AttackLine(
+            dataset=dataset,
+            defense=defense,
+            attack=attack,
+            cells=len(group),
+            ok=len(ran),
+            label_accuracy=_mean([r["label_accuracy"] for r in ran]),
+            exact_recovery_rate=_mean([r["exact_recovery"] for r in ran]),
+            queries=_mean([r["queries"] for r in (ran or every)]),
+            seconds=_mean([r["seconds"] for r in every]),
+            public_rank=_median([r["attacker_public_rank"] for r in every]),
+            private_rank=_median([r["attacker_private_rank"] for r in every]),
+            n_participants=every[0]["n_participants"],
+            failure=f"{failures[0].status}: {failures[0].error}" if failures else "",
+        ))
+    return lines
+
+
+def _strength(line: AttackLine) -> tuple[float, float, float]:
+    """Which attack leaks most: the higher accuracy, then the more runs finished, then the fewer queries."""
+    return (line.label_accuracy or 0.0, line.ok / line.cells, -(line.queries or 0.0))
+
+
+def chain_verdicts(result: GameResult, lines: Sequence[AttackLine]) -> dict[str, list[ChainVerdict]]:
+    """Per data set, one :class:`ChainVerdict` per chain in game order, the recommended one marked: among the
+    chains within :data:`LEAK_TOLERANCE` of the least leaky, the one that keeps the honest ranking best."""
+    chains = {d.name: d for d in result.game.defenses}
+    utility: dict[tuple[str, str], list[Cell]] = {}
+    for cell in result.cells:
+        utility.setdefault((cell.dataset, cell.defense), []).append(cell)
+    verdicts: dict[str, list[ChainVerdict]] = {}
+    for (dataset, defense), group in utility.items():
+        ran = [line for line in lines if (line.dataset, line.defense) == (dataset, defense) and line.ok]
+        strongest = max(ran, key=_strength, default=None)
+        # The honest board of a (data set, chain) is one per seed, shared by every attack: one value per seed.
+        per_seed = {c.seed: c.utility.row() for c in group}.values()
+        spec = chains.get(defense)
+        verdicts.setdefault(dataset, []).append(ChainVerdict(
+            dataset=dataset,
+            defense=defense,
+            description=spec.description if spec else "",
+            chain=spec.chain if spec else [],
+            strongest=strongest,
+            kendall_tau=_mean([row["honest_kendall_tau"] for row in per_seed]),
+            best_wins_rate=_mean([row["honest_best_wins"] for row in per_seed]),
+            mean_abs_error=_mean([row["honest_mean_abs_error"] for row in per_seed]),
+        ))
+    for dataset, rows in verdicts.items():
+        least = min(v.leak for v in rows)
+        candidates = [v for v in rows if v.leak <= least + LEAK_TOLERANCE]
+        best = max(candidates, key=lambda v: v.honest_cost_key)
+        verdicts[dataset] = [replace(v, recommended=v is best) for v in rows]
+    return verdicts
+
+
+def _percent(value: float | None) -> str:
+    """A share as a percentage for people: ``0.5409 → '54.1 %'``, ``1.0 → '100 %'``."""
+    if value is None:
+        return "–"
+    text = f"{100 * value:.1f}".rstrip("0").rstrip(".")
+    return f"{text} %"
+
+
+def _small(value: float | None) -> str:
+    """A distortion to two significant digits: ``0.000111 → '0.00011'``, ``3e-06 → '3e-06'``."""
+    if value is None:
+        return "–"
+    return "0" if value == 0 else f"{value:.2g}"
 
 
 # --- HTML ----------------------------------------------------------------------------------------------------
@@ -351,13 +551,17 @@ def _templates() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     environment.filters["text"] = _text
+    environment.filters["percent"] = _percent
+    environment.filters["small"] = _small
     environment.filters["json"] = lambda value, sort_keys=False: json.dumps(value, sort_keys=sort_keys)
     return environment
 
 
 def html_report(result: GameResult, summary: Sequence[dict[str, Any]], frontier: bytes, queries: bytes) -> str:
-    """One standalone HTML page (``games/templates/report.html``): the game and its mode, the summary, both
-    charts (inline), every cell and honest board."""
+    """One standalone HTML page (``games/templates/report.html``) a host reads in a minute: first the answer
+    (per data set, the recommended chain, what leaks through each chain and what it costs honest players), then
+    how the game was played (its mode), both charts (inline), each attack's summary, and, folded away, every
+    cell and honest board. Failed cells read "failed", never accuracy 0; tables use people's column names."""
     rows = board_rows(result)
 
     def rows_of(board: Board) -> list[dict[str, Any]]:
@@ -365,15 +569,19 @@ def html_report(result: GameResult, summary: Sequence[dict[str, Any]], frontier:
         return [r for r in rows if (r["dataset"], r["defense"], r["seed"]) == key]
 
     boards = [(board, rows_of(board)) for board in result.boards]
+    lines = attack_lines(result.cells)
     return _templates().get_template("report.html").render(
         game=result.game,
         mode=result.mode,
         site=result.site,
         seconds=result.seconds,
         summary=summary,
-        summary_columns=SUMMARY_COLUMNS,
+        lines=lines,
+        verdicts=chain_verdicts(result, lines),
+        leak_tolerance=LEAK_TOLERANCE,
+        labels=LABELS,
         cells=[c.row() for c in result.cells],
-        cell_columns=CELL_COLUMNS,
+        cell_columns=HTML_CELL_COLUMNS,
         boards=boards,
         board_columns=BOARD_COLUMNS[3:],
         frontier=base64.b64encode(frontier).decode(),

@@ -107,6 +107,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and ReDoc served by the site itself, not from a CDN
     "leaderboard.competitions",
     "leaderboard.submissions",
     "leaderboard.web",
@@ -219,6 +220,12 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Kaggle-style competitions: metadata, submissions, released scores and leaderboards.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # The docs pages load their scripts from the site (drf-spectacular-sidecar): they work offline.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    # No badge fetched from the online validator.
+    "SWAGGER_UI_SETTINGS": {"deepLinking": True, "validatorUrl": None},
 }
 
 # --- Cache: the login and API throttles count here, shared by every web process through Redis --------------

@@ -11,6 +11,7 @@ app_name = "web"
 
 urlpatterns = [
     path("", views.competitions, name="competition-list"),
+    path("favicon.ico", views.favicon, name="favicon"),
     path(
         "accounts/login/",
         auth_views.LoginView.as_view(template_name="web/login.html", next_page="web:competition-list"),

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import mimetypes
 from collections.abc import Callable
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
@@ -29,7 +31,7 @@ from leaderboard.competitions.selectors import (
     competition_sample_submission,
 )
 from leaderboard.errors import ApplicationError, BoardNotAvailable, QuotaExceeded
-from leaderboard.submissions.models import Submission, UploadKind
+from leaderboard.submissions.models import Status, Submission, UploadKind
 from leaderboard.submissions.selectors import (
     BOARDS,
     leaderboard_csv,
@@ -41,8 +43,12 @@ from leaderboard.submissions.selectors import (
     submission_list_for_participant,
 )
 from leaderboard.submissions.services import MAX_FINALS, submission_create, submission_select_final
+from leaderboard.web import charts as charts_module
 from leaderboard.web import games as game_reports
 from leaderboard.web.forms import SelectFinalForm, SubmissionUploadForm
+
+MY_SUBMISSIONS_REFRESH_SECONDS = 3
+PENDING_STATUSES = frozenset({Status.QUEUED, Status.SCORING})
 
 # Participants log in here, not at the admin's staff-only login (settings.LOGIN_URL).
 participant_login_required: Callable[..., Any] = login_required(login_url=reverse_lazy("web:login"))
@@ -59,6 +65,21 @@ def _board(board: str) -> str:
     if board not in BOARDS:
         raise Http404("no such board")
     return board
+
+
+FAVICON = Path(__file__).resolve().parent / "static" / "web" / "favicon.svg"
+
+
+@cache
+def _favicon_bytes() -> bytes:
+    return FAVICON.read_bytes()
+
+
+def favicon(request: HttpRequest) -> HttpResponse:
+    """The site's icon at the address browsers ask for by themselves (pages also link it)."""
+    response = HttpResponse(_favicon_bytes(), content_type="image/svg+xml")
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
 
 
 def competitions(request: HttpRequest) -> HttpResponse:
@@ -116,12 +137,23 @@ def submission_upload(request: HttpRequest, slug: str) -> HttpResponse:
             status = 400
     else:
         form = SubmissionUploadForm()
+    quota = quota_status(competition=competition, participant=request.user)
+    # Which limit stops the next upload (the refusal just given, else the counters): then no form is shown.
+    limit_reached, resets_at = None, quota.resets_at
+    if isinstance(error, QuotaExceeded):
+        limit_reached = "daily" if error.resets_at is not None else "total"
+        resets_at = error.resets_at or resets_at
+    elif quota.exhausted:
+        limit_reached = "total" if quota.remaining_total == 0 else "daily"
     context = {
         "competition": competition,
         "form": form,
         "error": error,
         "quota_error": isinstance(error, QuotaExceeded),
-        "quota": quota_status(competition=competition, participant=request.user),
+        "quota": quota,
+        "limit_reached": limit_reached,
+        "resets_at": resets_at,
+        "show_form": limit_reached is None and competition.is_open(),
     }
     return render(request, "web/submit.html", context, status=status)
 
@@ -140,6 +172,9 @@ def my_submissions(request: HttpRequest, slug: str) -> HttpResponse:
             "finals_selected": sum(s.selected_for_final for s in submissions),
             "max_finals": MAX_FINALS,
             "quota": quota_status(competition=competition, participant=request.user),
+            # The page reloads itself (a meta refresh, no script) until every submission is final.
+            "pending": any(s.status in PENDING_STATUSES for s in submissions),
+            "refresh_seconds": MY_SUBMISSIONS_REFRESH_SECONDS,
         },
     )
 
@@ -201,15 +236,41 @@ def host_submissions(request: HttpRequest, slug: str) -> HttpResponse:
     competition = _competition(slug)
     if not competition_is_host(user=request.user, competition=competition):
         raise PermissionDenied("only the competition's host (or staff) may see raw scores")
+    submissions = list(submission_list_for_host(competition=competition))
+    charts = [
+        chart
+        for split in ("public", "private")
+        if (chart := charts_module.released_vs_raw(_chart_points(submissions, split), split=split)) is not None
+    ]
     return render(
         request,
         "web/host_submissions.html",
         {
             "competition": competition,
-            "submissions": submission_list_for_host(competition=competition),
+            "submissions": submissions,
             "leakage": submission_leakage_for_host(competition=competition),
+            "chain": [_chain_step(step) for step in competition.defenses],
+            "charts": charts,
+            "withheld": sum(
+                s.status == Status.SCORED and s.raw_public is not None and s.public_score is None for s in submissions
+            ),
         },
     )
+
+
+def _chain_step(step: dict[str, Any]) -> str:
+    """``{"name": "noise", "kind": "laplace", "scale": 0.001}`` → ``noise (kind laplace, scale 0.001)``."""
+    params = ", ".join(f"{key} {value}" for key, value in step.items() if key != "name")
+    return f"{step.get('name', '?')} ({params})" if params else str(step.get("name", "?"))
+
+
+def _chart_points(submissions: list[Submission], split: str) -> list[charts_module.Point]:
+    points = []
+    for submission in submissions:
+        raw, released = getattr(submission, f"raw_{split}"), getattr(submission, f"{split}_score")
+        if submission.status == Status.SCORED and raw is not None and released is not None:
+            points.append(charts_module.Point(submission.pk, submission.participant.username, raw, released))
+    return points
 
 
 def games(request: HttpRequest) -> HttpResponse:

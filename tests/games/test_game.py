@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import csv
+import html
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -436,3 +438,46 @@ def test_live_mode_against_a_given_site_needs_a_host_token(
     error = capsys.readouterr().err
     assert "--host-token" in error and "LEADERBOARD_HOST_TOKEN" in error
     assert not (tmp_path / "out").exists()  # nothing played (the live game itself: tests/e2e/test_game_live.py)
+
+
+# --- the report a host reads: the answer first, people's column names, failures as failures -------------------
+
+
+def test_the_html_report_gives_the_answer_first(played: tuple[Any, dict[str, Path]]) -> None:
+    _, paths = played
+    page = paths["html"].read_text()
+    answer = page.index("The answer")
+    assert answer < page.index("Mode: offline (") < page.index("Privacy–utility frontier")
+    verdict = page[answer:page.index("How it was played")]
+    # Without a defense the exact attacker reads every label; rounding to 5 decimals does not stop it either.
+    assert "No chain in this game protects the labels" in verdict
+    assert "Without a defense" not in verdict or "recovers every label" in verdict
+    assert verdict.count('class="recommended"') == 1
+    assert "What leaks" in verdict and "What it costs honest players" in verdict
+
+
+def test_the_html_report_uses_peoples_column_names(played: tuple[Any, dict[str, Path]]) -> None:
+    _, paths = played
+    page = paths["html"].read_text()
+    headers = [html.unescape(h) for h in re.findall(r"<th[^>]*>([^<]*)</th>", page)]
+    assert "Labels right" in headers and "Every label right" in headers and "Attacker's public rank" in headers
+    assert not [h for h in headers if "_" in h], headers  # no data keys such as label_accuracy
+    assert list(read_csv(paths["cells_csv"])[0]) == CELL_COLUMNS  # the files keep the keys
+
+
+def test_the_html_report_shows_failed_cells_as_failed_not_as_zero_accuracy(
+    played: tuple[Any, dict[str, Path]],
+) -> None:
+    _, paths = played
+    page = paths["html"].read_text()
+    for attack in ("capped", "test_crash"):
+        cell = '<td class="t">[^<]*</td>'
+        rows = re.findall(rf'<tr>{cell}{cell}<td class="t">{attack}</td>.*?</tr>', page, flags=re.S)
+        assert len(rows) == 2, attack  # one per defense, in the per-attack table
+        for row in rows:
+            assert "0/2" in row and "failed" in row and "0 %" not in row
+    cells = re.findall(r'<tr class="(failed|error)">(.*?)</tr>', page, flags=re.S)
+    assert len(cells) == 8  # 2 attacks × 2 defenses × 2 seeds
+    for status, row in cells:
+        # labels right, labels claimed and every label right: the outcome, not a 0
+        assert row.count(f'<span class="failed">{status}</span>') == 3, row

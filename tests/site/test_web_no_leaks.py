@@ -112,7 +112,8 @@ class Scenario:
         return [self.open_competition, self.closed_competition]
 
     def known_urls(self) -> list[str]:
-        urls = ["/", "/games/", "/games/standard/", "/games/standard/files/report.html", "/accounts/login/"]
+        urls = ["/", "/games/", "/games/standard/", "/games/standard/files/report.html", "/accounts/login/",
+                "/api/docs/", "/api/redoc/", "/favicon.ico", "/c/no-such-competition/"]
         for competition in self.competitions:
             base = f"/c/{competition.slug}/"
             urls += [
@@ -191,16 +192,20 @@ def links(body: str) -> list[str]:
     return found
 
 
+NOT_CRAWLED = ("/admin/", "/accounts/logout/", "/static/", "/api/schema/")
+
+
 def crawl(
     client: Client, start: list[str], pages: dict[str, tuple[int, str]] | None = None
 ) -> dict[str, tuple[int, str]]:
-    """Every page reachable from ``start`` (same site, no admin, no logout), with its status and text; ``pages``
-    already crawled are not fetched again."""
+    """Every page reachable from ``start`` (same site, no admin, no logout; no static files and no OpenAPI
+    schema: documents generated from code, the same for everyone, see ``test_the_api_docs_hold_no_data``), with
+    its status and text; ``pages`` already crawled are not fetched again."""
     pages = dict(pages or {})
     queue = deque(start)
     while queue and len(pages) < MAX_PAGES:
         url = queue.popleft()
-        if url in pages or url.startswith(("/admin/", "/accounts/logout/")):
+        if url in pages or url.startswith(NOT_CRAWLED):
             continue
         response = client.get(url)
         body = page_text(response)
@@ -300,3 +305,25 @@ def test_the_detector_finds_what_the_host_page_shows(scenario: Scenario, host: A
     found = leaks(body, scenario.forbidden_for("participant"))
     assert any("raw score" in item for item in found), found
     assert any("another participant's submission id" in item for item in found), found
+
+
+def test_the_api_docs_hold_no_data(scenario: Scenario, host: Any) -> None:
+    """The OpenAPI schema the docs pages read is generated from code: the same for every viewer, host included,
+    and free of any label, secret, score, file name or error. (It names host-only fields: it documents the host
+    API, which is why the crawl above does not read it.)"""
+    schemas = set()
+    for user in (None, *scenario.users.values(), host):
+        client = Client()
+        if user is not None:
+            client.force_login(user)
+        response = client.get("/api/schema/")
+        assert response.status_code == 200
+        schemas.add(page_text(response))
+    assert len(schemas) == 1
+    schema = schemas.pop()
+    data_only = Forbidden(
+        {text: why for text, why in scenario.forbidden_for("anonymous").strings.items() if "chain" not in why}
+    )
+    found = [f"{why}: {text!r}" for text, why in data_only.strings.items() if text in schema]
+    found += [f"{number} has more digits than released" for number in OVERPRECISE.findall(schema)]
+    assert not found, found[:5]

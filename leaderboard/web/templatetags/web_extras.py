@@ -21,3 +21,9 @@ def utc(moment: datetime | None) -> str:
 def plain(number: float | None) -> str:
     """A setting's number as written (``1e-15``), not Django's localised fixed-point expansion."""
     return "" if number is None else format(number, "g")
+
+
+@register.filter
+def sig(number: float | None, digits: int = 3) -> str:
+    """A host-side measurement to ``digits`` significant digits (``0.000123``, ``1.2e-07``); empty for ``None``."""
+    return "" if number is None else format(number, f".{digits}g")

@@ -1,0 +1,97 @@
+"""A host in a real browser: the raw-vs-released page reads at 1280 px (released precision, a chart of released
+against raw), the chain changes in the admin, and a game report reads answer first, with one scrollbar."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from tests.browser.conftest import (
+    DECIMALS,
+    HOST,
+    HOST_PASSWORD,
+    OTHER,
+    SLUG,
+    TITLE,
+    WIDTH,
+    BrowserSite,
+    play_tiny_game,
+    screenshot,
+)
+
+pytestmark = pytest.mark.e2e
+
+
+def log_in_as_host(page: Page) -> None:
+    page.goto("/accounts/login/")
+    page.get_by_label("Username").fill(HOST)
+    page.get_by_label("Password").fill(HOST_PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_text(HOST, exact=True)).to_be_visible()
+
+
+def no_horizontal_scroll(page: Page) -> bool:
+    return bool(page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth"))
+
+
+def test_the_host_reads_raw_against_released_at_1280_px(page: Page, site: BrowserSite) -> None:
+    log_in_as_host(page)
+    page.get_by_role("link", name=TITLE).click()
+    page.get_by_role("link", name="Raw vs released scores").click()
+    expect(page).to_have_url(f"{site.url}/c/{SLUG}/host/")
+    expect(page.get_by_role("heading", name=re.compile("Raw vs released"))).to_be_visible()
+    expect(page.get_by_text(f"{DECIMALS} decimals")).to_be_visible()
+    expect(page.locator("ol.chain li").first).to_be_visible()
+    chart = page.locator("figure.chart svg").first
+    expect(chart).to_be_visible()
+    expect(chart.locator("circle")).to_have_count(1)  # bob's one scored submission
+    box = chart.bounding_box()
+    assert box is not None and box["width"] >= 400 and box["x"] + box["width"] <= WIDTH
+    row = page.get_by_role("row", name=re.compile(rf"#\d+ {OTHER}"))
+    expect(row).to_contain_text(site.other_score_text)
+    assert no_horizontal_scroll(page)
+    screenshot(site, page, "raw-vs-released")
+
+
+def test_the_host_changes_the_chain_in_the_admin(page: Page, site: BrowserSite) -> None:
+    log_in_as_host(page)
+    page.goto(f"/c/{SLUG}/")
+    page.get_by_role("link", name="Edit in the admin").click()
+    chain = page.locator("#id_defenses")
+    expect(chain).to_be_visible()
+    screenshot(site, page, "admin-competition")
+    chain.fill('[{"name": "ladder", "mode": "parameter_free"}]')
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.locator(".messagelist .success")).to_be_visible()
+    page.goto(f"/c/{SLUG}/host/")
+    expect(page.locator("ol.chain li")).to_have_count(1)
+    expect(page.locator("ol.chain")).to_contain_text("ladder (mode parameter_free)")
+    screenshot(site, page, "raw-vs-released-new-chain")
+
+
+def test_a_game_report_reads_answer_first_with_one_scrollbar(page: Page, site: BrowserSite) -> None:
+    game = play_tiny_game(site)
+    page.goto("/")
+    page.get_by_role("navigation").get_by_role("link", name="Games").click()
+    page.get_by_role("link", name=game, exact=True).click()
+    expect(page).to_have_url(f"{site.url}/games/{game}/")
+    report = page.frame_locator("iframe.report")
+    answer = report.get_by_role("heading", name="The answer")
+    expect(answer).to_be_visible()
+    expect(report.locator("tr.recommended")).to_have_count(1)
+    expect(report.get_by_role("columnheader", name="Labels right").first).to_be_visible()
+    # The page itself does not scroll (only the report inside it does), in either direction.
+    assert page.evaluate("document.documentElement.scrollHeight <= document.documentElement.clientHeight")
+    assert no_horizontal_scroll(page)
+    frame_box = page.locator("iframe.report").bounding_box()
+    answer_box = answer.bounding_box()
+    assert frame_box is not None and answer_box is not None
+    assert frame_box["height"] >= 500 and answer_box["y"] + answer_box["height"] <= frame_box["y"] + frame_box["height"]
+    screenshot(site, page, "game", full_page=False)
+
+    page.goto("/games/tiny/files/report.html")
+    expect(page.get_by_role("heading", name="The answer")).to_be_visible()
+    assert no_horizontal_scroll(page)
+    screenshot(site, page, "game-report")
