@@ -101,6 +101,21 @@ def share_from_constant(metric: str, eps: float, n_classes: int, favoured: int, 
     return float(np.clip((float(released) - off) / (on - off), 0.0, 1.0))
 
 
+def share_se(metric: str, eps: float, noise: float | None) -> float | None:
+    """The standard error of a class-1 share read from one binary constant probe released with noise of
+    standard deviation ``noise`` (``None``: unknown); ``None`` when unknown or the metric is not a mean.
+
+    >>> share_se("accuracy", 1e-15, 0.01), round(share_se("binary_logloss", 1e-15, 0.01), 5)
+    (0.01, 0.0118)
+    """
+    rows = get_metric(metric).row_values
+    if noise is None or rows is None:
+        return None
+    values = rows(np.full(2, PROBE_VALUE), np.array([1, 0]), eps)
+    gap = float(abs(values[0] - values[1]))
+    return float(noise) / gap if gap > 0 else None
+
+
 def rates_from_shares(shares: list[float | None], n_classes: int) -> np.ndarray | None:
     """Class shares from the measured ones (class ``j`` for ``j < len(shares)``), the rest sharing what is
     left evenly; ``None`` if none was measured.
@@ -207,3 +222,86 @@ def majority(oracle: Oracle, *, rates: Sequence[float] | None = None) -> AttackR
         "majority", labels, confidence=confidence,
         details={"rates": [float(r) for r in shares], "balance_queries": queries},
     )
+
+
+@dataclass
+class ShareEstimate:
+    """The share of class 1 averaged over repeated constant probes: ``share`` ± ``se`` (its standard error),
+    the release noise's standard deviation on the score (``noise``; 0 when two releases agreed) and the
+    queries spent."""
+
+    share: float | None
+    se: float = 0.0
+    noise: float = 0.0
+    queries: int = 0
+
+
+def repeat_share(
+    oracle: Oracle,
+    *,
+    max_queries: int,
+    prior: float | None = None,
+    prior_se: float = 0.0,
+    noise: float | None = None,
+    sigmas: float = 3.0,
+) -> ShareEstimate:
+    """The share of class 1 of a binary board from constant probes, repeated while the release is noisy and the
+    majority class is still in doubt.
+
+    Each probe is :func:`constant_probe` with one row moved by one ulp (a different file, the same score to
+    ~1e-16), so a same-file-same-score cache cannot answer it and a fresh noise draw, subset or randomized
+    response comes with each. Two releases that agree mean no noise: stop. Otherwise average (with ``prior``
+    ± ``prior_se``, inverse-variance weighted, when given) until the share is ``sigmas`` standard errors away
+    from 1/2 or ``max_queries`` are spent. ``noise`` (the release's standard deviation, if known) sizes the
+    standard error from the start; else it is estimated from the releases themselves.
+    """
+    rows = get_metric(oracle.metric).row_values
+    if oracle.n_classes != 2 or rows is None or max_queries <= 0:
+        return ShareEstimate(prior, prior_se, noise or 0.0)
+    probe_values = rows(np.full(2, PROBE_VALUE), np.array([1, 0]), oracle.eps)
+    gap = float(abs(probe_values[0] - probe_values[1])) or 1.0
+    shares: list[float] = []
+    released: list[float] = []
+    out = ShareEstimate(prior, prior_se, noise or 0.0)
+    for i in range(max_queries):
+        probe = constant_probe(oracle.n_rows, 2, 1)
+        if i:
+            row = (i - 1) % oracle.n_rows
+            probe[row] = np.nextafter(probe[row], 1.0 if i % 2 else 0.0)
+        try:
+            value = oracle.submit(probe)
+        except SubmissionRefused:
+            value = None
+        out.queries += 1
+        if value is None:
+            continue
+        share = share_from_constant(oracle.metric, oracle.eps, 2, 1, float(value))
+        if share is None:
+            continue
+        shares.append(share)
+        released.append(float(value))
+        if len(released) >= 2 and max(released) == min(released) and not noise:
+            out.noise = 0.0
+            break
+        if len(released) >= 2 or noise:
+            spread = float(np.std(released, ddof=1)) if len(released) >= 2 and not noise else float(noise or 0.0)
+            out.noise = spread
+            se_one = spread / gap
+            weights = [len(shares) / se_one**2 if se_one > 0 else np.inf]
+            means = [float(np.mean(shares))]
+            if prior is not None and prior_se > 0:
+                weights.append(1.0 / prior_se**2)
+                means.append(prior)
+            if np.isinf(weights[0]):
+                out.share, out.se = means[0], 0.0
+            else:
+                total = sum(weights)
+                out.share = float(np.clip(sum(w * m for w, m in zip(weights, means, strict=True)) / total, 0, 1))
+                out.se = float(1.0 / np.sqrt(total))
+            if out.se == 0 or abs(out.share - 0.5) > sigmas * out.se:
+                break
+        else:
+            out.share, out.se = shares[0], prior_se
+    if shares and out.share is None:
+        out.share = float(np.mean(shares))
+    return out

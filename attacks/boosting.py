@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attacks.balance import measure_balance
+from attacks.balance import repeat_share
 from attacks.oracle import Oracle
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
@@ -117,7 +117,8 @@ def boosting(
     accept: str = "threshold",
     margin: float = 0.5,
     prior: float | Sequence[float] | None = None,
-    noise: float = 0.0,
+    prior_se: float = 0.0,
+    noise: float | None = None,
     floor: bool = True,
 ) -> AttackResult:
     """Submit random 0/1 vectors, keep those that beat chance, weigh their votes against the class balance.
@@ -132,12 +133,14 @@ def boosting(
     improves while the labels stay essentially unknown (fresh-data loss stays ~0.5).
 
     The floor (``floor=True``, default): the kept votes are weak evidence (:func:`vote_evidence`, with the
-    release ``noise`` standard deviation if known), so each row's label is the posterior one given the share
-    of ones ``prior`` (the class-1 share, or the class shares; measured with the first of the ``k`` queries,
-    a constant prediction, when not given: :mod:`attacks.balance`). If that labeling is not confidently
-    better than the majority labeling (:func:`floored_labels`), or no vector was kept, the majority labeling
-    is returned. ``confidence`` is each row's posterior probability of its label. ``floor=False`` is the
-    paper's algorithm as published (ties broken by a seeded coin, no confidence beyond 1/2).
+    release ``noise`` standard deviation), so each row's label is the posterior one given the share of ones
+    ``prior`` (the class-1 share, or the class shares, ± ``prior_se``). When the prior is not given, or is
+    too uncertain to name the majority class, the first of the ``k`` queries measure it with constant
+    predictions (:func:`attacks.balance.repeat_share`: two when the board is exact, more while a noisy board
+    leaves the majority in doubt, at most ``k/4``), which also estimate ``noise`` when it is not given. If the
+    posterior labeling is not confidently better than the majority labeling (:func:`floored_labels`), or no
+    vector was kept, the majority labeling is returned. ``confidence`` is each row's posterior probability of
+    its label. ``floor=False`` is the paper's algorithm as published (ties broken by a seeded coin).
 
     Queries: exactly ``k``. Time: O(k·n). Precision: whatever the board shows (one comparison per query).
     Claims every row (its guess); raises :class:`AttackFailed` for a multiclass board, or when no query beat
@@ -154,10 +157,14 @@ def boosting(
     n = oracle.n_rows
     prior_one = _prior_one(prior)
     balance_queries = 0
-    if floor and prior_one is None and k >= 2:
-        measured = measure_balance(oracle, budget=1)
+    doubtful = prior_one is None or (prior_se > 0 and abs(prior_one - 0.5) <= 3 * prior_se)
+    if floor and doubtful and k >= 2:
+        cap = 1 if (prior_one is None and noise == 0) else max(2, min(50, k // 4))
+        measured = repeat_share(oracle, max_queries=min(cap, k - 1), prior=prior_one, prior_se=prior_se, noise=noise)
         balance_queries = measured.queries
-        prior_one = None if measured.rates is None else float(measured.rates[1])
+        prior_one = measured.share
+        if noise is None:
+            noise = measured.noise
     higher_is_better = get_metric(oracle.metric).higher_is_better
     sign = 1.0 if higher_is_better else -1.0  # compare scores as "bigger is better"
     threshold = sign * chance_score(oracle.metric, oracle.eps, margin)
@@ -189,9 +196,10 @@ def boosting(
         raise AttackFailed(f"none of the {k} random vectors beat chance and the class balance is unknown")
     public_fraction = getattr(oracle, "public_fraction", None)
     share = 1.0 if public_fraction is None else float(public_fraction)
-    weight = vote_evidence(max(1, round(n * share)), share, row_gap(oracle.metric, oracle.eps, margin), noise)
+    gap = row_gap(oracle.metric, oracle.eps, margin)
+    weight = vote_evidence(max(1, round(n * share)), share, gap, noise or 0.0)
     labels, confidence, info = floored_labels(prior_one, weight * votes, ties)
-    details.update(info, vote_weight=weight, balance_queries=balance_queries)
+    details.update(info, vote_weight=weight, balance_queries=balance_queries, noise=noise or 0.0)
     return AttackResult("boosting", labels, details=details, confidence=confidence)
 
 

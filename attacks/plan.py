@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import attacks.capacity  # noqa: F401  (registers capacity and capacity_split)
+from attacks.balance import share_se
 from attacks.fingerprint import Fingerprint
 from attacks.oracle import Oracle
 from attacks.registry import available
@@ -78,10 +79,16 @@ def best_guess_plan(
         k = BOOSTING_K if query_budget is None else query_budget
         if k >= 1:
             params: dict[str, Any] = {"k": k, "seed": seed, "accept": accept, "margin": margin}
+            noise = None if report.noise is None else (max(report.noise_spread, report.tolerance) if report.noise
+                                                       else 0.0)
+            if noise is not None:
+                params["noise"] = noise
             if report.balance is not None:
                 params["prior"] = report.balance[1]
-            if report.noise:
-                params["noise"] = max(report.noise_spread, report.tolerance)
+                se = share_se(oracle.metric, oracle.eps, noise)
+                if se is None or se > 0:
+                    # One noisy release measured it: boosting re-measures while the majority class is in doubt.
+                    params["prior_se"] = 0.5 if se is None else se
             return Plan("boosting", params, reason)
     return Plan("majority", {"rates": report.balance}, reason)
 
