@@ -71,6 +71,10 @@ class BudgetedView:
     def queries(self) -> int:
         return self._inner.queries
 
+    @queries.setter
+    def queries(self, value: int) -> None:
+        self._inner.queries = value
+
     @property
     def used(self) -> int:
         return self._inner.queries - self._start

@@ -188,6 +188,7 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
         baseline = np.full(n, 0.5) if k == 2 else np.full((n, k), 1.0 / k)
         base = prober.send(baseline)
         if prober.left > 0:
+            nudged: np.ndarray
             if oracle.metric == "auc":
                 nudged = np.full(n, 0.25)  # another file, the same ranking: AUC 1/2 again
             else:

@@ -195,8 +195,8 @@ def _run(
         recovered=result.exact,
         guessed=details["guessed"],
         labels={server.ids[i]: int(y) for i, y in enumerate(result.labels.tolist()) if y >= 0},
-        confidence={server.ids[i]: round(float(c), 6) for i, (y, c) in enumerate(zip(result.labels, confidence))
-                    if y >= 0 and c < 1.0},
+        confidence={server.ids[i]: round(float(confidence[i]), 6) for i in range(server.n_rows)
+                    if result.labels[i] >= 0 and confidence[i] < 1.0},
     )
     if details["cut_by_budget"]:
         raise BudgetExhausted(f"the query budget of {args.budget} ran out before {details['attack']} finished")

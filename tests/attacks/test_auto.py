@@ -75,8 +75,8 @@ def test_on_balanced_labels_it_is_no_worse_than_a_coin(defense: str) -> None:
 
 def _check_shape(result: attacks.AttackResult) -> None:
     assert result.attack == "auto"
-    confidence = result.confidence
-    assert confidence is not None and confidence.shape == result.labels.shape
+    confidence = result.fill_confidence()
+    assert confidence.shape == result.labels.shape
     assert ((confidence >= 0) & (confidence <= 1)).all()
     assert (confidence[result.labels < 0] == 0).all()
     assert (confidence[result.labels >= 0] >= 0.5).all()  # a binary guess is never below a coin
@@ -98,7 +98,7 @@ def test_every_budget_is_respected(budget: int) -> None:
         result = attacks.run("auto", oracle, budget=budget)
         assert oracle.queries == result.queries <= budget
         if budget == 0:
-            assert (result.labels == -1).all() and (result.confidence == 0).all()
+            assert (result.labels == -1).all() and (result.fill_confidence() == 0).all()
         elif budget >= 1:
             # One constant probe is enough for the majority class.
             assert result.accuracy(labels) >= _majority_rate(labels) - 0.02, result.details["reasoning"]
@@ -110,7 +110,7 @@ def test_a_budget_cut_keeps_the_exact_labels_decoded_and_guesses_the_rest() -> N
     result = attacks.run("auto", oracle, budget=20)
     details = result.details
     assert details["cut_by_budget"] is True and oracle.queries == 20
-    exact = result.confidence >= 1.0
+    exact = result.fill_confidence() >= 1.0
     assert 0 < exact.sum() < 600 and (result.labels[exact] == labels[exact]).all()
     # The open rows get the majority of what the exact labels leave, which the measured balance pins exactly.
     open_rows = ~exact
@@ -135,7 +135,7 @@ def test_without_a_budget_it_matches_the_exact_attack() -> None:
     direct = attacks.run("capacity", LocalOracle(labels, decimals=5, seed=4))
     assert result.details["attack"] == "capacity" and result.accuracy(labels) == 1.0
     assert result.queries == result.details["fingerprint_queries"] + direct.queries
-    assert (result.confidence == 1.0).all()
+    assert (result.fill_confidence() == 1.0).all()
 
 
 def test_a_forced_attack_is_played_after_the_fingerprint() -> None:
@@ -153,8 +153,8 @@ def test_the_public_split_is_recovered_and_private_rows_guessed() -> None:
     result = attacks.run("auto", oracle)
     public = oracle.spec.hidden.public_mask
     assert result.details["attack"] == "capacity_split"
-    assert (result.labels[public] == labels[public]).all() and (result.confidence[public] == 1.0).all()
-    assert (result.confidence[~public] < 1.0).all() and (result.labels[~public] == 0).all()
+    assert (result.labels[public] == labels[public]).all() and (result.fill_confidence()[public] == 1.0).all()
+    assert (result.fill_confidence()[~public] < 1.0).all() and (result.labels[~public] == 0).all()
 
 
 @pytest.mark.parametrize(
@@ -175,7 +175,8 @@ def test_other_metrics_get_at_least_the_majority_class(metric: str, n_classes: i
 
 
 def _check_shape_any(result: attacks.AttackResult) -> None:
-    assert result.confidence is not None and ((result.confidence >= 0) & (result.confidence <= 1)).all()
+    confidence = result.fill_confidence()
+    assert ((confidence >= 0) & (confidence <= 1)).all()
     assert result.details["reasoning"][-1].startswith("result:")
 
 
