@@ -200,3 +200,18 @@ def test_the_final_prediction_is_confident_where_labels_are_claimed() -> None:
     multiclass = confident_predictions(np.array([2, -1]), 3)
     assert multiclass[0].tolist() == [1e-15, 1e-15, 1 - 2e-15]
     assert multiclass[1].tolist() == pytest.approx([1 / 3] * 3)
+
+
+def test_an_auto_run_cut_by_the_budget_is_a_prefix_of_the_full_run(tmp_path: Path) -> None:
+    # The bot plays attacks.run("auto", ...) with its --budget; a run the budget cuts must replay into the
+    # longer run, query for query, or the checkpoint could not resume it.
+    path = tmp_path / "run.checkpoint.jsonl"
+    first = ReplayOracle(_board(), Checkpoint.open(path, _header()), budget=15)
+    cut = run("auto", first, budget=15, reserve=1)
+    assert cut.details["cut_by_budget"] is True and first.queries == 15
+    first.checkpoint.close()
+    board = _board()
+    resumed = ReplayOracle(board, Checkpoint.open(path, _header()))
+    full = run("auto", resumed, reserve=1)
+    assert resumed.replayed == 15 and board.queries == full.queries - 15
+    assert (full.labels == LABELS).all() and full.details["cut_by_budget"] is False
