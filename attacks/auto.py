@@ -121,6 +121,8 @@ def auto(
         raise ValueError(f"budget must be non-negative, got {budget}")
     if reserve < 0:
         raise ValueError(f"reserve must be non-negative, got {reserve}")
+    if attack == "auto":
+        attack = None  # "auto" names the default choice, not an attack to nest
     view = BudgetedView(oracle, budget)
     n = oracle.n_rows
     reasoning: list[str] = []
@@ -276,10 +278,10 @@ def _fill_majority(
     open_rows = labels < 0
     if not open_rows.any():
         return
-    n, k = len(labels), max(int(report.balance is not None and len(report.balance)), 2)
+    n = len(labels)
+    k = max(len(report.balance) if report.balance is not None else 2, int(labels.max(initial=0)) + 1)
     rates: np.ndarray | None = None
     if report.balance is not None:
-        k = len(report.balance)
         rates = np.asarray(report.balance, dtype=np.float64)
         every_row_scored = played is not None and "public_mask" not in played.details and (
             report.public_fraction is None and not report.only_public_moves)
