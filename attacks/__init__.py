@@ -2,16 +2,20 @@
 
 ``LocalOracle(labels, ...)`` answers queries with the site's own scoring and defenses; ``available()``
 lists attack names; ``run(name, oracle, **params)`` returns an :class:`AttackResult` with at least
-``labels``, ``queries`` and ``seconds``. Importing this package registers every built-in attack.
+``labels``, ``queries``, ``seconds`` and a per-label ``confidence``; ``run("auto", oracle, budget=Q)``
+fingerprints the release and plays the strongest applicable attack (:mod:`attacks.auto`). Importing this
+package registers every built-in attack.
 """
 
 from __future__ import annotations
 
 # Importing the attack modules registers them.
-from attacks import boosting, paper000, paper004  # noqa: F401
+from attacks import auto, balance, boosting, paper000, paper004  # noqa: F401
 from attacks import capacity as _capacity  # noqa: F401  (registers capacity, capacity_split)
 from attacks.oracle import LocalOracle, Oracle
 from attacks.registry import available, register, run
-from attacks.result import AttackFailed, AttackResult
+from attacks.result import AttackFailed, AttackResult, SubmissionRefused
 
-__all__ = ["AttackFailed", "AttackResult", "LocalOracle", "Oracle", "available", "register", "run"]
+__all__ = [
+    "AttackFailed", "AttackResult", "LocalOracle", "Oracle", "SubmissionRefused", "available", "register", "run",
+]

@@ -33,13 +33,15 @@ CLIPPING_FLOOR = 1e-9
 
 
 def confident_predictions(
-    labels: np.ndarray, n_classes: int, confidence: float | None = None, *, eps: float = 1e-15
+    labels: np.ndarray, n_classes: int, confidence: float | np.ndarray | None = None, *, eps: float = 1e-15
 ) -> np.ndarray:
     """Predictions that stake everything on ``labels``: ``confidence`` on each claimed label and the rest spread
     evenly over the other classes — by default ``eps`` on every other class (``1 - (K-1)·eps`` on the claimed
     one) — and the neutral ``1/K`` on rows marked ``-1`` (not claimed), whose loss is the same for every label.
 
-    Binary: P(class 1) per row; K classes: an ``(n, K)`` matrix.
+    ``confidence`` may be one number or one per row (an attack result's ``confidence``: a guessed row is staked
+    at its posterior probability, an exact one — confidence 1 — at ``1 - (K-1)·eps``, which minimises the
+    expected log loss of the submission). Binary: P(class 1) per row; K classes: an ``(n, K)`` matrix.
 
     >>> confident_predictions(np.array([1, 0, -1]), 2).tolist()
     [0.999999999999999, 1e-15, 0.5]
@@ -47,17 +49,28 @@ def confident_predictions(
     [0.99, 0.010000000000000009, 0.5]
     >>> confident_predictions(np.array([2, -1]), 3, 0.9).round(3).tolist()
     [[0.05, 0.05, 0.9], [0.333, 0.333, 0.333]]
+    >>> confident_predictions(np.array([1, 0, 1]), 2, np.array([1.0, 0.7, 0.6])).round(3).tolist()
+    [1.0, 0.3, 0.6]
     """
     labels = np.asarray(labels, dtype=np.int64)
+    claimed_p: float | np.ndarray
+    other_p: float | np.ndarray
     if confidence is None:
         claimed_p, other_p = 1.0 - (n_classes - 1) * eps, eps
+    elif np.ndim(confidence) == 0:
+        claimed_p, other_p = float(confidence), (1.0 - float(confidence)) / (n_classes - 1)  # type: ignore[arg-type]
     else:
-        claimed_p, other_p = confidence, (1.0 - confidence) / (n_classes - 1)
+        wanted = np.asarray(confidence, dtype=np.float64)
+        sure = wanted >= 1.0 - (n_classes - 1) * eps
+        claimed_p = np.where(sure, 1.0 - (n_classes - 1) * eps, np.clip(wanted, 1.0 / n_classes, None))
+        other_p = np.where(sure, eps, (1.0 - claimed_p) / (n_classes - 1))
     if n_classes == 2:
         return np.where(labels == 1, claimed_p, np.where(labels == 0, other_p, 0.5))
-    out = np.full((len(labels), n_classes), other_p)
+    out = np.empty((len(labels), n_classes))
+    out[:] = np.asarray(other_p, dtype=np.float64).reshape(-1, 1) if np.ndim(other_p) else other_p
     claimed = labels >= 0
-    out[claimed, labels[claimed]] = claimed_p
+    rows = np.flatnonzero(claimed)
+    out[rows, labels[claimed]] = claimed_p[claimed] if isinstance(claimed_p, np.ndarray) else claimed_p
     out[~claimed] = 1.0 / n_classes
     return out
 

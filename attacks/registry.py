@@ -47,7 +47,8 @@ def run(name: str, oracle: Oracle, *, confirm: bool | None = None, **params: Any
     """Run attack ``name`` against ``oracle``; the result's queries and seconds include the confirmation.
 
     ``confirm`` (default: on for exact attacks) spends one more query checking the claimed labels against the
-    leaderboard and raises :class:`~attacks.result.AttackFailed` if they disagree.
+    leaderboard and raises :class:`~attacks.result.AttackFailed` if they disagree. The result's ``confidence``
+    is the attack's own, else 1.0 on every labeled row (an attack that sets none vouches for its labels).
     """
     try:
         fn = ATTACKS[name]
@@ -59,6 +60,7 @@ def run(name: str, oracle: Oracle, *, confirm: bool | None = None, **params: Any
     result = out if isinstance(out, AttackResult) else AttackResult(name, np.asarray(out, dtype=np.int64))
     if (name in CONFIRMED if confirm is None else confirm) and result.recovered:
         confirm_claims(oracle, result, slack=slack_from(params))
+    result.fill_confidence()
     result.attack = name
     result.queries = oracle.queries - queries_before
     result.seconds = time.perf_counter() - started

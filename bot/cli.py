@@ -6,13 +6,15 @@
                     [--fingerprint-budget F] [--seed S] [--upload json|csv] [--no-progress]
 
 Steps: read the metadata and sample submission (:class:`~bot.http_oracle.HttpOracle`, on the one HTTP client
-:class:`~bot.client.LeaderboardClient`); fingerprint the board (:mod:`bot.fingerprint`); pick the attack
-(:mod:`bot.plan`) or take ``--attack``; run it, checkpointing every query (:mod:`bot.checkpoint`) so an
-interrupted run resumes without re-submitting; submit the recovered labels as a confident prediction; write
-the JSON summary.
+:class:`~bot.client.LeaderboardClient`); run ``attacks.run("auto", …)`` — fingerprint the board, pick the
+strongest applicable attack (or the one ``--attack`` names) and play it within ``--budget`` (one submission
+kept for the final one), never below the majority class — checkpointing every query (:mod:`bot.checkpoint`)
+so an interrupted run resumes without re-submitting; submit the recovered labels as a prediction staking each
+row's confidence (exact labels at ``1 - 1e-15``); write the JSON summary, with ``auto``'s reasoning.
 
 Exit status: 0 done; 1 error (message on stderr); 75 (``EX_TEMPFAIL``) stopped early — quota reached with
-``--on-quota stop`` or ``--budget`` used up — with a checkpoint from which the same command resumes.
+``--on-quota stop`` or ``--budget`` used up before the attack finished — with a checkpoint from which the
+same command resumes.
 """
 
 from __future__ import annotations
@@ -30,13 +32,13 @@ import numpy as np
 from tqdm import tqdm
 
 from attacks.confirm import confident_predictions
+from attacks.fingerprint import DEFAULT_BUDGET
 from attacks.registry import run
-from attacks.result import AttackFailed, AttackResult
+from attacks.result import AttackFailed
 from bot.checkpoint import BudgetExhausted, Checkpoint, CheckpointMismatch, ReplayOracle, new_header
 from bot.client import ClientError, QuotaExceeded
-from bot.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
 from bot.http_oracle import HttpOracle
-from bot.plan import Plan, choose, parse_params
+from bot.plan import parse_params
 
 EXIT_STOPPED = 75
 #: Confidence of the final submission: at the default clipping eps = 1e-15 a right label costs ~1e-15.
@@ -76,7 +78,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"a participant's API token (visible to `ps`: prefer --token-file or ${TOKEN_ENV})")
     parser.add_argument("--token-file", type=Path, default=None, metavar="PATH",
                         help="read the API token from this file (its first line)")
-    parser.add_argument("--attack", default=None, help="force this attack (default: chosen from the fingerprint)")
+    parser.add_argument("--attack", default="auto",
+                        help="auto (default: the strongest attack the fingerprint allows) or an attack to force, "
+                        "played after the fingerprint")
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                         help="an attack parameter (repeatable); values are read as JSON when they parse")
     parser.add_argument("--budget", type=int, default=None, metavar="Q",
@@ -197,52 +201,49 @@ def _run(
     if checkpoint.entries:
         progress.bar.write(f"leaderboard-bot: resuming from {path} ({len(checkpoint.entries)} answered queries)")
 
-    progress.phase("fingerprint")
-    probe_budget = args.fingerprint_budget if args.budget is None else min(args.fingerprint_budget, args.budget)
-    report = fingerprint(oracle, budget=probe_budget, seed=args.seed)
-    summary["fingerprint"] = report.as_dict()
-    _apply_observed_precision(oracle, report)
-
-    budget_left = None if args.budget is None else args.budget - oracle.queries - 1
-    plan = choose(oracle, report, forced=args.attack, params=params, seed=args.seed, query_budget=budget_left)
-    summary.update(attack=plan.attack, params=plan.params, reason=plan.reason)
-    progress.phase(plan.attack)
-    before = oracle.queries
-    result = _attack(plan, oracle)
-    summary.update(
-        attack_queries=oracle.queries - before,
-        attack_seconds=result.seconds,
-        details=result.details,
-        recovered=result.recovered,
-        labels={server.ids[i]: int(y) for i, y in enumerate(result.labels.tolist()) if y >= 0},
+    progress.phase("auto")
+    forced = None if args.attack in (None, "auto") else args.attack
+    result = run(
+        "auto", oracle, budget=args.budget, reserve=0 if args.no_final else 1,
+        fingerprint_budget=args.fingerprint_budget, seed=args.seed, attack=forced, params=params or None,
     )
+    details = result.details
+    confidence = result.fill_confidence()
+    summary.update(
+        fingerprint=details["fingerprint"],
+        attack=details["attack"],
+        fallback=details["fallback"],
+        params=details["plan"]["params"],
+        reason=details["plan"]["reason"],
+        reasoning=details["reasoning"],
+        attack_queries=details["attack_queries"],
+        attack_seconds=result.seconds,
+        details=details.get("attack_details", {}),
+        recovered=result.exact,
+        guessed=details["guessed"],
+        labels={server.ids[i]: int(y) for i, y in enumerate(result.labels.tolist()) if y >= 0},
+        confidence={server.ids[i]: round(float(confidence[i]), 6) for i in range(server.n_rows)
+                    if result.labels[i] >= 0 and confidence[i] < 1.0},
+    )
+    if details["cut_by_budget"]:
+        raise BudgetExhausted(f"the query budget of {args.budget} ran out before {details['attack']} finished")
 
     if not args.no_final:
         progress.phase("final")
-        released = oracle.submit(confident_predictions(result.labels, server.n_classes, eps=CONFIDENT))
+        final = confident_predictions(result.labels, server.n_classes, confidence, eps=CONFIDENT)
+        released = oracle.submit(final)
         summary.update(final_public_score=None if released is None else float(released),
                        final_public_score_text=oracle.last_released_text)
     summary.update(status="complete", queries=oracle.queries, seconds=time.perf_counter() - started)
     progress.close()
+    guessed = f" (+{details['guessed']} guessed)" if details["guessed"] else ""
     print(
-        f"leaderboard-bot: {plan.attack} recovered {result.recovered}/{server.n_rows} labels in {oracle.queries} "
-        f"submissions ({report.probes} fingerprint + {summary['attack_queries']} attack"
-        f"{'' if args.no_final else ' + 1 final'}; {oracle.replayed} replayed from the checkpoint) in "
+        f"leaderboard-bot: {details['attack']} recovered {result.exact}/{server.n_rows} labels{guessed} in "
+        f"{oracle.queries} submissions ({details['fingerprint_queries']} fingerprint + {details['attack_queries']} "
+        f"attack{'' if args.no_final else ' + 1 final'}; {oracle.replayed} replayed from the checkpoint) in "
         f"{time.perf_counter() - started:.1f} s; final public score {summary.get('final_public_score_text')}"
     )
     return 0
-
-
-def _apply_observed_precision(oracle: ReplayOracle, report: Fingerprint) -> None:
-    """Attacks size their constructions from ``oracle.decimals``: use what the released texts showed."""
-    if report.full_precision:
-        oracle.decimals = None
-    elif report.decimals is not None:
-        oracle.decimals = report.decimals
-
-
-def _attack(plan: Plan, oracle: ReplayOracle) -> AttackResult:
-    return run(plan.attack, oracle, **plan.params)
 
 
 def _json_default(value: Any) -> Any:

@@ -41,6 +41,8 @@ from typing import Any
 
 import requests
 
+from attacks.result import SubmissionRefused
+
 #: Status codes worth another attempt: the server or a proxy in front of it is briefly unavailable.
 RETRY_STATUSES = frozenset({500, 502, 503, 504})
 #: Of those, the ones after which the request may nevertheless have been processed.
@@ -112,8 +114,9 @@ class QuotaExceeded(ClientError):
         self.retry_after = retry_after
 
 
-class SubmissionFailed(ClientError):
-    """The site accepted the upload but could not score it; ``message`` is the site's own explanation."""
+class SubmissionFailed(ClientError, SubmissionRefused):
+    """The site accepted the upload but could not score it; ``message`` is the site's own explanation. It is
+    the attacks' :class:`~attacks.result.SubmissionRefused`, so a probe the site refuses is seen as such."""
 
     def __init__(self, submission_id: int, message: str) -> None:
         super().__init__(f"submission {submission_id} failed: {message}", detail=message)

@@ -1,52 +1,20 @@
-"""Pick the strongest applicable attack for what the fingerprint saw, or the one the user forced.
-
-The order, strongest first (every pick states its reason in :attr:`Plan.reason`):
-
-* a board that re-releases earlier scores (Ladder, threshold) or scores a fresh random subset per
-  submission: no exact attack applies; ``boosting`` (Blum & Hardt), with ``accept="improvement"`` against a
-  Ladder;
-* binary log loss, float64, no noise, every row scored: ``capacity`` (ours, most labels per query), with
-  the observed decimals;
-* binary log loss, only the public split scored: ``capacity_split`` (tells "not public" from "label 0");
-* binary log loss with noise: ``capacity`` (or ``capacity_split``) with a noise bound of ten times the scale
-  estimated below, else ``robust_batched`` (paper 000, Algorithm 3) with a Laplace scale taken from
-  the observed spread;
-* binary log loss on an MPFR server: ``prime_batched`` (paper 000, Algorithm 1, batches from φ);
-* multiclass log loss: ``prime_powers`` (paper 000, Theorem 8);
-* anything else binary: ``boosting``.
-
-Attacks missing from the registry are skipped.
-"""
+"""The bot's plan: the attack choice lives in :mod:`attacks.plan` (``attacks.run("auto", …)`` uses it); this
+module keeps the command line's parameter parsing and the names the bot has always exported."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from typing import Any
 
-import attacks.capacity  # noqa: F401  (registers capacity and capacity_split)
-from attacks.oracle import Oracle
-from attacks.registry import available
-from bot.fingerprint import Fingerprint
+from attacks.plan import (
+    NOISE_BOUND_FACTOR,
+    NOISE_SCALE_FACTOR,
+    Plan,
+    choose,
+    load_attacks,
+)
 
-#: Observed spread of two identical probes → a Laplace scale with room to spare. For Laplace noise of scale
-#: b the expected |X − Y| is 1.5·b; a factor 2 over the observed spread covers an unlucky small sample.
-NOISE_SCALE_FACTOR = 2.0
-#: The capacity attack's assumed bound on |released − true| as a multiple of that scale. Laplace tails fall as
-#: e^(−t/b): at 10 × (≥ 2b) a query exceeds the bound with probability below e^-20, so a run of a few hundred
-#: queries holds, while the lattice loses only ~1 bit per query (measured: Laplace 1e-3 on 171 rows, bound
-#: 20b, 53 queries; robust_batched fails there). If the noise still breaks it, capacity fails loudly.
-NOISE_BOUND_FACTOR = 10.0
-
-
-@dataclass
-class Plan:
-    """The attack to run, its parameters, and why it was chosen."""
-
-    attack: str
-    params: dict[str, Any] = field(default_factory=dict)
-    reason: str = ""
-    forced: bool = False
+__all__ = ["NOISE_BOUND_FACTOR", "NOISE_SCALE_FACTOR", "Plan", "choose", "load_attacks", "parse_params"]
 
 
 def parse_params(pairs: list[str] | None) -> dict[str, Any]:
@@ -65,66 +33,3 @@ def parse_params(pairs: list[str] | None) -> dict[str, Any]:
         except json.JSONDecodeError:
             params[key.strip()] = text
     return params
-
-
-def load_attacks() -> list[str]:
-    """Every registered attack name."""
-    return available()
-
-
-def choose(
-    oracle: Oracle,
-    report: Fingerprint,
-    *,
-    forced: str | None = None,
-    params: dict[str, Any] | None = None,
-    seed: int = 0,
-    query_budget: int | None = None,
-) -> Plan:
-    """The plan for ``oracle`` given its fingerprint; ``forced`` (``--attack``) wins, with ``params``."""
-    names = set(load_attacks())
-    params = dict(params or {})
-    if forced is not None:
-        if forced not in names:
-            raise ValueError(f"unknown attack {forced!r}; available: {', '.join(sorted(names))}")
-        return Plan(forced, params, "forced by --attack", forced=True)
-    binary = oracle.n_classes == 2
-    arithmetic = str(getattr(oracle, "arithmetic", "float64"))
-    split = getattr(oracle, "public_fraction", None) is not None or bool(report.only_public_moves)
-
-    def plan(name: str, reason: str, **defaults: Any) -> Plan:
-        return Plan(name, {**defaults, **params}, reason)
-
-    boosting_k = 100 if query_budget is None else max(1, min(100, query_budget))
-    if report.ladder and binary:
-        return plan("boosting", "released scores stick (Ladder/threshold): only improvements are seen",
-                    k=boosting_k, seed=seed, accept="improvement")
-    if report.subsetting and binary:
-        return plan("boosting", "a fresh random subset of rows is scored per submission: no exact attack applies",
-                    k=boosting_k, seed=seed)
-    if oracle.metric == "binary_logloss" and binary:
-        if report.noise:
-            scale = max(report.noise_spread, report.tolerance) * NOISE_SCALE_FACTOR
-            bound = NOISE_BOUND_FACTOR * scale
-            if split and "capacity_split" in names and arithmetic == "float64":
-                return plan("capacity_split", f"noise seen (spread {report.noise_spread:.3g}) and only the public "
-                            f"split scored: split-aware capacity with noise bound {bound:.3g}", noise_bound=bound)
-            if not split and "capacity" in names and arithmetic == "float64":
-                return plan("capacity", f"noise seen (spread {report.noise_spread:.3g}): capacity with noise bound "
-                            f"{bound:.3g}", noise_bound=bound)
-            if "robust_batched" in names:
-                return plan("robust_batched", f"noise seen (spread {report.noise_spread:.3g}): τ-robust batches",
-                            noise="laplace", scale=scale)
-        elif arithmetic != "float64":
-            if "prime_batched" in names:
-                return plan("prime_batched", f"{arithmetic} arithmetic: prime batches sized from φ")
-        elif split:
-            if "capacity_split" in names:
-                return plan("capacity_split", "only the public split moves the score: split-aware capacity")
-        elif "capacity" in names:
-            return plan("capacity", "no noise, every row scored: capacity-optimal construction")
-    if oracle.metric == "multiclass_logloss" and "prime_powers" in names:
-        return plan("prime_powers", "multiclass log loss: prime powers")
-    if binary and "boosting" in names:
-        return plan("boosting", "no exact attack applies to this board: boosting", k=boosting_k, seed=seed)
-    raise ValueError(f"no attack applies to {oracle.metric!r} with {oracle.n_classes} classes; force one with --attack")

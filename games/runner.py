@@ -358,13 +358,17 @@ def play_cell(
     params = dict(attack.params)
     if "seed" not in params and _accepts(attack.attack, "seed"):
         params["seed"] = seed
+    if attack.budget is not None and "budget" not in params and _accepts(attack.attack, "budget"):
+        params["budget"] = attack.budget  # ``auto`` plans within the cell's budget instead of running into it
     attacker: Any = BudgetedOracle(target, attack.budget) if attack.budget is not None else target
     status, error = "ok", ""
     details: dict[str, Any] = {}
+    confidence: np.ndarray | None = None
     started = time.perf_counter()
     try:
         result = attacks.run(attack.attack, attacker, **params)
         labels = np.asarray(result.labels, dtype=np.int64)
+        confidence = result.confidence
         queries, seconds, details = result.queries, result.seconds, _jsonable(result.details)
         if labels.shape != hidden.shape:
             raise AttackFailed(f"the attack returned {labels.shape[0]} labels for {hidden.shape[0]} rows")
@@ -375,7 +379,10 @@ def play_cell(
     if status != "ok":
         labels = np.full(hidden.shape, -1, dtype=np.int64)
         queries, seconds = target.queries, time.perf_counter() - started
-    final = confident_predictions(labels, population.n_classes, spec.final_confidence)
+        confidence = None
+    # Exact labels are staked at the game's final confidence, a best guess at its own (lower) confidence.
+    stake = spec.final_confidence if confidence is None else np.minimum(confidence, spec.final_confidence)
+    final = confident_predictions(labels, population.n_classes, stake)
     _, private_split = _splits(oracle)
     try:
         released_public = target.submit(final)

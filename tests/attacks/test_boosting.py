@@ -76,3 +76,60 @@ def test_the_parameter_free_ladder_holds_it_near_chance(k: int, reference: float
     chain: list[dict[str, object]] = [{"name": "ladder", "mode": "parameter_free"}]
     loss = mean_public_loss(k, chain=chain, accept="improvement", runs=5)
     assert loss == pytest.approx(reference, abs=TOLERANCE)
+
+
+# --- The floor (issue 10, item 2): never below the majority class -------------------------------------------
+FLOOR_BOARDS: dict[str, list[dict[str, object]]] = {
+    "ladder-parameter-free": [{"name": "ladder", "mode": "parameter_free"}, {"name": "rounding", "decimals": 5}],
+    "ladder-fixed": [{"name": "ladder", "mode": "fixed", "eta": 0.01}],
+    "thresholdout": [{"name": "thresholdout"}, {"name": "rounding", "decimals": 5}],
+    "laplace-1e-1": [{"name": "noise", "kind": "laplace", "scale": 1e-1}, {"name": "rounding", "decimals": 5}],
+    "rr-fresh-0.2": [{"name": "randomized_response", "p": 0.2, "mode": "fresh"}, {"name": "rounding", "decimals": 5}],
+}
+
+
+@pytest.mark.parametrize("board", sorted(FLOOR_BOARDS))
+@pytest.mark.parametrize("metric", ["binary_logloss", "accuracy"])
+def test_it_never_falls_below_the_majority_class(board: str, metric: str) -> None:
+    # Titanic-sized (418 rows) with 68 % and 62 % majorities, and a 1,000-row vector with 80 %.
+    for seed, (n, share) in enumerate([(418, 0.32), (418, 0.38), (1000, 0.2)]):
+        hidden = (np.random.default_rng(70 + seed).random(n) < share).astype(np.int64)
+        oracle = LocalOracle(hidden, metric=metric, decimals=5, defenses=FLOOR_BOARDS[board], seed=seed)
+        accept = "improvement" if board.startswith("ladder") else "threshold"
+        result = attacks.run("boosting", oracle, k=200, seed=seed, accept=accept)
+        majority = max(hidden.mean(), 1 - hidden.mean())
+        assert result.queries == 200
+        assert result.accuracy(hidden) >= majority - 0.01, (board, seed, result.details)
+        confidence = result.fill_confidence()
+        assert confidence is not None and ((confidence >= 0.5) & (confidence < 1.0)).all()
+
+
+def test_where_its_votes_are_strong_it_beats_the_majority_class() -> None:
+    hidden = (np.random.default_rng(80).random(200) < 0.32).astype(np.int64)
+    result = attacks.run("boosting", LocalOracle(hidden, decimals=5), k=1000, seed=1)
+    assert result.details["floored"] is False
+    assert result.accuracy(hidden) > max(hidden.mean(), 1 - hidden.mean()) + 0.1
+    # Its confidence is calibrated well enough to be a probability: the mean confidence predicts the accuracy.
+    assert float(result.fill_confidence().mean()) == pytest.approx(result.accuracy(hidden), abs=0.08)
+
+
+def test_a_known_prior_saves_the_balance_query_and_floor_false_is_the_paper() -> None:
+    hidden = (np.random.default_rng(81).random(300) < 0.3).astype(np.int64)
+    with_prior = attacks.run("boosting", LocalOracle(hidden, decimals=5), k=50, prior=[0.7, 0.3])
+    assert with_prior.details["balance_queries"] == 0 and with_prior.details["prior_one"] == 0.3
+    measured = attacks.run("boosting", LocalOracle(hidden, decimals=5), k=50)
+    assert measured.details["balance_queries"] == 2  # two constant probes that agree: an exact board
+    assert measured.details["prior_one"] == pytest.approx(hidden.mean(), abs=1e-4)
+    assert attacks.run("boosting", LocalOracle(hidden, decimals=5), k=50, noise=0.0).details["balance_queries"] == 1
+    noisy = [{"name": "noise", "kind": "laplace", "scale": 0.2}, {"name": "rounding", "decimals": 5}]
+    repeated = attacks.run("boosting", LocalOracle(hidden, decimals=5, defenses=noisy), k=200)
+    assert 2 < repeated.details["balance_queries"] <= 50 and repeated.details["noise"] > 0.01
+    paper = attacks.run("boosting", LocalOracle(hidden, decimals=5), k=50, floor=False)
+    assert "prior_one" not in paper.details and paper.queries == 50
+
+
+def test_with_nothing_kept_it_returns_the_majority_labeling() -> None:
+    hidden = (np.random.default_rng(82).random(300) < 0.3).astype(np.int64)
+    chain: list[dict[str, object]] = [{"name": "ladder", "mode": "fixed", "eta": 0.5}]
+    result = attacks.run("boosting", LocalOracle(hidden, decimals=5, defenses=chain), k=20, accept="improvement")
+    assert (result.labels == 0).all()

@@ -220,3 +220,18 @@ def test_the_token_comes_from_the_command_line_a_file_or_the_environment(
     token_file.write_text("\n")
     with pytest.raises(ValueError, match="is empty"):
         resolve_token(build_parser().parse_args([*base, "--token-file", str(token_file)]))
+
+
+def test_an_auto_run_cut_by_the_budget_is_a_prefix_of_the_full_run(tmp_path: Path) -> None:
+    # The bot plays attacks.run("auto", ...) with its --budget; a run the budget cuts must replay into the
+    # longer run, query for query, or the checkpoint could not resume it.
+    path = tmp_path / "run.checkpoint.jsonl"
+    first = ReplayOracle(_board(), Checkpoint.open(path, _header()), budget=15)
+    cut = run("auto", first, budget=15, reserve=1)
+    assert cut.details["cut_by_budget"] is True and first.queries == 15
+    first.checkpoint.close()
+    board = _board()
+    resumed = ReplayOracle(board, Checkpoint.open(path, _header()))
+    full = run("auto", resumed, reserve=1)
+    assert resumed.replayed == 15 and board.queries == full.queries - 15
+    assert (full.labels == LABELS).all() and full.details["cut_by_budget"] is False

@@ -66,6 +66,9 @@ def test_the_bot_recovers_every_label_of_an_undefended_competition(stack: LiveSt
     assert summary["queries"] == probes + summary["attack_queries"] + 1
     assert stack.submissions_count("bot-plain") == summary["queries"]
     assert "recovered 300/300 labels" in output
+    # The bot plays attacks.run("auto", ...) and writes its reasoning (issue 10, item 3).
+    assert any(line.startswith("chose capacity") for line in summary["reasoning"])
+    assert summary["reasoning"][-1].startswith("result: 300 exact label(s)") and summary["confidence"] == {}
 
 
 def test_an_interrupted_run_resumes_from_its_checkpoint_without_resubmitting(

@@ -285,6 +285,32 @@ def test_a_real_attack_recovers_breast_cancer_through_the_game() -> None:
     assert cell.outcome.exact_recovery and cell.outcome.public_rank == 1 and cell.outcome.n_participants >= 11
 
 
+def test_auto_plays_within_the_cells_budget_and_never_below_the_majority_class() -> None:
+    text = """
+    [game]
+    name = "auto"
+    seeds = [0]
+    [[datasets]]
+    name = "breast_cancer"
+    [[defenses]]
+    name = "kaggle"
+    chain = [{name = "rounding", decimals = 5}]
+    [[defenses]]
+    name = "ladder"
+    chain = [{name = "ladder", mode = "parameter_free"}, {name = "rounding", decimals = 5}]
+    [[attacks]]
+    name = "auto"
+    budget = 40
+    """
+    kaggle, ladder = run_game(parse_game(text)).cells
+    assert kaggle.status == ladder.status == "ok"
+    assert kaggle.outcome.exact_recovery and kaggle.details["attack"] == "capacity" and kaggle.queries <= 40
+    # Breast cancer's held-out rows are 63 % benign: the Ladder leaves the majority class, not less.
+    assert ladder.queries <= 40 and ladder.details["attack"] == "boosting"
+    assert ladder.outcome.label_accuracy >= 0.6
+    assert any("sticky" in line for line in ladder.details["reasoning"])
+
+
 # --- the command line ----------------------------------------------------------------------------------------
 
 

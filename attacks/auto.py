@@ -1,0 +1,304 @@
+"""``auto``: fingerprint the release, play the strongest applicable attack within a query budget, and never
+fall below the majority class.
+
+``attacks.run("auto", oracle, budget=Q)``:
+
+1. **Fingerprint** (:mod:`attacks.fingerprint`, at most ``fingerprint_budget`` of the ``Q`` queries):
+   released decimals, noise, sticky scores (Ladder), subsetting, a public split, refused probes, and the
+   class balance of the scored rows.
+2. **Plan** (:func:`attacks.plan.choose`): the strongest attack the fingerprint allows — an exact one
+   (``capacity``, ``capacity_split``, ``prime_batched``, ``prime_powers``, …) where the board releases every
+   score faithfully (noise with a bound), else the best guess (``boosting`` floored at the majority class,
+   or ``majority``).
+3. **Play** it on what is left of the budget. An exact attack that can stop early (``max_queries``) is cut by
+   the budget and keeps the labels it decoded so far; one that cannot fails when the budget runs out. An
+   exact attack that completes is confirmed with one query (:mod:`attacks.confirm`) when the budget allows;
+   a failed one (its assumptions broken: fresh randomized response, undisclosed subsetting, …) hands the
+   rest of the budget to the best guess.
+4. **Fill**: every row without an exact label gets the best guess — the best-guess attack's label, or the
+   majority class of the rows not recovered (from the measured balance less the labels recovered exactly).
+
+Result: ``labels`` (``-1`` only where no guess is possible: nothing was released to measure the balance
+from), ``confidence`` per row (1.0 for an exact label, a posterior probability for a guess), and in
+``details``: ``reasoning`` (what it detected, what it chose, why — human-readable lines), ``attack`` (the
+attack played), ``fallback``, ``fingerprint``, ``plan``, ``exact``/``guessed`` counts, ``cut_by_budget``,
+``fingerprint_queries``/``attack_queries``, ``balance`` and the played attack's own details.
+
+``reserve``: queries to leave unused for the caller (the bot's final submission). The best guess and the
+confirmation stay clear of them; an exact attack cut by the budget may use them, since the caller then has an
+unfinished attack to resume (the bot stops with a checkpoint) rather than a result to submit.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from attacks.balance import majority_labels
+from attacks.confirm import confirm as confirm_claims
+from attacks.confirm import slack_from
+from attacks.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
+from attacks.oracle import Oracle, Released
+from attacks.plan import Plan, best_guess_plan, choose
+from attacks.registry import CONFIRMED, register, run
+from attacks.result import AttackFailed, AttackResult, SubmissionRefused
+
+#: Exact attacks that take ``max_queries`` and return what they decoded when it runs out.
+TRUNCATABLE = frozenset({"capacity", "prime_batched", "robust_batched", "prime_powers"})
+
+
+class BudgetSpent(AttackFailed):
+    """An attack inside ``auto`` asked for a query beyond the budget."""
+
+
+class BudgetedView:
+    """``oracle`` as ``auto``'s probes and attacks see it: at most ``limit`` queries (counted from now; then
+    :class:`BudgetSpent`), the released precision as observed. Every other attribute is the oracle's."""
+
+    def __init__(self, inner: Oracle, limit: int | None) -> None:
+        self._inner = inner
+        self.limit = limit
+        self.n_rows = inner.n_rows
+        self.n_classes = inner.n_classes
+        self.metric = inner.metric
+        self.eps = inner.eps
+        self.decimals = inner.decimals
+        self._start = inner.queries
+
+    @property
+    def queries(self) -> int:
+        return self._inner.queries
+
+    @queries.setter
+    def queries(self, value: int) -> None:
+        self._inner.queries = value
+
+    @property
+    def used(self) -> int:
+        return self._inner.queries - self._start
+
+    @property
+    def left(self) -> int | None:
+        return None if self.limit is None else max(0, self.limit - self.used)
+
+    def _spend(self) -> None:
+        if self.limit is not None and self.used >= self.limit:
+            raise BudgetSpent(f"the budget of {self.limit} queries is spent")
+
+    def submit(self, predictions: Any) -> Released:
+        self._spend()
+        return self._inner.submit(predictions)
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._inner, name)
+        if name == "submit_all":
+
+            def submit_all(predictions: Any) -> Any:
+                self._spend()
+                return value(predictions)
+
+            return submit_all
+        return value
+
+
+@register("auto", exact=False)
+def auto(
+    oracle: Oracle,
+    *,
+    budget: int | None = None,
+    reserve: int = 0,
+    fingerprint_budget: int = DEFAULT_BUDGET,
+    seed: int = 0,
+    attack: str | None = None,
+    params: dict[str, Any] | None = None,
+) -> AttackResult:
+    """Fingerprint the release and play the strongest applicable attack within ``budget`` queries (``None``:
+    no limit); see the module docstring. ``attack`` forces the attack (after the fingerprint), ``params``
+    override the chosen attack's parameters, ``seed`` seeds every random choice."""
+    if budget is not None and budget < 0:
+        raise ValueError(f"budget must be non-negative, got {budget}")
+    if reserve < 0:
+        raise ValueError(f"reserve must be non-negative, got {reserve}")
+    if attack == "auto":
+        attack = None  # "auto" names the default choice, not an attack to nest
+    view = BudgetedView(oracle, budget)
+    n = oracle.n_rows
+    reasoning: list[str] = []
+    probe_budget = fingerprint_budget if budget is None else max(0, min(fingerprint_budget, budget - reserve))
+    report = fingerprint(view, budget=probe_budget, seed=seed)
+    reasoning.extend(report.describe())
+    if report.full_precision:
+        view.decimals = None
+    elif report.decimals is not None:
+        view.decimals = report.decimals
+
+    plan = choose(view, report, forced=attack, params=params, seed=seed, query_budget=_guess_budget(view, reserve))
+    reasoning.append(f"chose {plan.attack}: {plan.reason}")
+    labels = np.full(n, -1, dtype=np.int64)
+    confidence = np.zeros(n)
+    details: dict[str, Any] = {"fingerprint": report.as_dict(), "fingerprint_queries": report.probes,
+                               "plan": {"attack": plan.attack, "params": plan.params, "reason": plan.reason},
+                               "attack": plan.attack, "fallback": None, "cut_by_budget": False}
+    played: AttackResult | None = None
+    guess_plan: Plan | None = plan if not plan.exact else None
+    if plan.exact:
+        played, cut = _play_exact(view, plan, reserve, reasoning)
+        details["cut_by_budget"] = cut
+        if played is None:
+            guess_plan = best_guess_plan(view, report, f"{plan.attack} gave no labels", seed=seed,
+                                         query_budget=_guess_budget(view, reserve))
+            if params and attack is None:
+                guess_plan.params.update({k: v for k, v in params.items() if k in ("k", "margin", "accept")})
+            details["fallback"] = guess_plan.attack
+            reasoning.append(f"falling back to the best guess, {guess_plan.attack}, with "
+                             f"{_left_text(view, reserve)}")
+        else:
+            exact = played.labels >= 0
+            labels[exact] = played.labels[exact]
+            confidence[exact] = played.fill_confidence()[exact]
+            details["attack_details"] = played.details
+    if guess_plan is not None:
+        guessed = _play_guess(view, guess_plan, report, reasoning)
+        if guessed is not None:
+            details.setdefault("attack_details", guessed.details)
+            open_rows = labels < 0
+            labels[open_rows] = guessed.labels[open_rows]
+            confidence[open_rows] = guessed.fill_confidence()[open_rows]
+    _fill_majority(labels, confidence, report, played, reasoning)
+    n_exact = int(((labels >= 0) & (confidence >= 1.0)).sum())
+    n_guessed = int(((labels >= 0) & (confidence < 1.0)).sum())
+    details.update(
+        exact=n_exact, guessed=n_guessed, balance=report.balance, attack_queries=view.used - report.probes,
+        reasoning=reasoning,
+    )
+    budget_text = "no budget" if budget is None else f"a budget of {budget}" + (
+        f" ({reserve} kept for the caller)" if reserve else "")
+    reasoning.append(f"result: {n_exact} exact label(s), {n_guessed} guessed, {n - n_exact - n_guessed} unknown; "
+                     f"{view.used} queries ({report.probes} fingerprint) of {budget_text}")
+    return AttackResult("auto", labels, details=details, confidence=confidence)
+
+
+def _guess_budget(view: BudgetedView, reserve: int) -> int | None:
+    left = view.left
+    return None if left is None else max(0, left - reserve)
+
+
+def _left_text(view: BudgetedView, reserve: int) -> str:
+    left = _guess_budget(view, reserve)
+    return "no budget limit" if left is None else f"{left} queries left"
+
+
+def _play_exact(
+    view: BudgetedView, plan: Plan, reserve: int, reasoning: list[str]
+) -> tuple[AttackResult | None, bool]:
+    """Run an exact attack within the budget; (its result, or ``None`` if it failed; whether it was cut)."""
+    params = dict(plan.params)
+    left = view.left
+    if left is not None and left <= 0:
+        reasoning.append(f"no query left for {plan.attack}")
+        return None, False
+    if plan.attack in TRUNCATABLE and left is not None and "max_queries" not in params:
+        params["max_queries"] = left
+    before = view.used
+    started = time.perf_counter()
+    while True:
+        try:
+            result = run(plan.attack, view, confirm=False, **params)
+            break
+        except (AttackFailed, SubmissionRefused) as exc:
+            spent = view.used - before
+            reasoning.append(f"{plan.attack} failed after {spent} queries: {exc}")
+            bound = params.get("noise_bound")
+            if spent == 0 and isinstance(bound, int | float) and bound > plan.params.get("noise_bound", 0) / 4:
+                # The design did not fit the noise bound (nothing was spent): the bound is 20× the largest noise
+                # draw seen, generous on purpose; halve it (down to a quarter) before giving up.
+                params["noise_bound"] = bound / 2
+                reasoning.append(f"retrying {plan.attack} with noise bound {bound / 2:.3g} (Laplace tails: a draw "
+                                 "beyond it is still rare; if one comes, the decoder or the confirmation fails loudly)")
+                continue
+            return None, False
+    spent = view.used - before
+    limit = params.get("max_queries")
+    cut = limit is not None and spent >= limit and result.recovered < view.n_rows
+    reasoning.append(f"{plan.attack} decoded {result.recovered}/{view.n_rows} labels in {spent} queries "
+                     f"({time.perf_counter() - started:.2f} s)")
+    if cut:
+        reasoning.append(f"cut by the budget after {spent} queries: {result.recovered} labels decoded exactly, "
+                         "not confirmed (no query left); a larger budget finishes the attack")
+    elif result.recovered and plan.attack in CONFIRMED:
+        left = view.left
+        if left is None or left > reserve:
+            try:
+                confirm_claims(view, result, slack=slack_from(params))
+            except (AttackFailed, SubmissionRefused) as exc:
+                reasoning.append(f"{plan.attack}'s labels failed their confirmation: {exc}")
+                return None, False
+            reasoning.append(f"confirmation query: {result.details.get('confirmed')}")
+        else:
+            reasoning.append("not confirmed: no query left in the budget")
+    return result, cut
+
+
+def _play_guess(
+    view: BudgetedView, plan: Plan, report: Fingerprint, reasoning: list[str]
+) -> AttackResult | None:
+    """Run the best-guess attack; ``None`` (the majority fill takes over) if it cannot run."""
+    if plan.attack == "majority":
+        if report.balance is None:
+            return None  # the fill measures nothing more: it needs the balance
+        plan = Plan("majority", {"rates": report.balance}, plan.reason)
+    if plan.attack == "boosting" and int(plan.params.get("k", 1)) < 1:
+        reasoning.append("no query left for boosting")
+        return None
+    before = view.used
+    try:
+        result = run(plan.attack, view, **plan.params)
+    except AttackFailed as exc:
+        reasoning.append(f"{plan.attack} gave no guess after {view.used - before} queries: {exc}")
+        return None
+    info = result.details
+    if plan.attack == "boosting":
+        verdict = ("not confidently better than the majority class: kept the majority labeling"
+                   if info.get("floored") else
+                   f"{info.get('moved', 0)} row(s) voted away from the majority class "
+                   f"(expected gain {info.get('expected_gain', 0.0):.3f} ± {info.get('gain_sd', 0.0):.3f})")
+        reasoning.append(f"boosting: {view.used - before} random vectors, {info.get('kept')} kept; {verdict}")
+    else:
+        reasoning.append(f"{plan.attack}: every row the majority class")
+    return result
+
+
+def _fill_majority(
+    labels: np.ndarray, confidence: np.ndarray, report: Fingerprint, played: AttackResult | None,
+    reasoning: list[str],
+) -> None:
+    """Rows still without a label get the majority class of the rows not recovered."""
+    open_rows = labels < 0
+    if not open_rows.any():
+        return
+    n = len(labels)
+    k = max(len(report.balance) if report.balance is not None else 2, int(labels.max(initial=0)) + 1)
+    rates: np.ndarray | None = None
+    if report.balance is not None:
+        rates = np.asarray(report.balance, dtype=np.float64)
+        every_row_scored = played is not None and "public_mask" not in played.details and (
+            report.public_fraction is None and not report.only_public_moves)
+        if every_row_scored and (~open_rows).any():
+            # The balance counts every row: what the exact labels leave is the balance of the open rows.
+            counts = rates * n - np.bincount(labels[~open_rows], minlength=k)[:k]
+            counts = np.clip(counts, 0.0, None)
+            if counts.sum() > 0:
+                rates = counts / counts.sum()
+    elif (~open_rows).any():
+        rates = np.bincount(labels[~open_rows], minlength=k) / float((~open_rows).sum())
+        reasoning.append("class balance unmeasured: the labels recovered stand in for it")
+    if rates is None:
+        reasoning.append(f"{int(open_rows.sum())} row(s) left unknown: nothing was released to guess from")
+        return
+    guess, share = majority_labels(int(open_rows.sum()), rates)
+    labels[open_rows] = guess
+    confidence[open_rows] = share
+    reasoning.append(f"{int(open_rows.sum())} row(s) without an exact label: class {int(guess[0])}, the majority "
+                     f"of the rows left (share {float(share[0]):.3f})")

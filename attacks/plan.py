@@ -1,0 +1,156 @@
+"""Pick the strongest applicable attack for what the fingerprint saw, or the one the caller forced.
+
+The order, strongest first (every pick states its reason in :attr:`Plan.reason`):
+
+* probes refused or withheld (a probe detector, an exhausted privacy budget): the exact attacks need every
+  score, so the best guess: ``boosting`` on a binary board (with ±0.25 vectors, which are not the 0/1 vectors
+  a detector looks for), else ``majority``;
+* a board that re-releases earlier scores (Ladder, threshold) or scores a fresh random subset per
+  submission: no exact attack applies; ``boosting`` (Blum & Hardt) with the class balance as its floor, with
+  ``accept="improvement"`` against a Ladder;
+* binary log loss, float64, no noise, every row scored: ``capacity`` (ours, most labels per query), with
+  the observed decimals;
+* binary log loss, only the public split scored: ``capacity_split`` (tells "not public" from "label 0");
+* binary log loss with noise: ``capacity`` (or ``capacity_split``) with a noise bound of ten times the scale
+  estimated below, else ``robust_batched`` (paper 000, Algorithm 3) with a Laplace scale taken from
+  the observed spread;
+* binary log loss on an MPFR server: ``prime_batched`` (paper 000, Algorithm 1, batches from φ);
+* multiclass log loss: ``prime_powers`` (paper 000, Theorem 8);
+* anything else binary: ``boosting``; anything else: ``majority`` (the majority class, from the balance).
+
+Attacks missing from the registry are skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import attacks.capacity  # noqa: F401  (registers capacity and capacity_split)
+from attacks.balance import share_se
+from attacks.fingerprint import Fingerprint
+from attacks.oracle import Oracle
+from attacks.registry import available
+
+#: Observed spread of two identical probes → a Laplace scale with room to spare. For Laplace noise of scale
+#: b the expected |X − Y| is 1.5·b; a factor 2 over the observed spread covers an unlucky small sample.
+NOISE_SCALE_FACTOR = 2.0
+#: The capacity attack's assumed bound on |released − true| as a multiple of that scale. Laplace tails fall as
+#: e^(−t/b): at 10 × (≥ 2b) a query exceeds the bound with probability below e^-20, so a run of a few hundred
+#: queries holds, while the lattice loses only ~1 bit per query (measured: Laplace 1e-3 on 171 rows, bound
+#: 20b, 53 queries; robust_batched fails there). If the noise still breaks it, capacity fails loudly.
+NOISE_BOUND_FACTOR = 10.0
+#: Random vectors boosting plays when no budget is given.
+BOOSTING_K = 100
+#: Margin of boosting's vectors when the board refuses probes: ±0.25 around 1/2 is not a 0/1 vector.
+CAMOUFLAGE_MARGIN = 0.25
+
+
+@dataclass
+class Plan:
+    """The attack to run, its parameters, and why it was chosen."""
+
+    attack: str
+    params: dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
+    forced: bool = False
+
+    @property
+    def exact(self) -> bool:
+        """Whether the planned attack vouches for its labels (not a best guess)."""
+        return self.attack not in BEST_GUESS
+
+
+#: Attacks whose labels are a best guess, not exact.
+BEST_GUESS = frozenset({"boosting", "majority"})
+
+
+def load_attacks() -> list[str]:
+    """Every registered attack name."""
+    return available()
+
+
+def best_guess_plan(
+    oracle: Oracle, report: Fingerprint, reason: str, *, seed: int = 0, query_budget: int | None = None,
+    accept: str = "threshold", margin: float = 0.5,
+) -> Plan:
+    """The best guess for this board: ``boosting`` (binary) floored at the majority class, else ``majority``."""
+    if oracle.n_classes == 2 and "boosting" in available():
+        k = BOOSTING_K if query_budget is None else query_budget
+        if k >= 1:
+            params: dict[str, Any] = {"k": k, "seed": seed, "accept": accept, "margin": margin}
+            noise = None if report.noise is None else (max(report.noise_spread, report.tolerance) if report.noise
+                                                       else 0.0)
+            if noise is not None:
+                params["noise"] = noise
+            if report.balance is not None:
+                params["prior"] = report.balance[1]
+                se = share_se(oracle.metric, oracle.eps, noise)
+                if se is None or se > 0:
+                    # One noisy release measured it: boosting re-measures while the majority class is in doubt.
+                    params["prior_se"] = 0.5 if se is None else se
+            return Plan("boosting", params, reason)
+    return Plan("majority", {"rates": report.balance}, reason)
+
+
+def choose(
+    oracle: Oracle,
+    report: Fingerprint,
+    *,
+    forced: str | None = None,
+    params: dict[str, Any] | None = None,
+    seed: int = 0,
+    query_budget: int | None = None,
+) -> Plan:
+    """The plan for ``oracle`` given its fingerprint; ``forced`` wins, with ``params``. ``query_budget`` is what
+    is left for the attack (sizes the best guess's queries)."""
+    names = set(load_attacks())
+    params = dict(params or {})
+    if forced is not None:
+        if forced not in names:
+            raise ValueError(f"unknown attack {forced!r}; available: {', '.join(sorted(names))}")
+        return Plan(forced, params, "forced by the caller", forced=True)
+    binary = oracle.n_classes == 2
+    arithmetic = str(getattr(oracle, "arithmetic", "float64"))
+    split = getattr(oracle, "public_fraction", None) is not None or bool(report.only_public_moves)
+
+    def plan(name: str, reason: str, **defaults: Any) -> Plan:
+        return Plan(name, {**defaults, **params}, reason)
+
+    def guess(reason: str, **options: Any) -> Plan:
+        chosen = best_guess_plan(oracle, report, reason, seed=seed, query_budget=query_budget, **options)
+        chosen.params.update(params)
+        return chosen
+
+    if report.rejected or report.released_nothing:
+        return guess(f"{report.rejected} probe(s) refused and some released nothing: the exact attacks need every "
+                     "score released", margin=CAMOUFLAGE_MARGIN)
+    if report.ladder:
+        return guess("released scores stick (Ladder/threshold): only improvements are seen", accept="improvement")
+    if report.subsetting:
+        return guess("a fresh random subset of rows is scored per submission: no exact attack applies")
+    if oracle.metric == "binary_logloss" and binary:
+        if report.noise:
+            scale = max(report.noise_spread, report.tolerance) * NOISE_SCALE_FACTOR
+            bound = NOISE_BOUND_FACTOR * scale
+            if split and "capacity_split" in names and arithmetic == "float64":
+                return plan("capacity_split", f"noise seen (spread {report.noise_spread:.3g}) and only the public "
+                            f"split scored: split-aware capacity with noise bound {bound:.3g}", noise_bound=bound)
+            if not split and "capacity" in names and arithmetic == "float64":
+                return plan("capacity", f"noise seen (spread {report.noise_spread:.3g}): capacity with noise bound "
+                            f"{bound:.3g}", noise_bound=bound)
+            if "robust_batched" in names:
+                return plan("robust_batched", f"noise seen (spread {report.noise_spread:.3g}): τ-robust batches",
+                            noise="laplace", scale=scale)
+        elif arithmetic != "float64":
+            if "prime_batched" in names:
+                return plan("prime_batched", f"{arithmetic} arithmetic: prime batches sized from φ")
+        elif split:
+            if "capacity_split" in names:
+                return plan("capacity_split", "only the public split moves the score: split-aware capacity")
+        elif "capacity" in names:
+            return plan("capacity", "no noise, every row scored: capacity-optimal construction")
+    if oracle.metric == "multiclass_logloss" and "prime_powers" in names and not report.noise:
+        return plan("prime_powers", "multiclass log loss: prime powers")
+    return guess(f"no exact attack applies to {oracle.metric} with {oracle.n_classes} classes"
+                 + (" under noise" if report.noise else ""))

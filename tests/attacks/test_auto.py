@@ -1,0 +1,193 @@
+"""``attacks.run("auto", oracle, budget=Q)`` under every defense chain of the standard set, at small N: never
+below the majority class, 100 % where the exact attacks recover everything, within the budget, with reasons."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import attacks
+from attacks import LocalOracle
+from attacks.auto import BudgetedView, BudgetSpent
+
+N = 160
+BUDGET = 150
+ROUND5 = {"name": "rounding", "decimals": 5}
+CHAINS: dict[str, list[dict[str, Any]]] = {
+    "none": [],
+    "rounding": [ROUND5],
+    "laplace-1e-4": [{"name": "noise", "kind": "laplace", "scale": 1e-4}, ROUND5],
+    "laplace-1e-3": [{"name": "noise", "kind": "laplace", "scale": 1e-3}, ROUND5],
+    "subsetting": [{"name": "subsetting", "fraction": 0.9}, ROUND5],
+    "rr-fixed": [{"name": "randomized_response", "p": 0.05, "mode": "fixed"}, ROUND5],
+    "rr-fresh": [{"name": "randomized_response", "p": 0.05, "mode": "fresh"}, ROUND5],
+    "ladder-fixed": [{"name": "ladder", "mode": "fixed", "eta": 0.01}],
+    "ladder-parameter-free": [{"name": "ladder", "mode": "parameter_free"}, ROUND5],
+    "thresholdout": [{"name": "thresholdout"}, ROUND5],
+    "probe-detector": [{"name": "probe_detector", "reject": True}, ROUND5],
+    "privacy-budget": [{"name": "noise", "kind": "laplace", "epsilon": 10.0},
+                       {"name": "privacy_budget", "epsilon": 200.0, "composition": "basic"}, ROUND5],
+    "combined": [{"name": "randomized_response", "p": 0.02, "mode": "fresh"},
+                 {"name": "noise", "kind": "laplace", "scale": 1e-4}, {"name": "ladder", "mode": "parameter_free"},
+                 ROUND5],
+}
+#: Where the exact attacks recover every label today (fixed randomized response: every *released* label).
+EXACT = {"none", "rounding", "laplace-1e-4", "laplace-1e-3"}
+
+
+def _labels(share_of_ones: float, seed: int, n: int = N) -> np.ndarray:
+    return (np.random.default_rng(500 + seed).random(n) < share_of_ones).astype(np.int64)
+
+
+def _majority_rate(labels: np.ndarray) -> float:
+    return float(max(labels.mean(), 1 - labels.mean()))
+
+
+@pytest.mark.parametrize("defense", sorted(CHAINS))
+def test_auto_never_falls_below_the_majority_class_and_stays_in_budget(defense: str) -> None:
+    # Skewed vectors (68 %, Titanic-like, and 80 %): the majority class is unambiguous, so the floor is strict.
+    for seed, share in enumerate((0.32, 0.68, 0.2)):
+        labels = _labels(share, seed)
+        oracle = LocalOracle(labels, decimals=5, defenses=CHAINS[defense], seed=seed)
+        result = attacks.run("auto", oracle, budget=BUDGET, seed=seed)
+        assert result.queries == oracle.queries <= BUDGET
+        accuracy = result.accuracy(labels)
+        assert accuracy >= _majority_rate(labels) - 0.02, (defense, seed, result.details["reasoning"])
+        if defense in EXACT:
+            assert accuracy == 1.0 and result.details["exact"] == N, result.details["reasoning"]
+        if defense == "rr-fixed":
+            assert result.details["exact"] == N and accuracy >= 0.9  # the released labels: 1 - p of the truth
+        _check_shape(result)
+
+
+@pytest.mark.parametrize("defense", ["ladder-parameter-free", "thresholdout", "combined", "laplace-1e-3"])
+def test_on_balanced_labels_it_is_no_worse_than_a_coin(defense: str) -> None:
+    # With ~50 % ones the "majority class" of the scored rows is itself a coin flip on a board that reveals a
+    # subset (Thresholdout's reference half) or flips labels: the tolerance is the spread of that estimate.
+    for seed in range(3):
+        labels = _labels(0.5, seed)
+        result = attacks.run("auto", LocalOracle(labels, decimals=5, defenses=CHAINS[defense], seed=seed),
+                             budget=BUDGET, seed=seed)
+        assert result.accuracy(labels) >= _majority_rate(labels) - 0.08, result.details["reasoning"]
+
+
+def _check_shape(result: attacks.AttackResult) -> None:
+    assert result.attack == "auto"
+    confidence = result.fill_confidence()
+    assert confidence.shape == result.labels.shape
+    assert ((confidence >= 0) & (confidence <= 1)).all()
+    assert (confidence[result.labels < 0] == 0).all()
+    assert (confidence[result.labels >= 0] >= 0.5).all()  # a binary guess is never below a coin
+    details = result.details
+    reasoning = details["reasoning"]
+    assert isinstance(reasoning, list) and len(reasoning) >= 3 and all(isinstance(line, str) for line in reasoning)
+    assert any(line.startswith("fingerprint") for line in reasoning)
+    assert any(line.startswith(f"chose {details['plan']['attack']}") for line in reasoning)
+    assert reasoning[-1].startswith("result:")
+    assert details["exact"] + details["guessed"] == result.recovered
+    assert details["fingerprint_queries"] + details["attack_queries"] == result.queries
+
+
+@pytest.mark.parametrize("budget", [0, 1, 2, 5, 8, 9, 12, 20])
+def test_every_budget_is_respected(budget: int) -> None:
+    labels = _labels(0.3, 1)
+    for defense in ("none", "laplace-1e-3", "ladder-parameter-free"):
+        oracle = LocalOracle(labels, decimals=5, defenses=CHAINS[defense], seed=1)
+        result = attacks.run("auto", oracle, budget=budget)
+        assert oracle.queries == result.queries <= budget
+        if budget == 0:
+            assert (result.labels == -1).all() and (result.fill_confidence() == 0).all()
+        elif budget >= 1:
+            # One constant probe is enough for the majority class.
+            assert result.accuracy(labels) >= _majority_rate(labels) - 0.02, result.details["reasoning"]
+
+
+def test_a_budget_cut_keeps_the_exact_labels_decoded_and_guesses_the_rest() -> None:
+    labels = _labels(0.3, 2, n=600)
+    oracle = LocalOracle(labels, decimals=5, seed=2)
+    result = attacks.run("auto", oracle, budget=20)
+    details = result.details
+    assert details["cut_by_budget"] is True and oracle.queries == 20
+    exact = result.fill_confidence() >= 1.0
+    assert 0 < exact.sum() < 600 and (result.labels[exact] == labels[exact]).all()
+    # The open rows get the majority of what the exact labels leave, which the measured balance pins exactly.
+    open_rows = ~exact
+    assert result.accuracy(labels) > _majority_rate(labels)
+    assert (result.labels[open_rows] == 0).all()
+    assert any("cut by the budget" in line for line in details["reasoning"])
+    # Without a budget the same run finishes: its first 20 queries are the cut run's (a resumable prefix).
+    full = attacks.run("auto", LocalOracle(labels, decimals=5, seed=2))
+    assert full.details["cut_by_budget"] is False and full.accuracy(labels) == 1.0
+
+
+def test_the_reserve_is_left_for_the_caller_by_the_best_guess() -> None:
+    labels = _labels(0.3, 3)
+    oracle = LocalOracle(labels, decimals=5, defenses=CHAINS["ladder-parameter-free"], seed=3)
+    result = attacks.run("auto", oracle, budget=40, reserve=1)
+    assert result.queries == 39 and result.details["attack"] == "boosting"
+
+
+def test_without_a_budget_it_matches_the_exact_attack() -> None:
+    labels = _labels(0.4, 4, n=300)
+    result = attacks.run("auto", LocalOracle(labels, decimals=5, seed=4))
+    direct = attacks.run("capacity", LocalOracle(labels, decimals=5, seed=4))
+    assert result.details["attack"] == "capacity" and result.accuracy(labels) == 1.0
+    assert result.queries == result.details["fingerprint_queries"] + direct.queries
+    assert (result.fill_confidence() == 1.0).all()
+
+
+def test_a_forced_attack_is_played_after_the_fingerprint() -> None:
+    labels = _labels(0.3, 5)
+    result = attacks.run("auto", LocalOracle(labels, decimals=5, seed=5), attack="boosting", params={"k": 20})
+    assert result.details["attack"] == "boosting" and result.details["plan"]["reason"] == "forced by the caller"
+    assert result.queries == result.details["fingerprint_queries"] + 20
+    with pytest.raises(ValueError, match="unknown attack"):
+        attacks.run("auto", LocalOracle(labels, decimals=5), attack="no_such_attack")
+
+
+def test_the_public_split_is_recovered_and_private_rows_guessed() -> None:
+    labels = _labels(0.3, 6, n=300)
+    oracle = LocalOracle(labels, decimals=5, public_fraction=0.3, seed=6)
+    result = attacks.run("auto", oracle)
+    public = oracle.spec.hidden.public_mask
+    assert result.details["attack"] == "capacity_split"
+    assert (result.labels[public] == labels[public]).all() and (result.fill_confidence()[public] == 1.0).all()
+    assert (result.fill_confidence()[~public] < 1.0).all() and (result.labels[~public] == 0).all()
+
+
+@pytest.mark.parametrize(
+    ("metric", "n_classes"), [("accuracy", 2), ("auc", 2), ("brier", 2), ("multiclass_logloss", 3), ("accuracy", 4)]
+)
+def test_other_metrics_get_at_least_the_majority_class(metric: str, n_classes: int) -> None:
+    rng = np.random.default_rng(7)
+    weights = np.array([0.6, 0.25, 0.1, 0.05])[:n_classes]
+    labels = rng.choice(n_classes, size=200, p=weights / weights.sum())
+    oracle = LocalOracle(labels, metric=metric, decimals=5, n_classes=n_classes, seed=7)
+    result = attacks.run("auto", oracle, budget=60)
+    rate = float(np.bincount(labels, minlength=n_classes).max() / len(labels))
+    assert result.queries <= 60
+    assert result.accuracy(labels) >= rate - 0.02, result.details["reasoning"]
+    if metric == "multiclass_logloss":
+        assert result.accuracy(labels) == 1.0  # prime powers
+    _check_shape_any(result)
+
+
+def _check_shape_any(result: attacks.AttackResult) -> None:
+    confidence = result.fill_confidence()
+    assert ((confidence >= 0) & (confidence <= 1)).all()
+    assert result.details["reasoning"][-1].startswith("result:")
+
+
+def test_the_view_counts_every_query_and_refuses_past_its_limit() -> None:
+    oracle = LocalOracle([0, 1, 1], decimals=5, also_report=("auc",))
+    view = BudgetedView(oracle, 2)
+    view.submit([0.5, 0.5, 0.5])
+    view.submit_all([0.2, 0.4, 0.6])
+    assert view.used == 2 and view.left == 0
+    with pytest.raises(BudgetSpent):
+        view.submit([0.5, 0.5, 0.5])
+    with pytest.raises(BudgetSpent):
+        view.submit_all([0.5, 0.5, 0.5])
+    assert oracle.queries == 2
