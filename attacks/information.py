@@ -18,7 +18,8 @@ is ``Σ|z_i|/N <= A = ln((1−eps)/eps)`` (34.54 at ``eps = 1e-15``). So the rel
   ``½ log2(2πe (A²/4 + Var Z)) − h(Z)`` — for Gaussian noise ``½ log2(1 + A²/(4σ²))``. The bound is the smaller
   of that and the rounding count (:func:`additive_noise_bits`). :func:`blahut_arimoto` computes the capacity of
   the discretised channel exactly, for the tests (it must stay below the analytic bound);
-* multiplicative noise ``R = S·(1+U)``, ``U ~ U[−α, α]``: additive in the log domain (:func:`multiplicative_noise_bits`);
+* multiplicative noise ``R = S·(1+U)``, ``U ~ U[−α, α]``: additive in the log domain
+  (:func:`multiplicative_noise_bits`);
 * fresh randomized response ``p``: the labels pass through a binary symmetric channel before scoring; its strong
   data-processing coefficient is ``(1−2p)²`` and tensorizes over rows, so ``I(y; R) <= (1−2p)² · C_release``
   (the attenuation; :func:`randomized_response_bits`);
