@@ -65,7 +65,6 @@ def amp(
     y = r / unit
     logit_prior = math.log(prior / (1 - prior))
     x = np.full(n, prior)
-    v = np.full(n, prior * (1 - prior))
     z = y - f @ x
     tau2 = float(z @ z) / m
     for _ in range(iterations):
@@ -78,7 +77,7 @@ def amp(
         if np.max(np.abs(x_new - x)) < 1e-9:
             x = x_new
             break
-        x, v = x_new, v_new
+        x = x_new
     return np.asarray(x)
 
 
