@@ -122,8 +122,8 @@ def noisy(
     budget: int | None = None,
     probes: int = 24,
     target: float = 1e-3,
-    start_ratio: float = 0.6,
-    step_ratio: float = 0.1,
+    start_ratio: float = 0.45,
+    step_ratio: float = 0.05,
     max_ratio: int = 6,
     seed: int = 0,
 ) -> AttackResult:
