@@ -1,0 +1,198 @@
+"""How much one released score can tell about the hidden labels: upper bounds, in bits, per release mechanism.
+
+Every function returns an *upper bound* on the mutual information between the hidden labels and one release
+(for the Ladder and a privacy budget: a whole transcript), whatever the attacker submits, adaptively or not.
+Dividing the entropy of the labels (``n_rows`` bits for unknown balanced binary labels, see
+:func:`label_entropy_bits`) by a per-query bound gives a lower bound on the submissions any attack needs
+(:func:`queries_lower_bound`); the benchmark prints it beside what our attacks spend.
+
+The model (binary log loss, clipping ``eps``): a submission with logits ``z_i`` has released mean loss
+``(1/N) Σ softplus(z_i) − (1/N) Σ z_i y_i``, an affine function of the labels ``y`` whose span over all labelings
+is ``Σ|z_i|/N <= A = ln((1−eps)/eps)`` (34.54 at ``eps = 1e-15``). So the released value is a channel whose input
+``X`` (the true score) lies in an interval of length ``A`` whatever ``N`` is, followed by the defense:
+
+* rounding to ``d`` decimals: at most ``⌊A/δ⌋ + 2`` distinct outputs, ``δ = 10^-d`` (:func:`rounding_bits`);
+* additive noise ``Z`` (Laplace scale b, Gaussian σ), then rounding: ``I(y; R) <= I(X; X+Z)`` (the rounding is a
+  function of ``X+Z``: data processing) ``<= h_max(X+Z) − h(Z)``, and with ``Var X <= A²/4`` (any variable on an
+  interval of length A) the Gaussian maximises the entropy for the variance:
+  ``½ log2(2πe (A²/4 + Var Z)) − h(Z)`` — for Gaussian noise ``½ log2(1 + A²/(4σ²))``. The bound is the smaller
+  of that and the rounding count (:func:`additive_noise_bits`). :func:`blahut_arimoto` computes the capacity of
+  the discretised channel exactly, for the tests (it must stay below the analytic bound);
+* multiplicative noise ``R = S·(1+U)``, ``U ~ U[−α, α]``: additive in the log domain
+  (:func:`multiplicative_noise_bits`);
+* fresh randomized response ``p``: the labels pass through a binary symmetric channel before scoring; its strong
+  data-processing coefficient is ``(1−2p)²`` and tensorizes over rows, so ``I(y; R) <= (1−2p)² · C_release``
+  (the attenuation; :func:`randomized_response_bits`);
+* subsetting with fraction ``f``: each row reaches the score with probability ``f`` (an erasure channel, SDPI
+  coefficient ``f``): ``I <= f · C_release`` (exact for independent draws; a fixed-count subset is the
+  hypergeometric version of the same; :func:`subsetting_bits`);
+* the fixed-step Ladder: the transcript of ``Q`` releases is a non-increasing sequence over at most
+  ``⌊A/η⌋ + 1`` levels plus "nothing yet": ``log2 C(Q + L, L)`` bits in total (:func:`ladder_bits`);
+* a privacy budget: releases stop after ``k`` answers: ``k × C_release`` (:func:`privacy_budget_bits`).
+
+The "bits per query" our attacks achieve are ``labels recovered × H(balance) / submissions``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+TWO_PI_E = 2 * math.pi * math.e
+
+
+def loss_range(eps: float = 1e-15) -> float:
+    """``A = ln((1−eps)/eps)``: the most one row can move the summed binary log loss (34.54 at 1e-15)."""
+    return math.log((1 - eps) / eps)
+
+
+def binary_entropy(p: float) -> float:
+    """``h(p)`` in bits."""
+    if p <= 0 or p >= 1:
+        return 0.0
+    return -(p * math.log2(p) + (1 - p) * math.log2(1 - p))
+
+
+def label_entropy_bits(n_rows: int, balance: float = 0.5) -> float:
+    """Bits needed to name ``n_rows`` binary labels drawn with P(y=1) = ``balance`` (``n_rows`` when balanced)."""
+    return n_rows * binary_entropy(balance)
+
+
+def release_count(decimals: int | None, amplitude: float) -> int:
+    """Distinct released values a true score in an interval of length ``amplitude`` can take."""
+    if decimals is None:
+        # Every float64 in [0, amplitude]: consecutive bit patterns of non-negative doubles are consecutive values.
+        return int(np.float64(amplitude).view(np.int64)) + 2
+    return math.floor(amplitude * 10**decimals) + 2
+
+
+def rounding_bits(n_rows: int, decimals: int | None, eps: float = 1e-15) -> float:
+    """Upper bound on one query's bits under rounding only: ``min(N, log2(⌊A/δ⌋ + 2))``."""
+    return min(float(n_rows), math.log2(release_count(decimals, loss_range(eps))))
+
+
+def noise_entropy_bits(kind: str, scale: float) -> tuple[float, float]:
+    """(differential entropy in bits, variance) of the noise: Laplace scale ``b`` or Gaussian std ``σ``."""
+    if kind == "laplace":
+        return math.log2(2 * math.e * scale), 2 * scale**2
+    if kind == "gaussian":
+        return 0.5 * math.log2(TWO_PI_E * scale**2), scale**2
+    raise ValueError(f"unknown noise kind {kind!r}; use 'laplace' or 'gaussian'")
+
+
+def additive_noise_bits(
+    kind: str, scale: float, n_rows: int, decimals: int | None, eps: float = 1e-15, *, amplitude: float | None = None
+) -> float:
+    """Upper bound on one query's bits under additive noise of ``scale`` then rounding to ``decimals``.
+
+    ``min(rounding bound, ½ log2(2πe (A²/4 + Var Z)) − h(Z))``; ``amplitude`` overrides ``A`` (e.g. the span a
+    design actually uses).
+
+    >>> round(additive_noise_bits("gaussian", 1.0, 10**6, None, amplitude=2.0), 12)
+    0.5
+    """
+    a = loss_range(eps) if amplitude is None else amplitude
+    h_noise, var_noise = noise_entropy_bits(kind, scale)
+    gaussian_max = 0.5 * math.log2(TWO_PI_E * (a * a / 4 + var_noise)) - h_noise
+    return max(0.0, min(rounding_bits(n_rows, decimals, eps), gaussian_max))
+
+
+def uniform_prior_bits(kind: str, scale: float, n_rows: int, eps: float = 1e-15) -> float:
+    """The same bound for a query whose labels are still independent and uniform (the first query, or any
+    query on rows nothing is known about): then ``Var X = Σ z_i²/(4N²) <= A²/(4N)``. Not a bound for queries
+    on rows whose posterior is correlated; reported beside the sound bound as the tighter, typical figure."""
+    a = loss_range(eps)
+    h_noise, var_noise = noise_entropy_bits(kind, scale)
+    return max(0.0, 0.5 * math.log2(TWO_PI_E * (a * a / (4 * n_rows) + var_noise)) - h_noise)
+
+
+def multiplicative_noise_bits(alpha: float, n_rows: int, decimals: int | None, eps: float = 1e-15) -> float:
+    """Upper bound for ``R = S·(1+U)``, ``U ~ U[−α, α]``: in logs ``ln R = ln S + V``, ``V = ln(1+U)``.
+
+    ``ln S`` lives in ``[ln(δ/2), ln A]`` (a smaller score releases 0, one output), so its variance is at most a
+    quarter of that span squared; ``h(V) = log2(2α) + E[log2 (1/(1+U))]``. Also capped by the rounding count.
+    """
+    a = loss_range(eps)
+    floor = 10.0 ** -(decimals if decimals is not None else 17) / 2
+    span = math.log(a / floor)
+    # E[ln(1+U)] for U uniform on [-α, α], in closed form.
+    e_ln = ((1 + alpha) * math.log(1 + alpha) - (1 - alpha) * math.log(1 - alpha)) / (2 * alpha) - 1
+    h_v = math.log2(2 * alpha) - e_ln / math.log(2)
+    var_v = (math.log(1 + alpha) - math.log(1 - alpha)) ** 2 / 12  # <= variance of a uniform on V's range
+    gaussian_max = 0.5 * math.log2(TWO_PI_E * (span * span / 4 + var_v)) - h_v
+    return max(0.0, min(rounding_bits(n_rows, decimals, eps), gaussian_max))
+
+
+def randomized_response_bits(p: float, base_bits: float) -> float:
+    """Fresh randomized response with flip probability ``p`` on top of a release carrying ``base_bits``:
+    ``(1−2p)² · base_bits`` (strong data processing for the binary symmetric channel, tensorized over rows)."""
+    return (1 - 2 * p) ** 2 * base_bits
+
+
+def subsetting_bits(fraction: float, base_bits: float) -> float:
+    """Fresh subsetting with ``fraction`` on top of a release carrying ``base_bits``: ``f · base_bits``."""
+    return fraction * base_bits
+
+
+def ladder_bits(step: float, queries: int, eps: float = 1e-15, *, initial: float | None = None) -> float:
+    """Bits in a whole transcript of ``queries`` submissions to a fixed-step Ladder of step ``η``.
+
+    The Ladder releases multiples of ``η``, each a strict improvement on the last: the transcript is a
+    non-increasing sequence over ``L = ⌊initial/η⌋ + 1`` levels (``initial``: the largest score it can release
+    first, ``A`` by default) plus "none yet", i.e. one of ``C(Q + L, L)`` sequences.
+    """
+    levels = math.floor((loss_range(eps) if initial is None else initial) / step) + 1
+    return (math.lgamma(queries + levels + 1) - math.lgamma(levels + 1) - math.lgamma(queries + 1)) / math.log(2)
+
+
+def privacy_budget_bits(released: int, per_query_bits: float) -> float:
+    """A privacy budget that releases ``released`` scores and then withholds: at most ``released × C``."""
+    return released * per_query_bits
+
+
+def queries_lower_bound(n_rows: int, bits_per_query: float, balance: float = 0.5) -> float:
+    """Submissions any attack needs to learn every label: ``N·h(balance) / C``."""
+    return label_entropy_bits(n_rows, balance) / bits_per_query if bits_per_query > 0 else math.inf
+
+
+def blahut_arimoto(channel: np.ndarray, *, tol: float = 1e-9, max_iter: int = 10_000) -> float:
+    """Capacity in bits of a discrete memoryless channel ``channel[x, y] = P(y | x)`` (Blahut–Arimoto)."""
+    w = np.asarray(channel, dtype=np.float64)
+    q = np.full(w.shape[0], 1.0 / w.shape[0])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logw = np.where(w > 0, np.log(w), 0.0)
+    for _ in range(max_iter):
+        out = q @ w
+        with np.errstate(divide="ignore", invalid="ignore"):
+            logout = np.where(out > 0, np.log(out), 0.0)
+        d = (w * (logw - logout)).sum(axis=1)  # KL(W(.|x) || output), nats
+        lower, upper = float(q @ d), float(d.max())
+        if upper - lower < tol:
+            break
+        q = q * np.exp(d)
+        q /= q.sum()
+    return lower / math.log(2)
+
+
+def discretized_noise_channel(
+    kind: str, scale: float, amplitude: float, step: float, n_inputs: int, *, tail: float = 12.0
+) -> np.ndarray:
+    """``P(release | true score)`` for true scores on ``n_inputs`` grid points of ``[0, amplitude]``, noise of
+    ``kind``/``scale`` and releases rounded to multiples of ``step`` (outputs cover ``tail`` scales each side)."""
+    from statistics import NormalDist
+
+    xs = np.linspace(0.0, amplitude, n_inputs)
+    spread = tail * scale
+    ks = np.arange(math.floor(-spread / step) - 1, math.ceil((amplitude + spread) / step) + 2)
+    edges = (ks[:, None] + np.array([-0.5, 0.5])[None, :]) * step  # output cell k: [(k-½)δ, (k+½)δ)
+
+    def cdf(t: np.ndarray) -> np.ndarray:
+        if kind == "laplace":
+            return np.where(t < 0, 0.5 * np.exp(np.minimum(t, 0) / scale), 1 - 0.5 * np.exp(-np.maximum(t, 0) / scale))
+        normal = NormalDist(0.0, scale)
+        return np.vectorize(normal.cdf)(t)
+
+    rows = [cdf(edges[:, 1] - x) - cdf(edges[:, 0] - x) for x in xs]
+    w = np.clip(np.array(rows), 0.0, None)
+    return w / w.sum(axis=1, keepdims=True)

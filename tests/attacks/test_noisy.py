@@ -1,0 +1,85 @@
+"""The ``noisy`` attack: its decoders against brute force, and the attack against each noise defense."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import attacks
+from attacks import AttackFailed, LocalOracle
+from attacks.noisy.decoder import NoiseModel, amp, brute_force, refine
+
+
+def _channel(n: int, m: int, sigma: float, kind: str, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    w = rng.choice([-1.0, 1.0], size=(m, n)) * rng.uniform(0.5, 1.5, size=(m, n))
+    noise = rng.laplace(0, sigma, m) if kind == "laplace" else rng.normal(0, sigma, m)
+    return w, w @ y + noise, y
+
+
+@pytest.mark.parametrize("kind", ["laplace", "gaussian"])
+@pytest.mark.parametrize("seed", range(6))
+def test_refine_matches_brute_force_map_and_posterior(kind: str, seed: int) -> None:
+    w, r, _ = _channel(8, 12, 0.3, kind, seed)
+    model = NoiseModel(kind, 0.3)
+    best, marginals = brute_force(w, r, model)
+    labels, confidence = refine(w, r, model, best)  # the MAP is a fixed point of the flips
+    assert np.array_equal(labels, best)
+    # Started from the AMP guess, the flips reach the MAP on these small instances.
+    start = (amp(w, r, 0.3 * (np.sqrt(2) if kind == "laplace" else 1)) > 0.5).astype(np.int64)
+    refined, _ = refine(w, r, model, start)
+    assert model.loglik(r - w @ refined).sum() >= model.loglik(r - w @ best).sum() - 1e-9 or np.array_equal(
+        refined, best
+    )
+    # The conditional posterior of each MAP label bounds the exact marginal from above (conditioning on the
+    # MAP of the others), and they agree where the rest is nearly certain.
+    exact = np.where(best == 1, marginals, 1 - marginals)
+    assert np.all(confidence >= exact - 1e-9) or np.allclose(confidence, exact, atol=0.2)
+
+
+def test_amp_decodes_a_dense_design_with_fewer_queries_than_labels() -> None:
+    rng = np.random.default_rng(0)
+    n, m = 300, 210
+    y = rng.integers(0, 2, n)
+    w = rng.choice([-1.0, 1.0], size=(m, n))
+    r = w @ y + rng.laplace(0, 0.3, m)
+    assert np.array_equal((amp(w, r, 0.3 * np.sqrt(2)) > 0.5).astype(int), y)
+
+
+CHAINS = {
+    "laplace_1e-3": [{"name": "noise", "kind": "laplace", "scale": 1e-3}],
+    "laplace_1e-2": [{"name": "noise", "kind": "laplace", "scale": 1e-2}],
+    "gaussian_1e-2": [{"name": "noise", "kind": "gaussian", "scale": 1e-2}],
+    "multiplicative_1e-3": [{"name": "noise", "kind": "multiplicative", "alpha": 1e-3}],
+    "rounding_only": [],
+}
+
+
+@pytest.mark.parametrize("chain", sorted(CHAINS))
+def test_noisy_attack_recovers_every_label_against_its_defense(chain: str) -> None:
+    y = (np.random.default_rng(7).random(60) < 0.4).astype(int)
+    oracle = LocalOracle(y, decimals=5, defenses=CHAINS[chain], same_file_same_score=True, seed=11)
+    result = attacks.run("noisy", oracle)
+    assert result.accuracy(y) == 1.0
+    assert result.details["complete"]
+    assert result.details["confidence"].min() > 0.99
+    assert result.queries == oracle.queries
+    assert result.details["bound_queries"] < result.queries  # never claims to beat the information bound
+
+
+def test_noisy_identifies_the_noise_kind() -> None:
+    y = (np.random.default_rng(3).random(50) < 0.5).astype(int)
+    for chain, kind in [("laplace_1e-2", "laplace"), ("gaussian_1e-2", "gaussian"),
+                        ("multiplicative_1e-3", "multiplicative")]:
+        oracle = LocalOracle(y, decimals=5, defenses=CHAINS[chain], seed=2)
+        assert attacks.run("noisy", oracle, probes=60).details["noise"]["kind"] == kind
+
+
+def test_noisy_respects_the_budget_and_refuses_other_metrics() -> None:
+    y = np.random.default_rng(1).integers(0, 2, 80)
+    oracle = LocalOracle(y, decimals=5, defenses=CHAINS["laplace_1e-2"])
+    result = attacks.run("noisy", oracle, budget=30)
+    assert result.queries <= 30 and not result.details["complete"]
+    with pytest.raises(AttackFailed):
+        attacks.run("noisy", LocalOracle([0, 1, 2, 1], metric="multiclass_logloss"))
