@@ -31,12 +31,14 @@ unfinished attack to resume (the bot stops with a checkpoint) rather than a resu
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
 import numpy as np
 
 from attacks.balance import majority_labels
+from attacks.capacity.design import counting_bound
 from attacks.confirm import confirm as confirm_claims
 from attacks.confirm import slack_from
 from attacks.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
@@ -144,11 +146,18 @@ def auto(
     played: AttackResult | None = None
     guess_plan: Plan | None = plan if not plan.exact else None
     if plan.exact:
+        capped = _cap_for_noise(view, plan, report, reserve, seed, reasoning)
         played, cut = _play_exact(view, plan, reserve, reasoning)
         details["cut_by_budget"] = cut
+        if played is not None and cut and capped:
+            # The exact design did not finish within its share: the likelihood decoder takes the other rows.
+            guess_plan = _noisy_plan(view, report, reserve, seed)
+            if guess_plan is not None:
+                details["fallback"] = guess_plan.attack
+                reasoning.append(f"the rows {plan.attack} left open go to noisy, with {_left_text(view, reserve)}")
         if played is None:
-            guess_plan = best_guess_plan(view, report, f"{plan.attack} gave no labels", seed=seed,
-                                         query_budget=_guess_budget(view, reserve))
+            guess_plan = _noisy_plan(view, report, reserve, seed) or best_guess_plan(
+                view, report, f"{plan.attack} gave no labels", seed=seed, query_budget=_guess_budget(view, reserve))
             if params and attack is None:
                 guess_plan.params.update({k: v for k, v in params.items() if k in ("k", "margin", "accept")})
             details["fallback"] = guess_plan.attack
@@ -178,6 +187,50 @@ def auto(
     reasoning.append(f"result: {n_exact} exact label(s), {n_guessed} guessed, {n - n_exact - n_guessed} unknown; "
                      f"{view.used} queries ({report.probes} fingerprint) of {budget_text}")
     return AttackResult("auto", labels, details=details, confidence=confidence)
+
+
+#: The share of the counting bound's labels per query an exact design is assumed to realise under noise.
+EXACT_REALIZED = 0.6
+#: Design queries the ``noisy`` attack needs, as a share of the rows (its first batch), plus its noise probes.
+NOISY_SHARE, NOISY_PROBES = 0.45, 24
+
+
+def _noisy_plan(view: BudgetedView, report: Fingerprint, reserve: int, seed: int) -> Plan | None:
+    """The likelihood decoder of ``attacks.noisy`` when the exact attack failed on a noisy binary log-loss board
+    that scores every row (noise is all that stands in the way) and the budget holds its first batch."""
+    fits = (view.metric == "binary_logloss" and view.n_classes == 2 and report.noise and not report.ladder
+            and not report.subsetting and not report.rejected and not report.released_nothing
+            and report.public_fraction is None and not report.only_public_moves
+            and str(getattr(view, "arithmetic", "float64")) == "float64")
+    left = _guess_budget(view, reserve)
+    if not fits or (left is not None and left < NOISY_SHARE * view.n_rows + NOISY_PROBES):
+        return None
+    return Plan("noisy", {"budget": left, "seed": seed},
+                "noise beyond what an exact design tolerates: likelihood decoding of repeated random-sign queries")
+
+
+def _cap_for_noise(
+    view: BudgetedView, plan: Plan, report: Fingerprint, reserve: int, seed: int, reasoning: list[str]
+) -> bool:
+    """Under noise, cap a budget-cut exact design at what ``noisy`` leaves of the budget, so that if the design
+    does not finish, the likelihood decoder still fits (an exact design's queries grow fast with the noise and
+    the rows; the decoder's stay near 0.45·N)."""
+    if plan.attack not in TRUNCATABLE or "max_queries" in plan.params or view.left is None:
+        return False
+    if _noisy_plan(view, report, reserve, seed) is None:
+        return False
+    left = _guess_budget(view, reserve) or 0
+    bound = plan.params.get("noise_bound", 0.0)
+    per_query = counting_bound(view.n_rows, view.decimals, eps=view.eps, noise_bound=float(bound or 0.0))
+    if view.n_rows / max(EXACT_REALIZED * per_query, 0.5) <= left:
+        return False  # the exact design should finish within the budget: let it (its labels are vouched for)
+    cap = left - math.ceil(NOISY_SHARE * view.n_rows + NOISY_PROBES)  # all the slack the decoder leaves
+    if cap < 10:
+        return False
+    plan.params["max_queries"] = cap
+    reasoning.append(f"noise seen: {plan.attack} gets {cap} queries; if it has not finished, the likelihood decoder "
+                     "(noisy) decodes the rest within the budget")
+    return True
 
 
 def _guess_budget(view: BudgetedView, reserve: int) -> int | None:

@@ -115,6 +115,10 @@ def edge_rows(eps: float) -> tuple[np.ndarray, np.ndarray]:
     return -np.log1p(-p), -np.log(p)
 
 
+#: The highest confidence a posterior reports (1.0 is kept for exact, confirmed labels).
+GUESS_CEILING = 1.0 - 1e-9
+
+
 @register("noisy", exact=False)
 def noisy(
     oracle: Oracle,
@@ -197,6 +201,8 @@ def noisy(
     return AttackResult(
         "noisy",
         labels,
+        # Posteriors, never 1.0: 1.0 marks a label an exact attack vouches for (and a query confirmed).
+        confidence=np.minimum(confidence, GUESS_CEILING),
         details={
             "confidence": confidence,
             "complete": complete,

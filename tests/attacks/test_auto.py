@@ -191,3 +191,15 @@ def test_the_view_counts_every_query_and_refuses_past_its_limit() -> None:
     with pytest.raises(BudgetSpent):
         view.submit_all([0.5, 0.5, 0.5])
     assert oracle.queries == 2
+
+
+@pytest.mark.parametrize("kind", ["laplace", "gaussian"])
+def test_auto_hands_what_noise_keeps_from_the_exact_design_to_the_likelihood_decoder(kind: str) -> None:
+    labels = _labels(0.3, seed=4, n=418)
+    oracle = LocalOracle(labels, decimals=5, defenses=[{"name": "noise", "kind": kind, "scale": 1e-2}], seed=4,
+                         same_file_same_score=True)
+    result = attacks.run("auto", oracle, budget=300)
+    assert result.details["fallback"] == "noisy", result.details["reasoning"]
+    assert result.queries <= 300 and (result.labels == labels).mean() == 1.0
+    guessed = result.confidence[result.confidence < 1.0]
+    assert guessed.size and guessed.min() > 0.5  # posteriors, never sold as exact
