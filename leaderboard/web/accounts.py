@@ -69,8 +69,8 @@ def sign_up(request: HttpRequest) -> HttpResponse:
             else:
                 login(request, user, backend=LOGIN_BACKEND)
                 messages.success(
-                    request, f"Welcome, {user.get_username()}: your account is ready; your API token is on your "
-                    "account page."
+                    request,
+                    f"Welcome, {user.get_username()}: your account is ready; your API token is on your account page.",
                 )
                 return redirect(_next_url(request))
         status = 400
@@ -122,9 +122,7 @@ password_reset_done = auth_views.PasswordResetDoneView.as_view(template_name="we
 password_reset_confirm = auth_views.PasswordResetConfirmView.as_view(
     template_name="web/password_reset_confirm.html", success_url=reverse_lazy("web:password-reset-complete")
 )
-password_reset_complete = auth_views.PasswordResetCompleteView.as_view(
-    template_name="web/password_reset_complete.html"
-)
+password_reset_complete = auth_views.PasswordResetCompleteView.as_view(template_name="web/password_reset_complete.html")
 password_change = auth_views.PasswordChangeView.as_view(
     template_name="web/password_change.html", success_url=reverse_lazy("web:password-change-done")
 )

@@ -68,8 +68,12 @@ def test_sign_up_goes_back_to_a_page_of_this_site_only(client: Client) -> None:
 
 @pytest.mark.parametrize(
     ("password", "fragment"),
-    [("short1", "too short"), ("password123", "too common"), ("83920571946", "entirely numeric"),
-     ("carol1234", "too similar")],
+    [
+        ("short1", "too short"),
+        ("password123", "too common"),
+        ("83920571946", "entirely numeric"),
+        ("carol1234", "too similar"),
+    ],
 )
 def test_weak_passwords_are_refused(client: Client, password: str, fragment: str) -> None:
     answer = sign_up(client, password1=password, password2=password)
@@ -96,8 +100,9 @@ def test_a_logged_in_person_is_sent_to_the_profile(client: Client, participant: 
     assert client.get("/accounts/signup/")["Location"] == "/accounts/profile/"
 
 
-def test_invite_mode_needs_the_code_and_a_wrong_code_says_nothing_else(client: Client, settings: Any,
-                                                                       participant: Any) -> None:
+def test_invite_mode_needs_the_code_and_a_wrong_code_says_nothing_else(
+    client: Client, settings: Any, participant: Any
+) -> None:
     settings.LEADERBOARD_SIGNUP, settings.LEADERBOARD_INVITE_CODE = "invite", "class-of-2027"
     assert 'name="invite_code"' in body(client.get("/accounts/signup/"))
     for code in ("", "class-of-2026", "CLASS-OF-2027"):
@@ -218,11 +223,13 @@ def test_the_token_cannot_be_regenerated_by_a_get_or_anonymously(client: Client,
 def test_changing_the_password(client: Client) -> None:
     sign_up(client)
     new = "another-long-passphrase-8"
-    refused = client.post("/accounts/password/change/",
-                          {"old_password": "wrong", "new_password1": new, "new_password2": new})
+    refused = client.post(
+        "/accounts/password/change/", {"old_password": "wrong", "new_password1": new, "new_password2": new}
+    )
     assert refused.status_code == 200 and "incorrectly" in body(refused)
-    answer = client.post("/accounts/password/change/",
-                         {"old_password": PASSWORD, "new_password1": new, "new_password2": new})
+    answer = client.post(
+        "/accounts/password/change/", {"old_password": PASSWORD, "new_password1": new, "new_password2": new}
+    )
     assert answer.status_code == 302 and answer["Location"] == "/accounts/password/change/done/"
     assert "Password changed" in body(client.get(answer["Location"]))
     assert User.objects.get(username="carol").check_password(new)
@@ -250,8 +257,9 @@ def test_resetting_a_forgotten_password_by_mail(client: Client) -> None:
     assert "not valid" in body(client.get(link.group(1), follow=True))  # the link works once
 
 
-def test_a_reset_for_an_unknown_or_token_only_address_looks_the_same_and_sends_nothing(client: Client,
-                                                                                       host: Any) -> None:
+def test_a_reset_for_an_unknown_or_token_only_address_looks_the_same_and_sends_nothing(
+    client: Client, host: Any
+) -> None:
     participant_provision(username="bot-1", host=host, email="bot@example.org")  # no usable password
     for address in ("nobody@example.org", "bot@example.org"):
         answer = client.post("/accounts/password/reset/", {"email": address})
@@ -274,23 +282,32 @@ def _settings(env: dict[str, str], expression: str) -> subprocess.CompletedProce
     code = f"import django; django.setup(); from django.conf import settings; print({expression})"
     base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "LEADERBOARD_"))}
     return subprocess.run(
-        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
         env={**base, "DJANGO_SETTINGS_MODULE": "leaderboard.settings", "DJANGO_SECRET_KEY": "x" * 50, **env},
     )
 
 
 def test_mail_goes_to_files_under_var_by_default(tmp_path: Path) -> None:
-    done = _settings({"LEADERBOARD_VAR_DIR": str(tmp_path)}, "settings.EMAIL_BACKEND, settings.EMAIL_FILE_PATH, "
-                     "settings.LEADERBOARD_SIGNUP")
+    done = _settings(
+        {"LEADERBOARD_VAR_DIR": str(tmp_path)},
+        "settings.EMAIL_BACKEND, settings.EMAIL_FILE_PATH, settings.LEADERBOARD_SIGNUP",
+    )
     assert done.stdout.split() == [
-        "django.core.mail.backends.filebased.EmailBackend", str(tmp_path / "mail"), "open"
+        "django.core.mail.backends.filebased.EmailBackend",
+        str(tmp_path / "mail"),
+        "open",
     ], done.stderr
 
 
 @pytest.mark.parametrize(
     ("env", "fragment"),
-    [({"LEADERBOARD_SIGNUP": "sometimes"}, "use one of open, invite, closed"),
-     ({"LEADERBOARD_SIGNUP": "invite"}, "needs LEADERBOARD_INVITE_CODE")],
+    [
+        ({"LEADERBOARD_SIGNUP": "sometimes"}, "use one of open, invite, closed"),
+        ({"LEADERBOARD_SIGNUP": "invite"}, "needs LEADERBOARD_INVITE_CODE"),
+    ],
 )
 def test_a_wrong_sign_up_setting_stops_the_site(tmp_path: Path, env: dict[str, str], fragment: str) -> None:
     done = _settings({"LEADERBOARD_VAR_DIR": str(tmp_path), **env}, "1")
