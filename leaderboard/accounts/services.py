@@ -40,10 +40,10 @@ def participant_provision(*, username: str, host: Any, email: str = "") -> tuple
 
 def participant_sign_up(*, username: str, email: str, password: str) -> tuple[Any, str]:
     """A new participant account with a password (validated by the caller's form) and its API token."""
-    user_model = get_user_model()
+    users: Any = get_user_model().objects  # the user model's manager (create_user is not on the base type)
     try:
         with transaction.atomic():
-            user = user_model.objects.create_user(username=username, email=email, password=password)
+            user = users.create_user(username=username, email=email, password=password)
             token = Token.objects.create(user=user)
     except IntegrityError:  # the name was taken between the form's check and this insert
         raise UsernameTaken("A user with that username already exists.") from None

@@ -174,7 +174,7 @@ def competition_update(
     same_file_same_score: bool = UNCHANGED,
 ) -> Competition:
     """Change a competition's settings after creation, validated exactly as :func:`competition_create` validates
-    them; the settings not given stay as they are. Returns the saved competition (a fresh instance).
+    them; the settings not given stay as they are. Returns ``competition``, updated to what was saved.
 
     What is fixed at creation stays fixed: the hidden set and its public/private split, the metric, eps and the
     arithmetic (scores already released were computed with them). Scores already released keep their text; a new
@@ -207,4 +207,6 @@ def competition_update(
         except ValidationError as exc:
             raise CompetitionConfigError(_validation_message(exc)) from None
         updated.save(update_fields=[*changes, "updated_at"])
-    return updated
+    for name in [*changes, "updated_at"]:  # the caller's instance reads as saved
+        setattr(competition, name, getattr(updated, name))
+    return competition

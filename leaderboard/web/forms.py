@@ -9,7 +9,6 @@ from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
-from django.forms.utils import ErrorDict
 
 
 class SubmissionUploadForm(forms.Form):
@@ -63,5 +62,7 @@ class SignUpForm(UserCreationForm):
 
     def full_clean(self) -> None:
         super().full_clean()
-        if self._errors is not None and "invite_code" in self._errors:
-            self._errors = ErrorDict({"invite_code": self._errors["invite_code"]})
+        errors = self.errors
+        if "invite_code" in errors:
+            for field in [name for name in errors if name != "invite_code"]:
+                del errors[field]

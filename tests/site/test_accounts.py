@@ -246,7 +246,7 @@ def test_resetting_a_forgotten_password_by_mail(client: Client) -> None:
     sent = client.post("/accounts/password/reset/", {"email": "carol@example.org"})
     assert sent.status_code == 302 and sent["Location"] == "/accounts/password/reset/sent/"
     assert len(mail.outbox) == 1 and mail.outbox[0].to == ["carol@example.org"]
-    link = re.search(r"http://testserver(/accounts/password/reset/\S+/)", mail.outbox[0].body)
+    link = re.search(r"http://testserver(/accounts/password/reset/\S+/)", str(mail.outbox[0].body))
     assert link is not None and "carol" in mail.outbox[0].body
     form = client.get(link.group(1), follow=True)
     assert "Choose a new password" in body(form)
