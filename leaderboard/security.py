@@ -6,6 +6,9 @@
 - :class:`ThrottledModelBackend`: a username that has failed ``LEADERBOARD_LOGIN_ATTEMPTS`` times within
   ``LEADERBOARD_LOGIN_WINDOW`` seconds cannot log in (not even with the right password) until the window has
   passed; both the site's login page and the admin's authenticate through it.
+- :func:`attempt_allowed`: counts requests per client address in a scope (sign-up, password reset) and refuses
+  them past ``LEADERBOARD_SIGNUP_ATTEMPTS`` within ``LEADERBOARD_SIGNUP_WINDOW`` seconds: every account has its
+  own quota, so farming accounts must be slow, and so must guessing an invite code.
 """
 
 from __future__ import annotations
@@ -59,10 +62,32 @@ def _failures(key: str) -> int:
 
 
 def _record_failure(key: str) -> None:
-    window = settings.LEADERBOARD_LOGIN_WINDOW
+    _increment(key, settings.LEADERBOARD_LOGIN_WINDOW)
+
+
+def _increment(key: str, window: int) -> int:
+    """Add one to the counter ``key`` (made with a ``window``-second lifetime); its new value, 0 on a cache outage."""
     try:
         if cache.add(key, 1, timeout=window):
-            return
-        cache.incr(key)
-    except Exception:  # the cache is an optional guard; logging in must keep working without it
-        return
+            return 1
+        return int(cache.incr(key))
+    except Exception:  # the cache is an optional guard; the site must keep working without it
+        return 0
+
+
+def client_address(request: HttpRequest) -> str:
+    """The address the request came from: behind a proxy (``DJANGO_BEHIND_PROXY``), the last hop it appended
+    to ``X-Forwarded-For`` (earlier entries are whatever the client wrote), else ``REMOTE_ADDR``."""
+    if getattr(settings, "BEHIND_PROXY", False):
+        forwarded = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if hop.strip()]
+        if forwarded:
+            return forwarded[-1]
+    return str(request.META.get("REMOTE_ADDR", ""))
+
+
+def attempt_allowed(request: HttpRequest, *, scope: str) -> bool:
+    """Count one attempt in ``scope`` from the request's address; ``False`` once the address has made more than
+    ``LEADERBOARD_SIGNUP_ATTEMPTS`` in the current ``LEADERBOARD_SIGNUP_WINDOW``."""
+    address = hashlib.sha256(client_address(request).encode()).hexdigest()[:32]
+    count = _increment(f"{scope}-attempts:{address}", settings.LEADERBOARD_SIGNUP_WINDOW)
+    return count <= settings.LEADERBOARD_SIGNUP_ATTEMPTS

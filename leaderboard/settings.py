@@ -13,6 +13,13 @@ Environment:
 - ``LEADERBOARD_LOGIN_ATTEMPTS`` / ``LEADERBOARD_LOGIN_WINDOW`` — failed logins allowed per username and the
   window in seconds (10 and 900); ``LEADERBOARD_API_THROTTLE_ANON`` / ``LEADERBOARD_API_THROTTLE_USER`` —
   DRF rates such as ``100/minute`` (off unless set).
+- ``LEADERBOARD_SIGNUP`` — who may make an account on the sign-up page: ``open`` (default, anyone), ``invite``
+  (whoever knows ``LEADERBOARD_INVITE_CODE``) or ``closed`` (hosts make accounts: ``create_participant``, the
+  host API, the admin); ``LEADERBOARD_SIGNUP_ATTEMPTS`` / ``LEADERBOARD_SIGNUP_WINDOW`` — sign-up and
+  password-reset requests allowed per client address and the window in seconds (20 and 3600).
+- ``DJANGO_EMAIL_BACKEND`` — default: a file per message under ``var/mail/`` (``LEADERBOARD_MAIL_DIR``); with
+  ``django.core.mail.backends.smtp.EmailBackend``, ``DJANGO_EMAIL_HOST``, ``DJANGO_EMAIL_PORT``,
+  ``DJANGO_EMAIL_HOST_USER``, ``DJANGO_EMAIL_HOST_PASSWORD``, ``DJANGO_EMAIL_USE_TLS``; ``DJANGO_DEFAULT_FROM_EMAIL``.
 - ``DJANGO_ALLOWED_HOSTS`` — comma-separated; ``LEADERBOARD_CELERY_QUEUE`` — the queue web and workers share
   (tests use a unique one per session so parallel runs never take each other's tasks).
 - ``LEADERBOARD_MAX_UPLOAD_BYTES``, ``LEADERBOARD_SCORING_SOFT_TIME_LIMIT``,
@@ -79,13 +86,36 @@ AUTHENTICATION_BACKENDS = ["leaderboard.security.ThrottledModelBackend"]
 LEADERBOARD_LOGIN_ATTEMPTS = env_int("LEADERBOARD_LOGIN_ATTEMPTS", 10)
 LEADERBOARD_LOGIN_WINDOW = env_int("LEADERBOARD_LOGIN_WINDOW", 900)
 
+# --- Accounts: who may sign up, and how password-reset mail leaves --------------------------------------
+SIGNUP_MODES = ("open", "invite", "closed")
+LEADERBOARD_SIGNUP = (os.environ.get("LEADERBOARD_SIGNUP") or "open").strip().lower()
+if LEADERBOARD_SIGNUP not in SIGNUP_MODES:
+    raise ImproperlyConfigured(f"LEADERBOARD_SIGNUP={LEADERBOARD_SIGNUP!r}: use one of {', '.join(SIGNUP_MODES)}")
+LEADERBOARD_INVITE_CODE = os.environ.get("LEADERBOARD_INVITE_CODE", "").strip()
+if LEADERBOARD_SIGNUP == "invite" and not LEADERBOARD_INVITE_CODE:
+    raise ImproperlyConfigured("LEADERBOARD_SIGNUP=invite needs LEADERBOARD_INVITE_CODE (the code to hand out)")
+# Per client address, counted in the cache like failed logins: slows account farming (every account has its
+# own quota) and guessing the invite code; a class behind one NAT address may need a larger number.
+LEADERBOARD_SIGNUP_ATTEMPTS = env_int("LEADERBOARD_SIGNUP_ATTEMPTS", 20)
+LEADERBOARD_SIGNUP_WINDOW = env_int("LEADERBOARD_SIGNUP_WINDOW", 3600)
+EMAIL_BACKEND = os.environ.get("DJANGO_EMAIL_BACKEND") or "django.core.mail.backends.filebased.EmailBackend"
+EMAIL_FILE_PATH = Path(os.environ.get("LEADERBOARD_MAIL_DIR") or VAR_DIR / "mail")
+EMAIL_HOST = os.environ.get("DJANGO_EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("DJANGO_EMAIL_PORT", 25)
+EMAIL_HOST_USER = os.environ.get("DJANGO_EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("DJANGO_EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("DJANGO_EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = os.environ.get("DJANGO_DEFAULT_FROM_EMAIL", "leaderboard-lab@localhost")
+PASSWORD_RESET_TIMEOUT = env_int("DJANGO_PASSWORD_RESET_TIMEOUT", 3 * 24 * 3600)
+
 # --- HTTPS (behind a TLS-terminating proxy) -------------------------------------------------------------
 HTTPS = env_bool("DJANGO_HTTPS", False)
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = HTTPS
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", HTTPS)
 SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31_536_000 if HTTPS else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
-if env_bool("DJANGO_BEHIND_PROXY", HTTPS):
+BEHIND_PROXY = env_bool("DJANGO_BEHIND_PROXY", HTTPS)  # also: the client address is the proxy's last X-Forwarded-For
+if BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
@@ -139,6 +169,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "leaderboard.web.context_processors.accounts",
             ],
         },
     },
@@ -169,6 +200,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 LANGUAGE_CODE = "en-us"
@@ -179,7 +212,9 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
 
-LOGIN_URL = "/admin/login/"
+# Everyone logs in at the site's page (the admin keeps its own, for staff).
+LOGIN_URL = "web:login"
+LOGIN_REDIRECT_URL = "web:profile"
 
 # --- Uploads --------------------------------------------------------------------------------------------
 LEADERBOARD_MAX_UPLOAD_BYTES = env_int("LEADERBOARD_MAX_UPLOAD_BYTES", 50 * 1024 * 1024)

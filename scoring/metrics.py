@@ -140,9 +140,24 @@ def check_metric_for(metric: Metric, n_classes: int, arithmetic: Arithmetic) -> 
     """Reject a metric that cannot score this task or run in this arithmetic."""
     task = task_of(n_classes)
     if task not in metric.tasks:
-        raise ConfigurationError(f"metric {metric.name!r} does not support {task} competitions")
+        raise ConfigurationError(
+            f"metric {metric.name!r} does not support {task} competitions: the labels have {n_classes} classes "
+            f"but {metric.name} is {'/'.join(sorted(metric.tasks))}-only; use {_alternatives(metric, task)}"
+        )
     if not arithmetic.is_float64 and not metric.supports_mpfr:
         raise ConfigurationError(f"metric {metric.name!r} is only available in float64 arithmetic")
+
+
+def _alternatives(metric: Metric, task: str) -> str:
+    """The metrics that can score ``task``, the closest relative of ``metric`` first (a log loss for a log loss).
+
+    >>> _alternatives(METRICS["binary_logloss"], "multiclass")
+    'multiclass_logloss (or accuracy, brier)'
+    """
+    fitting = sorted(name for name, other in METRICS.items() if task in other.tasks)
+    family = metric.name.rsplit("_", 1)[-1]
+    fitting.sort(key=lambda name: not name.endswith(family))
+    return fitting[0] + (f" (or {', '.join(fitting[1:])})" if len(fitting) > 1 else "")
 
 
 def check_clipping(metric: Metric, n_classes: int, eps: float, arithmetic: Arithmetic) -> None:

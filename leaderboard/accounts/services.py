@@ -1,11 +1,12 @@
-"""Writes on accounts: a host makes a participant account and gets its API token."""
+"""Writes on accounts: a host makes a participant account and gets its API token; a person signs up with a
+password; an owner gets or replaces their API token."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from rest_framework.authtoken.models import Token
 
 from leaderboard.accounts.models import ProvisionedAccount
@@ -35,3 +36,32 @@ def participant_provision(*, username: str, host: Any, email: str = "") -> tuple
                 raise UsernameTaken(f"the username {username!r} is taken; choose another")
         token, _ = Token.objects.get_or_create(user=user)
     return user, token.key, created
+
+
+def participant_sign_up(*, username: str, email: str, password: str) -> tuple[Any, str]:
+    """A new participant account with a password (validated by the caller's form) and its API token."""
+    users: Any = get_user_model().objects  # the user model's manager (create_user is not on the base type)
+    try:
+        with transaction.atomic():
+            user = users.create_user(username=username, email=email, password=password)
+            token = Token.objects.create(user=user)
+    except IntegrityError:  # the name was taken between the form's check and this insert
+        raise UsernameTaken("A user with that username already exists.") from None
+    return user, token.key
+
+
+def api_token_ensure(*, user: Any) -> str:
+    """The account's API token, made now if it has none yet (e.g. an account made in the admin)."""
+    token, _ = Token.objects.get_or_create(user=user)
+    return str(token.key)
+
+
+def api_token_regenerate(*, user: Any) -> str:
+    """Replace the account's API token with a fresh one: the old one stops working at once."""
+    user_model = get_user_model()
+    with transaction.atomic():
+        # Lock the account so that two regenerations at once cannot both delete and then both create.
+        user_model.objects.select_for_update().filter(pk=user.pk).first()
+        Token.objects.filter(user=user).delete()
+        token = Token.objects.create(user=user)
+    return str(token.key)

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.contrib.auth.validators import UnicodeUsernameValidator
 from rest_framework import serializers
 
+import defenses
 from leaderboard.competitions.models import METRIC_CHOICES, Competition
 from leaderboard.submissions.models import Submission
 
@@ -170,16 +171,51 @@ class SelectFinalInputSerializer(serializers.Serializer):
     selected = serializers.BooleanField(required=False, allow_null=True, default=None)
 
 
+DEFENSE_CHAIN_HELP = (
+    "The defense chain: an ordered JSON list of stages, each an object with the defense's `name` and its "
+    'parameters, e.g. `[{"name": "noise", "kind": "laplace", "scale": 0.0001}, {"name": "rounding", "decimals": 5}]`; '
+    f"`[]` releases scores as computed (rounded to `score_decimals`). Names: {', '.join(defenses.available())} "
+    "(their parameters: README, Defenses). Unknown names or parameters, bad values, a wrong stage order or a stage "
+    "the metric cannot serve are a 400 naming the problem."
+)
+
+
 class DefensesInputSerializer(serializers.Serializer):
-    defenses = serializers.JSONField(help_text='Ordered list like [{"name": "rounding", "decimals": 5}].')
-    disclosed_defenses = serializers.CharField(required=False, allow_blank=True, allow_null=True, default=None)
+    """The body of ``PUT host/competitions/{slug}/defenses/``: the whole new chain (not a patch of the old one)."""
+
+    defenses = serializers.JSONField(help_text=DEFENSE_CHAIN_HELP)
+    disclosed_defenses = serializers.CharField(
+        required=False, allow_blank=True, allow_null=True, default=None,
+        help_text="What participants are told about the defenses, shown as written on the competition page and in "
+        "its metadata; leave it out (or null) to keep what is disclosed now. The chain itself is never shown.",
+    )
+
+
+class CompetitionUpdateInputSerializer(serializers.Serializer):
+    """The body of ``PATCH host/competitions/{slug}/``: only the settings given change (``update_competition``)."""
+
+    title = serializers.CharField(required=False, allow_blank=True)
+    description = serializers.CharField(
+        required=False, allow_blank=True, help_text="Markdown shown on the competition page (no raw HTML)."
+    )
+    score_decimals = serializers.IntegerField(required=False, min_value=0, max_value=17, allow_null=True)
+    daily_limit = serializers.IntegerField(required=False, min_value=0, allow_null=True)
+    total_limit = serializers.IntegerField(required=False, min_value=0, allow_null=True)
+    opens_at = serializers.DateTimeField(required=False)
+    closes_at = serializers.DateTimeField(required=False, allow_null=True)
+    defenses = serializers.JSONField(required=False, help_text=DEFENSE_CHAIN_HELP)
+    disclosed_defenses = serializers.CharField(required=False, allow_blank=True)
+    also_report = serializers.ListField(child=serializers.CharField(), required=False)
+    same_file_same_score = serializers.BooleanField(required=False)
 
 
 class CompetitionCreateInputSerializer(serializers.Serializer):
     slug = serializers.SlugField(max_length=64)
     labels = serializers.FileField(help_text="CSV with header id,label; labels are integers 0..K-1.")
     title = serializers.CharField(required=False, allow_blank=True, default="")
-    description = serializers.CharField(required=False, allow_blank=True, default="")
+    description = serializers.CharField(
+        required=False, allow_blank=True, default="", help_text="Markdown shown on the competition page (no raw HTML)."
+    )
     metric = serializers.ChoiceField(choices=METRIC_CHOICES, default="binary_logloss")
     eps = serializers.FloatField(default=1e-15)
     score_decimals = serializers.IntegerField(min_value=0, max_value=17, allow_null=True, default=5)
@@ -189,7 +225,7 @@ class CompetitionCreateInputSerializer(serializers.Serializer):
     opens_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     closes_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
     arithmetic = serializers.CharField(default="float64")
-    defenses = serializers.JSONField(required=False, default=None)
+    defenses = serializers.JSONField(required=False, default=None, help_text=DEFENSE_CHAIN_HELP)
     disclosed_defenses = serializers.CharField(required=False, allow_blank=True, default="")
     same_file_same_score = serializers.BooleanField(default=False)
     also_report = serializers.ListField(child=serializers.CharField(), required=False, default=list)

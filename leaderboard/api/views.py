@@ -7,7 +7,7 @@ from typing import Any
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotFound, ParseError, PermissionDenied
 from rest_framework.parsers import JSONParser, MultiPartParser
@@ -28,7 +28,7 @@ from leaderboard.competitions.selectors import (
     competition_list,
     competition_sample_submission,
 )
-from leaderboard.competitions.services import competition_create, competition_set_defenses
+from leaderboard.competitions.services import competition_create, competition_set_defenses, competition_update
 from leaderboard.errors import InvalidUpload
 from leaderboard.submissions.models import IDEMPOTENCY_KEY_MAX_LENGTH, UploadKind
 from leaderboard.submissions.selectors import (
@@ -295,6 +295,13 @@ class HostParticipantsApi(APIView):
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
+HOST_ERRORS = {
+    400: OpenApiResponse(description="a setting is refused; `detail` names it and why"),
+    403: OpenApiResponse(description="not the competition's host (nor staff)"),
+    404: OpenApiResponse(description="no such competition"),
+}
+
+
 class HostCompetitionDetailApi(APIView):
     permission_classes = [IsAuthenticated]
 
@@ -302,11 +309,63 @@ class HostCompetitionDetailApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         return Response(s.HostCompetitionSerializer(_host_competition(request, slug)).data)
 
+    @extend_schema(
+        summary="Change a competition's settings",
+        description="Only the settings given change, validated as at creation (`manage.py update_competition` "
+        "does the same). The hidden set, its split, the metric, eps and the arithmetic are fixed at creation.",
+        request=s.CompetitionUpdateInputSerializer,
+        responses={200: s.HostCompetitionSerializer, **HOST_ERRORS},
+        examples=[
+            OpenApiExample(
+                "Close on a date, three uploads a day",
+                value={"closes_at": "2027-01-31T23:59:00Z", "daily_limit": 3},
+                request_only=True,
+            ),
+            OpenApiExample(
+                "A Markdown description",
+                value={"description": "## Task\nPredict the **diagnosis** of each row. See the [rules](https://example.org)."},
+                request_only=True,
+            ),
+        ],
+    )
+    def patch(self, request: Request, slug: str) -> Response:
+        competition = _host_competition(request, slug)
+        payload = s.CompetitionUpdateInputSerializer(data=request.data, partial=True)
+        payload.is_valid(raise_exception=True)
+        competition = competition_update(competition=competition, **payload.validated_data)
+        return Response(s.HostCompetitionSerializer(competition).data)
+
 
 class HostDefensesApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(request=s.DefensesInputSerializer, responses=s.HostCompetitionSerializer)
+    @extend_schema(
+        summary="Replace the defense chain",
+        description="The body is the whole new chain (an ordered list of stages), not a patch of the old one; "
+        "it applies from the next scoring on. `disclosed_defenses` optionally replaces what participants are told. "
+        "POST is accepted as a synonym.",
+        request=s.DefensesInputSerializer,
+        responses={200: s.HostCompetitionSerializer, **HOST_ERRORS},
+        examples=[
+            OpenApiExample(
+                "Laplace noise, then rounding to 5 decimals",
+                value={
+                    "defenses": [
+                        {"name": "noise", "kind": "laplace", "scale": 0.0001},
+                        {"name": "rounding", "decimals": 5},
+                    ],
+                    "disclosed_defenses": "Scores carry a little Laplace noise and are rounded to 5 decimals.",
+                },
+                request_only=True,
+            ),
+            OpenApiExample(
+                "The parameter-free Ladder",
+                value={"defenses": [{"name": "ladder", "mode": "parameter_free"}]},
+                request_only=True,
+            ),
+            OpenApiExample("No defense", value={"defenses": []}, request_only=True),
+        ],
+    )
     def put(self, request: Request, slug: str) -> Response:
         competition = _host_competition(request, slug)
         payload = s.DefensesInputSerializer(data=request.data)

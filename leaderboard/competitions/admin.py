@@ -25,6 +25,10 @@ class CompetitionForm(forms.ModelForm):
     class Meta:
         model = Competition
         fields = "__all__"
+        help_texts = {
+            "description": "Markdown, shown on the competition page (raw HTML is shown as text; links: http, https, "
+            "mailto)."
+        }
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

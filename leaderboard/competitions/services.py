@@ -138,16 +138,75 @@ def hidden_test_data_create(
 def competition_set_defenses(
     *, competition: Competition, defenses: Any, disclosed_defenses: str | None = None
 ) -> Competition:
-    """Replace the defense chain (validated, stored in canonical form) and optionally what is disclosed.
+    """Replace the defense chain (validated, stored in canonical form) and optionally what is disclosed."""
+    if disclosed_defenses is None:
+        return competition_update(competition=competition, defenses=defenses)
+    return competition_update(competition=competition, defenses=defenses, disclosed_defenses=disclosed_defenses)
 
-    Saving bumps ``updated_at``, which is part of the worker's cache key, so the next scoring uses the new chain.
+
+class _Unchanged:
+    def __repr__(self) -> str:
+        return "UNCHANGED"
+
+
+UNCHANGED: Any = _Unchanged()
+"""The default of every :func:`competition_update` setting: leave it as it is (``None`` means "no limit")."""
+
+UPDATABLE_FIELDS = (
+    "title", "description", "score_decimals", "daily_limit", "total_limit", "opens_at", "closes_at", "defenses",
+    "disclosed_defenses", "also_report", "same_file_same_score",
+)
+
+
+def competition_update(
+    *,
+    competition: Competition,
+    title: str = UNCHANGED,
+    description: str = UNCHANGED,
+    score_decimals: int | None = UNCHANGED,
+    daily_limit: int | None = UNCHANGED,
+    total_limit: int | None = UNCHANGED,
+    opens_at: datetime = UNCHANGED,
+    closes_at: datetime | None = UNCHANGED,
+    defenses: Any = UNCHANGED,
+    disclosed_defenses: str = UNCHANGED,
+    also_report: list[str] | tuple[str, ...] = UNCHANGED,
+    same_file_same_score: bool = UNCHANGED,
+) -> Competition:
+    """Change a competition's settings after creation, validated exactly as :func:`competition_create` validates
+    them; the settings not given stay as they are. Returns ``competition``, updated to what was saved.
+
+    What is fixed at creation stays fixed: the hidden set and its public/private split, the metric, eps and the
+    arithmetic (scores already released were computed with them). Scores already released keep their text; a new
+    chain or precision applies from the next scoring on: saving bumps ``updated_at``, which is part of the
+    worker's cache key. Nothing is saved when any setting is refused (:class:`CompetitionConfigError`).
     """
-    competition.defenses = competition_validate_defenses(
-        defenses=defenses, metric=competition.metric, eps=competition.eps
-    )
-    fields = ["defenses", "updated_at"]
-    if disclosed_defenses is not None:
-        competition.disclosed_defenses = disclosed_defenses
-        fields.append("disclosed_defenses")
-    competition.save(update_fields=fields)
+    given = {
+        "title": title, "description": description, "score_decimals": score_decimals, "daily_limit": daily_limit,
+        "total_limit": total_limit, "opens_at": opens_at, "closes_at": closes_at, "defenses": defenses,
+        "disclosed_defenses": disclosed_defenses, "also_report": also_report,
+        "same_file_same_score": same_file_same_score,
+    }
+    changes = {name: value for name, value in given.items() if value is not UNCHANGED}
+    if "defenses" in changes:
+        changes["defenses"] = competition_validate_defenses(
+            defenses=changes["defenses"], metric=competition.metric, eps=competition.eps
+        )
+    if "title" in changes:
+        changes["title"] = changes["title"] or competition.slug
+    if "also_report" in changes and not isinstance(changes["also_report"], str):
+        changes["also_report"] = list(changes["also_report"])
+    if "opens_at" in changes and changes["opens_at"] is None:
+        raise CompetitionConfigError("opens_at: a competition needs an opening time")
+    with transaction.atomic():
+        updated = Competition.objects.select_for_update().get(pk=competition.pk)
+        for name, value in changes.items():
+            setattr(updated, name, value)
+        try:
+            updated.full_clean()
+        except ValidationError as exc:
+            raise CompetitionConfigError(_validation_message(exc)) from None
+        updated.save(update_fields=[*changes, "updated_at"])
+    for name in [*changes, "updated_at"]:  # the caller's instance reads as saved
+        setattr(competition, name, getattr(updated, name))
     return competition

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hmac
 from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.forms import UserCreationForm
 
 
 class SubmissionUploadForm(forms.Form):
@@ -26,3 +29,40 @@ class SelectFinalForm(forms.Form):
     selected = forms.TypedChoiceField(
         choices=[("1", "select"), ("0", "unselect")], coerce=lambda value: value == "1", empty_value=None
     )
+
+
+class SignUpForm(UserCreationForm):
+    """Django's own user-creation form (its username check, the password validators of the settings) plus an
+    email address for password resets and, when sign-up is by invitation, the invite code.
+
+    A wrong invite code is the only error shown: whoever lacks the code learns nothing about which usernames
+    exist. With the right code the form says what Django's form says (a taken username)."""
+
+    email = forms.EmailField(
+        required=True, help_text="Used only to reset your password; never shown on the site."
+    )
+    invite_code = forms.CharField(required=True, strip=True, help_text="The code the host gave you.")
+
+    class Meta(UserCreationForm.Meta):
+        model = get_user_model()
+        fields = ("username", "email")
+
+    def __init__(self, *args: Any, invite_code: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.expected_invite_code = invite_code
+        if invite_code is None:
+            del self.fields["invite_code"]
+
+    def clean_invite_code(self) -> str:
+        given = str(self.cleaned_data.get("invite_code", ""))
+        expected = self.expected_invite_code or ""
+        if not hmac.compare_digest(given.encode(), expected.encode()):
+            raise forms.ValidationError("That invite code is not right; ask the host of the competition for it.")
+        return given
+
+    def full_clean(self) -> None:
+        super().full_clean()
+        errors = self.errors
+        if "invite_code" in errors:
+            for field in [name for name in errors if name != "invite_code"]:
+                del errors[field]

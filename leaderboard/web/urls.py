@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from leaderboard.web import views
+from leaderboard.web import accounts, views
 
 app_name = "web"
 
@@ -18,6 +18,15 @@ urlpatterns = [
         name="login",
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(next_page="web:competition-list"), name="logout"),
+    path("accounts/signup/", accounts.sign_up, name="signup"),
+    path("accounts/profile/", accounts.profile, name="profile"),
+    path("accounts/profile/token/", accounts.token_regenerate, name="token-regenerate"),
+    path("accounts/password/change/", accounts.password_change, name="password-change"),
+    path("accounts/password/change/done/", accounts.password_change_done, name="password-change-done"),
+    path("accounts/password/reset/", accounts.password_reset, name="password-reset"),
+    path("accounts/password/reset/sent/", accounts.password_reset_done, name="password-reset-done"),
+    path("accounts/password/reset/<uidb64>/<token>/", accounts.password_reset_confirm, name="password-reset-confirm"),
+    path("accounts/password/reset/done/", accounts.password_reset_complete, name="password-reset-complete"),
     path("c/<slug:slug>/", views.competition_detail, name="competition-detail"),
     path("c/<slug:slug>/sample-submission.csv", views.sample_submission, name="sample-submission"),
     path("c/<slug:slug>/submit/", views.submission_upload, name="submit"),

@@ -33,6 +33,8 @@ CHAIN = '[{"name": "noise", "kind": "laplace", "scale": 0.001}]'
 HOST, HOST_PASSWORD = "hana-host", "hana-host-password"  # throwaway accounts in a throwaway database
 PARTICIPANT, PARTICIPANT_PASSWORD = "alice", "alice-password-1"
 OTHER = "bob"
+INVITE_CODE = "browser-class-2027"  # the site signs people up by invitation (LEADERBOARD_SIGNUP=invite)
+DESCRIPTION = "## The task\nPredict the **probability of label 1** for each row; see the [rules](https://example.org)."
 WIDTH, HEIGHT = 1280, 800
 
 TINY_GAME = """
@@ -95,21 +97,34 @@ def screenshot(site: BrowserSite, page: Page, name: str, *, full_page: bool = Tr
 
 def _create_people_and_competition(stack: Stack, labels_path: Path) -> str:
     """The site's own management commands, run in one process (each ``manage.py`` start costs a second or two);
-    returns bob's API token. create_participant makes API accounts without a password: alice gets one here."""
+    returns bob's API token (create_participant makes an API-only account, as a host does for a bot)."""
     competition = [SLUG, "--labels", str(labels_path), "--title", TITLE, "--host", HOST, "--decimals", str(DECIMALS),
-                   "--daily-limit", "1", "--defenses", CHAIN, "--disclose", "Scores carry a little noise."]
+                   "--daily-limit", "1", "--defenses", CHAIN, "--disclose", "Scores carry a little noise.",
+                   "--description", DESCRIPTION]
     script = "\n".join([
-        "from django.contrib.auth import get_user_model",
         "from django.core.management import call_command",
         f"call_command('createsuperuser', '--noinput', '--username', {HOST!r})",
-        f"call_command('create_participant', {PARTICIPANT!r})",
-        f"alice = get_user_model().objects.get(username={PARTICIPANT!r})",
-        f"alice.set_password({PARTICIPANT_PASSWORD!r})",
-        "alice.save()",
         f"call_command('create_competition', *{competition!r})",
         f"call_command('create_participant', {OTHER!r})",  # its token is the last line printed
     ])
     return stack.manage("shell", "-c", script).strip().splitlines()[-1]
+
+
+def sign_up_over_http(url: str, username: str, password: str) -> None:
+    """Sign ``username`` up through the site's own sign-up page, as a browser would post it (CSRF included)."""
+    with requests.Session() as session:
+        session.get(f"{url}/accounts/signup/", timeout=10).raise_for_status()
+        answer = session.post(
+            f"{url}/accounts/signup/",
+            data={
+                "csrfmiddlewaretoken": session.cookies["csrftoken"], "username": username,
+                "email": f"{username}@example.org", "password1": password, "password2": password,
+                "invite_code": INVITE_CODE,
+            },
+            allow_redirects=False,
+            timeout=10,
+        )
+    assert answer.status_code == 302 and answer.headers["Location"] == "/accounts/profile/", answer.text[-2000:]
 
 
 def _wait_scored(url: str, token: str, submission_id: int, timeout: float = 30.0) -> dict[str, object]:
@@ -136,7 +151,8 @@ def play_tiny_game(site: BrowserSite) -> str:
 @pytest.fixture(scope="module")
 def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserSite]:
     """A live site with a competition (Laplace noise, 4 released decimals, one upload a day), its host (staff,
-    with a password), alice (a password, for the web pages) and bob (a token, one submission already scored)."""
+    with a password), alice (signed up on the sign-up page, by invitation) and bob (a token from
+    create_participant, one submission already scored)."""
     root = tmp_path_factory.mktemp("browser")
     var = root / "var"
     env = {key: value for key, value in os.environ.items() if key not in {"REDIS_URL", "DATABASE_URL"}}
@@ -144,6 +160,8 @@ def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         LEADERBOARD_VAR_DIR=str(var),
         DJANGO_SUPERUSER_PASSWORD=HOST_PASSWORD,
         DJANGO_SUPERUSER_EMAIL="host@example.org",
+        LEADERBOARD_SIGNUP="invite",
+        LEADERBOARD_INVITE_CODE=INVITE_CODE,
     )
     ids = [f"r{i:03d}" for i in range(N_ROWS)]
     labels = np.random.default_rng(11).integers(0, 2, N_ROWS)
@@ -156,6 +174,7 @@ def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
         queue=unique_queue("leaderboard-browser"), web_threads=4, collectstatic=True,
     ) as stack:
         token = _create_people_and_competition(stack, labels_path)
+        sign_up_over_http(stack.url, PARTICIPANT, PARTICIPANT_PASSWORD)
         browser_site = BrowserSite(stack, var, ids, "", shots)
         answer = requests.post(
             f"{stack.url}/api/v1/competitions/{SLUG}/submissions/",

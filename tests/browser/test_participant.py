@@ -1,18 +1,23 @@
-"""A participant in a real browser: find the competition, log in, upload a file through the form, watch my
-submissions go from queued to scored by itself, find the score on the leaderboard, meet no upload form once the
-day's quota is spent; the API docs load from the site alone; error pages are styled and lead back."""
+"""A participant in a real browser: sign up by invitation, read the API token on the profile and regenerate it,
+upload through the form, read the released score and choose it as a final; log in, watch my submissions go from
+queued to scored by itself, find the score on the leaderboard, meet no upload form once the day's quota is spent;
+reset a forgotten password through the mailed link; the API docs load from the site alone; error pages are
+styled and lead back."""
 
 from __future__ import annotations
 
+import email
 import os
 import re
 import signal
 
 import pytest
+import requests
 from playwright.sync_api import FilePayload, Page, expect
 
 from tests.browser.conftest import (
     DECIMALS,
+    INVITE_CODE,
     OTHER,
     PARTICIPANT,
     PARTICIPANT_PASSWORD,
@@ -21,6 +26,7 @@ from tests.browser.conftest import (
     WIDTH,
     BrowserSite,
     screenshot,
+    sign_up_over_http,
 )
 
 pytestmark = pytest.mark.e2e
@@ -30,6 +36,95 @@ def log_in(page: Page, username: str, password: str) -> None:
     page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(password)
     page.get_by_role("button", name="Log in").click()
+
+
+def api_status(site: BrowserSite, token: str) -> int:
+    headers = {"Authorization": f"Token {token}"}
+    return requests.get(f"{site.url}/api/v1/competitions/{SLUG}/quota/", headers=headers, timeout=5).status_code
+
+
+def test_a_newcomer_signs_up_reads_the_token_uploads_and_chooses_a_final(page: Page, site: BrowserSite) -> None:
+    newcomer, password = "carol", "carol-uses-a-long-passphrase"
+    page.goto("/")
+    page.get_by_role("link", name="Sign up").click()
+    expect(page).to_have_url(f"{site.url}/accounts/signup/")
+    page.get_by_label("Username").fill(newcomer)
+    page.get_by_label("Email").fill(f"{newcomer}@example.org")
+    page.get_by_label(re.compile(r"^Password:?$")).fill(password)
+    page.get_by_label("Password confirmation").fill(password)
+    page.get_by_label("Invite code").fill(INVITE_CODE)
+    screenshot(site, page, "signup")
+    page.get_by_role("button", name="Sign up").click()
+
+    # The profile shows the token; it works on the API, and regenerating it retires it.
+    expect(page).to_have_url(f"{site.url}/accounts/profile/")
+    expect(page.get_by_text(f"Welcome, {newcomer}")).to_be_visible()
+    token = page.locator("#api-token").inner_text().strip()
+    assert re.fullmatch(r"[0-9a-f]{40}", token), token
+    assert api_status(site, token) == 200
+    screenshot(site, page, "profile")
+    page.get_by_role("button", name="Regenerate the token").click()
+    expect(page.get_by_text("the old one no longer works")).to_be_visible()
+    new_token = page.locator("#api-token").inner_text().strip()
+    assert new_token != token and api_status(site, token) == 401 and api_status(site, new_token) == 200
+    screenshot(site, page, "profile-new-token")
+
+    # The competition page (its Markdown description rendered), then an upload through the form.
+    page.get_by_role("navigation").get_by_role("link", name="Competitions").click()
+    page.get_by_role("link", name=TITLE).click()
+    expect(page.locator(".description h3")).to_have_text("The task")  # "##", one level under the page
+    expect(page.locator(".description strong")).to_have_text("probability of label 1")
+    screenshot(site, page, "competition-described")
+    page.get_by_role("link", name="Submit", exact=True).click()
+    upload = FilePayload(name="carol.csv", mimeType="text/csv", buffer=site.predictions_csv(3))
+    page.get_by_label("Predictions (CSV)").set_input_files(files=upload)
+    page.get_by_role("button", name="Upload").click()
+    expect(page).to_have_url(f"{site.url}/c/{SLUG}/submissions/")
+    row = page.locator("tbody tr").first
+    expect(row.locator("td").nth(3)).to_have_text("scored", timeout=30_000)  # the page refreshes by itself
+    released = row.locator("td.num").first.inner_text().strip()
+    assert re.fullmatch(rf"\d+\.\d{{{DECIMALS}}}", released), released
+    screenshot(site, page, "newcomer-scored")
+
+    # Choose it as a final.
+    row.get_by_role("button", name="Select as final").click()
+    expect(page.get_by_text(re.compile(r"Submission #\d+ is selected as final"))).to_be_visible()
+    expect(page.get_by_text("Finals selected: 1 of 2")).to_be_visible()
+    expect(row.get_by_role("button", name="Unselect")).to_be_visible()
+    screenshot(site, page, "newcomer-final")
+
+    page.get_by_role("link", name="Public leaderboard").click()
+    expect(page.get_by_role("row", name=re.compile(newcomer))).to_contain_text(released)
+    screenshot(site, page, "newcomer-leaderboard")
+
+
+def test_a_forgotten_password_is_reset_through_the_mailed_link(page: Page, site: BrowserSite) -> None:
+    user, new_password = "dora", "dora-chose-a-new-passphrase"
+    sign_up_over_http(site.url, user, "dora-forgot-this-passphrase")
+    page.goto("/accounts/login/")
+    page.get_by_role("link", name="Forgot your password?").click()
+    page.get_by_label("Email").fill(f"{user}@example.org")
+    screenshot(site, page, "password-reset")
+    page.get_by_role("button", name="Send the link").click()
+    expect(page.get_by_role("heading", name="Check your email")).to_be_visible()
+    screenshot(site, page, "password-reset-sent")
+
+    # The default mail backend writes each message to a file under the site's var/mail/.
+    messages = [email.message_from_bytes(path.read_bytes()) for path in sorted((site.var / "mail").glob("*.log"))]
+    mine = [message for message in messages if message["To"] == f"{user}@example.org"]
+    assert len(mine) == 1, [message["To"] for message in messages]
+    link = re.search(r"https?://\S+/accounts/password/reset/\S+/", str(mine[0].get_payload()))
+    assert link is not None, mine[0].get_payload()
+    page.goto(link.group(0))
+    expect(page.get_by_role("heading", name="Choose a new password")).to_be_visible()
+    page.get_by_label(re.compile(r"^New password:?$")).fill(new_password)
+    page.get_by_label("New password confirmation").fill(new_password)
+    screenshot(site, page, "password-reset-choose")
+    page.get_by_role("button", name="Set the password").click()
+    expect(page.get_by_role("heading", name="Password set")).to_be_visible()
+    page.get_by_role("link", name="Log in").last.click()
+    log_in(page, user, new_password)
+    expect(page.get_by_role("link", name=user, exact=True)).to_be_visible()
 
 
 def test_a_participant_uploads_through_the_form_and_the_score_arrives_by_itself(page: Page, site: BrowserSite) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from django.test import Client
 from django.utils import timezone
+from rest_framework.authtoken.models import Token
 
 import defenses
 from leaderboard.competitions.models import Competition, HiddenTestData
@@ -113,7 +114,7 @@ class Scenario:
 
     def known_urls(self) -> list[str]:
         urls = ["/", "/games/", "/games/standard/", "/games/standard/files/report.html", "/accounts/login/",
-                "/api/docs/", "/api/redoc/", "/favicon.ico", "/c/no-such-competition/"]
+                "/api/docs/", "/api/redoc/", "/favicon.ico", "/c/no-such-competition/", *ACCOUNT_PAGES]
         for competition in self.competitions:
             base = f"/c/{competition.slug}/"
             urls += [
@@ -175,6 +176,8 @@ class Scenario:
                 forbidden.add(rendering, "the hidden labels")
         for word in CHAIN_WORDS:
             forbidden.add(word, "the undisclosed defense chain")
+        for token in Token.objects.exclude(user=me).select_related("user"):
+            forbidden.add(token.key, f"the API token of {token.user.get_username()}")
         return forbidden
 
 
@@ -193,6 +196,12 @@ def links(body: str) -> list[str]:
 
 
 NOT_CRAWLED = ("/admin/", "/accounts/logout/", "/static/", "/api/schema/")
+# Every account page (a password-reset link that is not valid is one, too); the crawl finds them by links as well.
+ACCOUNT_PAGES = (
+    "/accounts/signup/", "/accounts/profile/", "/accounts/profile/token/", "/accounts/password/change/",
+    "/accounts/password/change/done/", "/accounts/password/reset/", "/accounts/password/reset/sent/",
+    "/accounts/password/reset/MQ/not-a-token/", "/accounts/password/reset/done/",
+)
 
 
 def crawl(
@@ -251,6 +260,9 @@ def scenario(
     closed_competition.refresh_from_db()
     assert Submission.objects.filter(status=Status.SCORED).exclude(public_score_text="").exists()
 
+    for user in (participant, other_participant, host):
+        Token.objects.get_or_create(user=user)  # every cast member has a token that only its owner may see
+
     games_dir = tmp_path / "games"
     (games_dir / "standard").mkdir(parents=True)
     (games_dir / "standard" / "report.html").write_text("<h1>A game on public data</h1>")
@@ -292,6 +304,9 @@ def test_no_participant_visible_page_leaks(scenario: Scenario, viewer: str) -> N
         status, mine = pages[f"/c/{scenario.open_competition.slug}/submissions/"]
         assert status == 200 and shown_submission_ids(mine) == set(own.values_list("pk", flat=True))
         assert all(s.upload_name in mine for s in own)
+        status, profile = pages["/accounts/profile/"]
+        assert status == 200 and Token.objects.get(user=me).key in profile  # the one token a viewer may see
+        assert set(ACCOUNT_PAGES) - {"/accounts/profile/token/"} <= {url for url in pages if pages[url][0] < 400}
     else:
         status, _ = pages[f"/c/{scenario.open_competition.slug}/submissions/"]
         assert status == 302
@@ -305,6 +320,16 @@ def test_the_detector_finds_what_the_host_page_shows(scenario: Scenario, host: A
     found = leaks(body, scenario.forbidden_for("participant"))
     assert any("raw score" in item for item in found), found
     assert any("another participant's submission id" in item for item in found), found
+
+
+def test_the_detector_finds_a_token_on_its_owners_profile(scenario: Scenario) -> None:
+    """The crawl can fail on tokens too: alice's profile holds what bob and the anonymous visitor must not see."""
+    client = Client()
+    client.force_login(scenario.users["participant"])
+    body = page_text(client.get("/accounts/profile/"))
+    for viewer in ("other", "anonymous"):
+        assert any("the API token of alice" in item for item in leaks(body, scenario.forbidden_for(viewer))), viewer
+    assert leaks(body, scenario.forbidden_for("participant")) == []
 
 
 def test_the_api_docs_hold_no_data(scenario: Scenario, host: Any) -> None:

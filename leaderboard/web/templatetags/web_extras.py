@@ -5,6 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from django import template
+from django.utils.safestring import SafeString
+
+from leaderboard.web.description import render_markdown
 
 register = template.Library()
 
@@ -27,3 +30,9 @@ def plain(number: float | None) -> str:
 def sig(number: float | None, digits: int = 3) -> str:
     """A host-side measurement to ``digits`` significant digits (``0.000123``, ``1.2e-07``); empty for ``None``."""
     return "" if number is None else format(number, f".{digits}g")
+
+
+@register.filter
+def markdown(text: str | None) -> SafeString:
+    """A host's Markdown as sanitized HTML (no raw HTML, no script links): see ``leaderboard.web.description``."""
+    return render_markdown(text or "")

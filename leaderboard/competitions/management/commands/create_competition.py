@@ -2,31 +2,15 @@
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
 
+from leaderboard.competitions.management import options as opt
 from leaderboard.competitions.services import competition_create
 from leaderboard.errors import CompetitionConfigError
-
-
-def _moment(text: str | None, option: str) -> datetime | None:
-    if text is None:
-        return None
-    parsed = parse_datetime(text)
-    if parsed is None:
-        raise CommandError(f"{option}: {text!r} is not an ISO 8601 date-time (e.g. 2026-12-31T23:59:00Z)")
-    return parsed if timezone.is_aware(parsed) else timezone.make_aware(parsed, UTC)
-
-
-def _optional_int(text: str) -> int | None:
-    return None if text.lower() in {"none", "full", ""} else int(text)
 
 
 class Command(BaseCommand):
@@ -36,10 +20,10 @@ class Command(BaseCommand):
         parser.add_argument("slug")
         parser.add_argument("--labels", required=True, help="path of the id,label CSV")
         parser.add_argument("--metric", default="binary_logloss")
-        parser.add_argument("--decimals", type=_optional_int, default=5, help="released decimals; 'none' = full")
+        parser.add_argument("--decimals", type=opt.optional_int, default=5, help="released decimals; 'none' = full")
         parser.add_argument("--public-fraction", type=float, default=0.3)
-        parser.add_argument("--daily-limit", type=_optional_int, default=5, help="'none' = unlimited")
-        parser.add_argument("--total-limit", type=_optional_int, default=None)
+        parser.add_argument("--daily-limit", type=opt.optional_int, default=5, help="'none' = unlimited")
+        parser.add_argument("--total-limit", type=opt.optional_int, default=None)
         parser.add_argument("--opens-at", default=None, help="ISO 8601 (default: now)")
         parser.add_argument("--closes-at", default=None, help="ISO 8601 (default: never)")
         parser.add_argument("--defenses", default="[]", help="defense chain as JSON")
@@ -47,6 +31,8 @@ class Command(BaseCommand):
         parser.add_argument("--eps", type=float, default=1e-15)
         parser.add_argument("--arithmetic", default="float64", help="'float64' or 'mpfr:BITS'")
         parser.add_argument("--title", default="")
+        parser.add_argument("--description", default=None, help="Markdown shown on the competition page")
+        parser.add_argument("--description-file", default=None, help="read the Markdown description from a file")
         parser.add_argument("--host", default=None, help="username of the host (must exist)")
         parser.add_argument("--same-file-same-score", action="store_true")
         parser.add_argument("--also-report", default="", help="comma-separated metrics released beside the primary one")
@@ -59,10 +45,8 @@ class Command(BaseCommand):
         path = Path(options["labels"])
         if not path.is_file():
             raise CommandError(f"--labels: no such file {path}")
-        try:
-            defenses = json.loads(options["defenses"])
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"--defenses is not valid JSON: {exc}") from None
+        defenses = opt.defense_chain(options["defenses"])
+        description = opt.description(options) or ""
         host = None
         if options["host"]:
             user_model = get_user_model()
@@ -76,19 +60,20 @@ class Command(BaseCommand):
                 labels_csv=path.read_bytes(),
                 host=host,
                 title=options["title"],
+                description=description,
                 metric=options["metric"],
                 eps=options["eps"],
                 score_decimals=options["decimals"],
                 public_fraction=options["public_fraction"],
                 daily_limit=options["daily_limit"],
                 total_limit=options["total_limit"],
-                opens_at=_moment(options["opens_at"], "--opens-at"),
-                closes_at=_moment(options["closes_at"], "--closes-at"),
+                opens_at=opt.moment(options["opens_at"], "--opens-at"),
+                closes_at=opt.moment(options["closes_at"], "--closes-at"),
                 arithmetic=options["arithmetic"],
                 defenses=defenses,
                 disclosed_defenses=options["disclose"],
                 same_file_same_score=options["same_file_same_score"],
-                also_report=[m.strip() for m in options["also_report"].split(",") if m.strip()],
+                also_report=opt.metric_list(options["also_report"]),
                 secret=options["secret"],
             )
         except CompetitionConfigError as exc:

@@ -1,0 +1,129 @@
+"""The account pages: sign-up (open, by invite code or closed: ``LEADERBOARD_SIGNUP``), the profile with the API
+token and its regeneration, and Django's own password change and reset views on the site's templates.
+
+Sign-up and password-reset requests are counted per client address (``leaderboard.security.attempt_allowed``),
+as failed logins are counted per username; tokens are only ever shown to their owner.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login
+from django.contrib.auth import views as auth_views
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse, reverse_lazy
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.cache import never_cache
+from django.views.decorators.debug import sensitive_post_parameters
+from django.views.decorators.http import require_POST
+
+from leaderboard.accounts.services import api_token_ensure, api_token_regenerate, participant_sign_up
+from leaderboard.errors import UsernameTaken
+from leaderboard.security import attempt_allowed
+from leaderboard.web.forms import SignUpForm
+
+LOGIN_BACKEND = "leaderboard.security.ThrottledModelBackend"
+TOO_MANY = "Too many requests from your address; try again later."
+
+
+def _invite_code() -> str | None:
+    return settings.LEADERBOARD_INVITE_CODE if settings.LEADERBOARD_SIGNUP == "invite" else None
+
+
+def _next_url(request: HttpRequest) -> str:
+    """Where to go after signing up: a ``next`` on this site, else the profile (where the token is)."""
+    target = request.POST.get("next") or request.GET.get("next") or ""
+    if target and url_has_allowed_host_and_scheme(target, {request.get_host()}, require_https=request.is_secure()):
+        return target
+    return reverse("web:profile")
+
+
+@sensitive_post_parameters("password1", "password2", "invite_code")
+@never_cache
+def sign_up(request: HttpRequest) -> HttpResponse:
+    if request.user.is_authenticated:
+        return redirect("web:profile")
+    mode = settings.LEADERBOARD_SIGNUP
+    context: dict[str, Any] = {"mode": mode, "next": request.POST.get("next") or request.GET.get("next") or ""}
+    if mode == "closed":
+        return render(request, "web/signup.html", context, status=403)
+    status = 200
+    if request.method == "POST":
+        if not attempt_allowed(request, scope="signup"):
+            context.update(form=SignUpForm(invite_code=_invite_code()), error=TOO_MANY)
+            return render(request, "web/signup.html", context, status=429)
+        form = SignUpForm(request.POST, invite_code=_invite_code())
+        if form.is_valid():
+            try:
+                user, _ = participant_sign_up(
+                    username=form.cleaned_data["username"],
+                    email=form.cleaned_data["email"],
+                    password=form.cleaned_data["password1"],
+                )
+            except UsernameTaken as exc:  # taken between the form's check and the insert
+                form.add_error("username", exc.message)
+            else:
+                login(request, user, backend=LOGIN_BACKEND)
+                messages.success(
+                    request,
+                    f"Welcome, {user.get_username()}: your account is ready; your API token is on your account page.",
+                )
+                return redirect(_next_url(request))
+        status = 400
+    else:
+        form = SignUpForm(invite_code=_invite_code())
+    context["form"] = form
+    return render(request, "web/signup.html", context, status=status)
+
+
+@never_cache
+def profile(request: HttpRequest) -> HttpResponse:
+    if not request.user.is_authenticated:
+        return redirect(f"{reverse('web:login')}?next={reverse('web:profile')}")
+    response = render(
+        request,
+        "web/profile.html",
+        {"token": api_token_ensure(user=request.user), "api_root": request.build_absolute_uri("/api/v1/")},
+    )
+    response["Cache-Control"] = "no-store"  # a token is a password: no cache keeps a copy of the page
+    return response
+
+
+@require_POST
+def token_regenerate(request: HttpRequest) -> HttpResponse:
+    if not request.user.is_authenticated:
+        return redirect(f"{reverse('web:login')}?next={reverse('web:profile')}")
+    api_token_regenerate(user=request.user)
+    messages.success(request, "You have a new API token; the old one no longer works.")
+    return redirect("web:profile")
+
+
+class PasswordResetView(auth_views.PasswordResetView):
+    """Django's reset view (the same answer whether or not the address has an account), throttled per address."""
+
+    template_name = "web/password_reset.html"
+    email_template_name = "web/email/password_reset.txt"
+    subject_template_name = "web/email/password_reset_subject.txt"
+    success_url = reverse_lazy("web:password-reset-done")
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not attempt_allowed(request, scope="password-reset"):
+            context = self.get_context_data(form=self.get_form(), error=TOO_MANY)
+            return self.render_to_response(context, status=429)
+        return super().post(request, *args, **kwargs)
+
+
+password_reset = PasswordResetView.as_view()
+password_reset_done = auth_views.PasswordResetDoneView.as_view(template_name="web/password_reset_done.html")
+password_reset_confirm = auth_views.PasswordResetConfirmView.as_view(
+    template_name="web/password_reset_confirm.html", success_url=reverse_lazy("web:password-reset-complete")
+)
+password_reset_complete = auth_views.PasswordResetCompleteView.as_view(template_name="web/password_reset_complete.html")
+password_change = auth_views.PasswordChangeView.as_view(
+    template_name="web/password_change.html", success_url=reverse_lazy("web:password-change-done")
+)
+password_change_done = auth_views.PasswordChangeDoneView.as_view(template_name="web/password_change_done.html")
