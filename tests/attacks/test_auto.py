@@ -201,5 +201,6 @@ def test_auto_hands_what_noise_keeps_from_the_exact_design_to_the_likelihood_dec
     result = attacks.run("auto", oracle, budget=300)
     assert result.details["fallback"] == "noisy", result.details["reasoning"]
     assert result.queries <= 300 and (result.labels == labels).mean() == 1.0
-    guessed = result.confidence[result.confidence < 1.0]
+    confidence = result.fill_confidence()
+    guessed = confidence[confidence < 1.0]
     assert guessed.size and guessed.min() > 0.5  # posteriors, never sold as exact
