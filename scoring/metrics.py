@@ -33,6 +33,20 @@ class Metric:
     score_fn: ScoreFn
     row_values: RowFn | None = None
     supports_mpfr: bool = False
+    # The values the metric can take: (lowest, highest) for binary and for K-class competitions. A defense
+    # that perturbs a score (noise) keeps its release inside this range (see ``defenses/noise.py``).
+    binary_range: tuple[float, float] = (-math.inf, math.inf)
+    multiclass_range: tuple[float, float] = (-math.inf, math.inf)
+
+    def value_range(self, n_classes: int) -> tuple[float, float]:
+        """The lowest and highest value the metric takes on a competition with ``n_classes`` classes.
+
+        >>> get_metric("brier").value_range(2), get_metric("brier").value_range(3)
+        ((0.0, 1.0), (0.0, 2.0))
+        >>> get_metric("binary_logloss").value_range(2)
+        (0.0, inf)
+        """
+        return self.binary_range if n_classes == 2 else self.multiclass_range
 
     def score(self, predictions: np.ndarray, labels: np.ndarray, eps: float) -> float:
         """The float64 score; raises :class:`NonFiniteScoreError` on NaN or infinity."""
@@ -107,20 +121,30 @@ def _mean_of(rows: RowFn) -> ScoreFn:
     return score
 
 
+_NON_NEGATIVE = (0.0, math.inf)
+_UNIT = (0.0, 1.0)
+
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in (
         Metric(
             "binary_logloss", False, frozenset({"binary"}), _mean_of(binary_logloss_rows),
-            binary_logloss_rows, supports_mpfr=True,
+            binary_logloss_rows, supports_mpfr=True, binary_range=_NON_NEGATIVE, multiclass_range=_NON_NEGATIVE,
         ),
         Metric(
             "multiclass_logloss", False, frozenset({"binary", "multiclass"}), _mean_of(multiclass_logloss_rows),
-            multiclass_logloss_rows, supports_mpfr=True,
+            multiclass_logloss_rows, supports_mpfr=True, binary_range=_NON_NEGATIVE, multiclass_range=_NON_NEGATIVE,
         ),
-        Metric("auc", True, frozenset({"binary"}), roc_auc, None),
-        Metric("accuracy", True, frozenset({"binary", "multiclass"}), _mean_of(accuracy_rows), accuracy_rows),
-        Metric("brier", False, frozenset({"binary", "multiclass"}), _mean_of(brier_rows), brier_rows),
+        Metric("auc", True, frozenset({"binary"}), roc_auc, None, binary_range=_UNIT, multiclass_range=_UNIT),
+        Metric(
+            "accuracy", True, frozenset({"binary", "multiclass"}), _mean_of(accuracy_rows), accuracy_rows,
+            binary_range=_UNIT, multiclass_range=_UNIT,
+        ),
+        # Binary: (p - y)^2 <= 1; K classes: the squared distance between two points of the simplex <= 2.
+        Metric(
+            "brier", False, frozenset({"binary", "multiclass"}), _mean_of(brier_rows), brier_rows,
+            binary_range=_UNIT, multiclass_range=(0.0, 2.0),
+        ),
     )
 }
 

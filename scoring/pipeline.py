@@ -90,19 +90,23 @@ class ScoringSpec:
         return {split: self.hidden.split_rows(split) for split in ("public", "private", "all")}
 
     def metric_view(self) -> MetricView:
-        return metric_view(self.metric_name, self.eps)
+        return metric_view(self.metric_name, self.eps, self.hidden.n_classes)
 
 
-def metric_view(metric_name: str, eps: float) -> MetricView:
-    """What the defenses may know about a metric: its direction and how to evaluate it at clipping ``eps``."""
+def metric_view(metric_name: str, eps: float, n_classes: int = 2) -> MetricView:
+    """What the defenses may know about a metric: its direction, how to evaluate it at clipping ``eps``, and
+    its range on a competition with ``n_classes`` classes."""
     metric = get_metric(metric_name)
     rows = metric.row_values
+    lower, upper = metric.value_range(n_classes)
     return MetricView(
         name=metric.name,
         higher_is_better=metric.higher_is_better,
         score=lambda p, y: metric.score(p, y, eps),
         row_values=(lambda p, y: rows(p, y, eps)) if rows is not None else None,
         eps=eps,
+        lower=lower,
+        upper=upper,
     )
 
 
@@ -143,7 +147,9 @@ def content_digest(parsed: ParsedPredictions) -> str:
 
 
 def release_text(value: Score, decimals: int | None) -> tuple[float, str]:
-    """Round a released value to the competition's displayed precision; return it as float and exact text."""
+    """Round a released value to the released precision (:attr:`ScoringSpec.released_decimals`: the displayed
+    decimals or a coarser rounding stage of the chain); return it as float and exact text with exactly that
+    many places."""
     if decimals is None:
         if isinstance(value, Decimal):
             return float(value), str(value)
@@ -178,8 +184,8 @@ def evaluate(
     states: dict[str, list[dict[str, Any]]] | None = None,
     splits: Iterable[str] = SPLITS,
 ) -> Evaluation:
-    """Score ``parsed`` on each split with ``spec``'s metric, run the defense chain and round to the displayed
-    precision; the chain is seeded by :func:`submission_key`.
+    """Score ``parsed`` on each split with ``spec``'s metric, run the defense chain and round to the released
+    precision (:attr:`ScoringSpec.released_decimals`); the chain is seeded by :func:`submission_key`.
 
     ``states`` holds the chain's per-split state for this participant; the returned ``Evaluation.states``
     is the new state to persist. Raises :class:`NonFiniteScoreError` if a metric is not finite.
@@ -222,6 +228,8 @@ def evaluate_keyed(
             continue
         if not np.isfinite(float(outcome.released)):
             raise NonFiniteScoreError(f"the released {split} score is not finite")
-        released, text = release_text(outcome.released, spec.decimals)
+        # One knob for the released precision: the text carries exactly the places a participant can observe
+        # (a rounding stage coarser than ``decimals`` shows "1.3675", never "1.36750" with a dead last digit).
+        released, text = release_text(outcome.released, spec.released_decimals)
         results[split] = SplitResult(exact, released, text, tuple(outcome.notes), outcome.message)
     return Evaluation(results, new_states)
