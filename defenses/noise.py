@@ -260,7 +260,7 @@ class Additive(NoiseModel):
         works."""
         try:
             return self.calibrate(epsilon, d_in)
-        except Exception:  # noqa: BLE001 - OpenDP raises its own exception type for overflow
+        except Exception:  # OpenDP raises its own exception type for overflow
             pass
         try:
             scale = self.calibrate(epsilon, 1.0) * d_in
@@ -268,7 +268,7 @@ class Additive(NoiseModel):
                 if self.epsilon_at(scale, d_in) <= epsilon:
                     return scale
                 scale = scale * (1 + 2**-40)
-        except Exception:  # noqa: BLE001
+        except Exception:
             pass
         raise DefenseConfigError(
             f"defense 'noise' ({self.kind}): cannot calibrate epsilon={epsilon:g} at sensitivity {d_in:g}; "

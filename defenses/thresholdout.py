@@ -11,7 +11,6 @@ from typing import Any
 import numpy as np
 
 from defenses import sampling
-from defenses.noise import MAX_SCALE
 from defenses.base import (
     Defense,
     DefenseConfigError,
@@ -22,6 +21,7 @@ from defenses.base import (
     register,
     take_params,
 )
+from defenses.noise import MAX_SCALE
 
 
 def _laplace(ctx: DefenseContext, scale: float) -> Fraction:
