@@ -66,8 +66,10 @@ def prepare(*, upload: bool = True) -> dict[str, Any]:
 def _row(pk: int) -> dict[str, Any]:
     from leaderboard.submissions.models import Submission
 
-    return dict(Submission.objects.filter(pk=pk).values("status", "attempts", "claimed_by", "public_score_text",
-                                                       "error", "participant_id", "competition_id").get())
+    names = {f.attname for f in Submission._meta.concrete_fields}  # (also runs against older schemas)
+    wanted = ("status", "attempts", "claimed_by", "public_score_text", "error", "participant_id", "competition_id")
+    row = dict(Submission.objects.filter(pk=pk).values(*[n for n in wanted if n in names]).get())
+    return {"claimed_by": "", **row}
 
 
 def kill_when_scoring(pk: int, pid: int) -> dict[str, Any]:
