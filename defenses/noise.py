@@ -44,6 +44,7 @@ nothing the unclamped value would not; it only stops the board from showing impo
 
 from __future__ import annotations
 
+import contextlib
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -255,21 +256,19 @@ class Additive(NoiseModel):
         """The smallest scale spending at most ``epsilon`` at sensitivity ``d_in`` (OpenDP's binary search).
 
         OpenDP's search probes extreme scales and overflows for some (ε, Δ) pairs it could serve (a Gaussian
-        at Δ >= 200); then the scale found for Δ = 1 is scaled by Δ (the privacy loss depends on Δ/scale) and
-        nudged up until OpenDP's own privacy map confirms it. Raises :class:`DefenseConfigError` if neither
-        works."""
-        try:
-            return self.calibrate(epsilon, d_in)
-        except Exception:  # OpenDP raises its own exception type for overflow
-            pass
-        try:
-            scale = self.calibrate(epsilon, 1.0) * d_in
-            for _ in range(64):
+        at Δ >= 200, after minutes of probing). Above Δ = 100 (one scored row with an MPFR eps below e^-100),
+        or when the search fails, the scale found for Δ = 1 is multiplied by Δ (the privacy loss depends on
+        Δ/scale) and nudged up until OpenDP's own privacy map confirms it. Raises :class:`DefenseConfigError`
+        if neither works."""
+        if d_in <= 100:
+            with contextlib.suppress(Exception):  # OpenDP raises its own exception type for overflow
+                return self.calibrate(epsilon, d_in)
+        with contextlib.suppress(Exception):
+            scale, step = self.calibrate(epsilon, 1.0) * d_in, 1e-12
+            for _ in range(48):
                 if self.epsilon_at(scale, d_in) <= epsilon:
                     return scale
-                scale = scale * (1 + 2**-40)
-        except Exception:
-            pass
+                scale, step = scale * (1 + step), step * 2
         raise DefenseConfigError(
             f"defense 'noise' ({self.kind}): cannot calibrate epsilon={epsilon:g} at sensitivity {d_in:g}; "
             "give a fixed 'scale' or another epsilon"

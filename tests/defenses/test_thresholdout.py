@@ -87,6 +87,7 @@ def test_a_noisy_holdout_answer_stays_in_the_metrics_range() -> None:
     ({"reference_fraction": 1.0}, "'reference_fraction' must be in (0, 1)"),
     ({"budget": 0}, "'budget' must be a positive integer"),
     ({"threshold": -1}, "'threshold' must be a positive number"),
+    ({"sigma": 1e308}, "'sigma' must be at most 1e+09"),  # accepted before, then every release overflowed
 ])
 def test_it_rejects_bad_parameters(params: dict, message: str) -> None:
     with pytest.raises(DefenseConfigError) as info:
