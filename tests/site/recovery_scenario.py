@@ -45,7 +45,8 @@ def _upload(slug: str = "slow") -> int:
     competition = Competition.objects.get(slug=slug)
     user, _ = User.objects.get_or_create(username="slow-user")
     values = np.random.default_rng(3).uniform(0.05, 0.95, competition.n_rows)
-    return int(submission_create(competition=competition, participant=user, data=predictions_csv(competition, values)).pk)
+    data = predictions_csv(competition, values)
+    return int(submission_create(competition=competition, participant=user, data=data).pk)
 
 
 def prepare(*, upload: bool = True) -> dict[str, Any]:
@@ -109,10 +110,9 @@ def mpfr_text() -> dict[str, Any]:
     from django.db import connection
 
     from leaderboard.competitions.services import competition_create
+    from leaderboard.submissions import services
     from leaderboard.submissions.services import submission_score
     from tests.site.factories import labels_csv
-
-    from leaderboard.submissions import services
 
     call_command("migrate", verbosity=0, interactive=False)
     labels = np.random.default_rng(7).integers(0, 2, 30)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+from collections.abc import Iterator
 from datetime import timedelta
 from typing import Any
 
@@ -115,7 +116,11 @@ def test_a_database_error_while_claiming_is_retried_not_dropped(competition, par
     with pytest.raises(services.TransientScoringError):
         services.submission_score(submission_id=submission.pk)
     retried: list[dict[str, Any]] = []
-    monkeypatch.setattr(tasks.submission_score, "retry", lambda **kwargs: retried.append(kwargs) or RuntimeError())
+    def retry(**kwargs: Any) -> Exception:
+        retried.append(kwargs)
+        return RuntimeError()
+
+    monkeypatch.setattr(tasks.submission_score, "retry", retry)
     with pytest.raises(RuntimeError):
         tasks.submission_score.run(submission.pk)
     assert retried and isinstance(retried[0]["exc"], services.TransientScoringError)
@@ -202,7 +207,7 @@ def test_the_sweep_takes_back_a_silent_claim_after_the_stale_time_not_five_minut
 
 
 @pytest.fixture
-def broker(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+def broker(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
     """The real ``submission_enqueue`` over a fake broker that is down until ``state["up"]`` is set."""
     from leaderboard.submissions.services import REPUBLISHER
 
