@@ -408,25 +408,52 @@ def _claim(submission_id: int, me: Claimant) -> tuple[str | None, ScoreResult | 
     if row is None:
         return None, ScoreResult("skipped", "not queued (missing)")
     now = timezone.now()
-    expected: dict[str, Any] = {"status": Status.QUEUED}
+    claim = uuid.uuid4().hex
+    values: dict[str, Any] = {
+        "status": Status.SCORING, "claim_token": claim, "claimed_by": str(me), "scoring_started_at": now,
+        "heartbeat_at": now, "attempts": F("attempts") + 1,
+    }
+    busy = ScoreResult("busy", "another worker is scoring it", retry_after=_until_stale(row, now))
     if row["status"] == Status.SCORING:
         why = _claim_is_dead(row, now, me)
         if why is None:
-            last_sign = row["heartbeat_at"] or row["scoring_started_at"] or now
-            wait = (last_sign + _stale_after() - now).total_seconds()
-            return None, ScoreResult("busy", "another worker is scoring it", retry_after=max(1.0, wait + 1.0))
-        logger.warning("submission %s: taking over the claim of %s (%s)", submission_id, row["claimed_by"], why)
-        expected = {"status": Status.SCORING, "claim_token": row["claim_token"]}
-    elif row["status"] != Status.QUEUED:
+            return None, busy
+        if not _take_over(submission_id, row["claim_token"], **values):
+            return None, busy  # its worker holds the row lock: alive, writing its result
+        logger.warning("submission %s: took over the claim of %s (%s)", submission_id, row["claimed_by"], why)
+        return claim, None
+    if row["status"] != Status.QUEUED:
         return None, ScoreResult("skipped", "not queued (already finished)")
-    claim = uuid.uuid4().hex
-    claimed = Submission.objects.filter(pk=submission_id, **expected).update(
-        status=Status.SCORING, claim_token=claim, claimed_by=str(me), scoring_started_at=now, heartbeat_at=now,
-        attempts=F("attempts") + 1,
-    )
-    if claimed != 1:
+    if Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(**values) != 1:
         return None, ScoreResult("skipped", "not queued (claimed by another worker meanwhile)")
     return claim, None
+
+
+def _until_stale(row: dict[str, Any], now: datetime) -> float:
+    """Seconds until a live-looking claim would be stale (when to ask again), at least one."""
+    last_sign = row["heartbeat_at"] or row["scoring_started_at"] or now
+    return max(1.0, (last_sign + _stale_after() - now).total_seconds() + 1.0)
+
+
+def _take_over(submission_id: int, token: str, **values: Any) -> bool:
+    """Replace the claim ``token`` of a ``scoring`` row with ``values`` — unless its worker holds the row lock.
+
+    A worker writes its result under a lock on its row (``_score_claimed``), and its heartbeat, an ``UPDATE`` of
+    the same row, waits for that lock meanwhile: a claim can look silent and be alive. A dead worker holds no
+    lock (PostgreSQL ends a transaction whose client is gone), so a locked row is skipped (``SKIP LOCKED``),
+    never taken. SQLite has no row locks; there the takeover waits for the database lock instead.
+    """
+    with transaction.atomic():
+        unlocked = (
+            Submission.objects.select_for_update(skip_locked=True)
+            .filter(pk=submission_id, status=Status.SCORING, claim_token=token)
+            .values_list("pk", flat=True)
+        )
+        if not list(unlocked):
+            return False
+        return Submission.objects.filter(pk=submission_id, status=Status.SCORING, claim_token=token).update(
+            **values
+        ) == 1
 
 
 class _Heartbeat:
@@ -671,9 +698,7 @@ def _requeue_dead_claims(
         silent = stuck_after is not None and (last_sign is None or last_sign < now - stuck_after)
         if not silent and _claim_is_dead(row, now, me, started_at) is None:
             continue
-        if Submission.objects.filter(pk=row["pk"], status=Status.SCORING, claim_token=row["claim_token"]).update(
-            status=Status.QUEUED, claim_token="", enqueued_at=now
-        ):
+        if _take_over(row["pk"], row["claim_token"], status=Status.QUEUED, claim_token="", enqueued_at=now):
             requeued.append(row["pk"])
     return requeued
 

@@ -9,6 +9,7 @@ and killed by the test) score. Each phase prints one ``SCENARIO-RESULT`` JSON li
 * ``wait ID SECONDS`` — wait until the submission is scored or failed; report how, how often it was claimed,
   how many releases the defense state counted, and how long it took.
 * ``upload-and-wait SECONDS`` — upload (the broker may be down), print ``UPLOADED <id>`` at once, then wait.
+* ``locked-claim`` — a silent claim whose worker holds its row lock is left alone, then taken over.
 * ``mpfr-text`` — score, in this process, a submission of a competition in ``mpfr:4000`` arithmetic with full
   precision (a raw text of ~1,200 digits).
 """
@@ -127,6 +128,46 @@ def mpfr_text() -> dict[str, Any]:
             "raw_chars": len(scored.raw_public_text), "released_chars": len(scored.public_score_text)}
 
 
+def locked_claim() -> dict[str, Any]:
+    """A claim silent for a minute whose worker holds the row lock (writing its result; its heartbeat waits for
+    that lock) is not taken over; once the lock is gone, it is."""
+    import threading
+    from datetime import timedelta
+
+    from django.db import connections, transaction
+    from django.utils import timezone
+
+    from leaderboard.submissions import services
+    from leaderboard.submissions.models import Status, Submission
+
+    services.submission_enqueue = lambda *, submission_id: None  # type: ignore[assignment]
+    pk = prepare()["id"]
+    old = timezone.now() - timedelta(seconds=60)
+    Submission.objects.filter(pk=pk).update(status=Status.SCORING, claim_token="live", heartbeat_at=old,
+                                            scoring_started_at=old, claimed_by="w@far far 1", attempts=1)
+    locked, release = threading.Event(), threading.Event()
+
+    def live_worker() -> None:
+        try:
+            with transaction.atomic():
+                Submission.objects.select_for_update().filter(pk=pk).exists()
+                locked.set()
+                release.wait(30)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=live_worker)
+    thread.start()
+    locked.wait(10)
+    while_locked = services.submission_score(submission_id=pk).action
+    swept_while_locked = services.submissions_sweep().requeued
+    release.set()
+    thread.join()
+    after = services.submission_score(submission_id=pk).action
+    return {"while_locked": while_locked, "swept_while_locked": swept_while_locked, "after": after,
+            "attempts": _row(pk)["attempts"]}
+
+
 def main(argv: list[str]) -> dict[str, Any]:
     _setup()
     phase, *args = argv
@@ -140,6 +181,8 @@ def main(argv: list[str]) -> dict[str, Any]:
         return upload_and_wait(float(args[0]))
     if phase == "mpfr-text":
         return mpfr_text()
+    if phase == "locked-claim":
+        return locked_claim()
     raise SystemExit(f"unknown phase {phase!r}")
 
 

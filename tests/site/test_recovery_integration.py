@@ -179,3 +179,11 @@ def test_a_score_text_longer_than_400_characters_is_stored_on_postgresql(postgre
     assert result["vendor"] == "postgresql"
     assert (result["action"], result["status"], result["error"]) == ("scored", "scored", ""), result
     assert result["raw_chars"] > 1000 and result["released_chars"] > 1000
+
+
+def test_a_silent_claim_whose_worker_holds_the_row_lock_is_not_taken_over(postgres_url: str, queue_name: str) -> None:
+    # A worker writes its result under a lock on its row, and its heartbeat waits for that lock meanwhile: a
+    # silent claim may be alive. Neither a redelivery nor the sweep may take it while it is locked.
+    env = process_environment(postgres_url, queue_name, SCENARIO_ROWS="50", SCENARIO_BITS="200")
+    result = _phase(env, "locked-claim")
+    assert result == {"while_locked": "busy", "swept_while_locked": [], "after": "scored", "attempts": 2}
