@@ -21,6 +21,7 @@ that one split of that one submission (e.g. the noise defense records the ε it 
 
 from __future__ import annotations
 
+import math
 from abc import ABC
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -54,6 +55,24 @@ class MetricView:
     score: Callable[[np.ndarray, np.ndarray], float]
     row_values: Callable[[np.ndarray, np.ndarray], np.ndarray] | None
     eps: float
+    # The metric's range on this competition (log loss >= 0; AUC and accuracy in [0, 1]; Brier in [0, 1] or
+    # [0, 2] for K classes). A defense that perturbs a score keeps its release inside it (:meth:`clamp`).
+    lower: float = -math.inf
+    upper: float = math.inf
+
+    def clamp(self, value: Score) -> Score:
+        """``value`` moved into ``[lower, upper]``: post-processing of a perturbed release, so it costs no
+        privacy (a function of a differentially private output is as private) and tells nothing new.
+
+        >>> view = MetricView("auc", True, lambda p, y: 0.0, None, 1e-15, 0.0, 1.0)
+        >>> view.clamp(-0.25), view.clamp(1.5), view.clamp(0.75)
+        (0.0, 1.0, 0.75)
+        """
+        if value < self.lower:
+            return self.lower
+        if value > self.upper:
+            return self.upper
+        return value
 
 
 @dataclass(frozen=True)

@@ -25,10 +25,26 @@ Samplers (``sampler``), for the additive kinds:
 
 Either way the ε actually spent (OpenDP's privacy map at d_in = Δ, which accounts for the grid) is appended
 to ``ctx.ledger["privacy"]`` for ``privacy_budget``; the same number is reported for both samplers.
+
+Parameter ranges (checked when the chain is built, so a host never saves a chain that fails every
+submission): a fixed ``scale`` in ``(0, 1e9]``, ``epsilon`` in ``[1e-6, 1e4]``, ``delta`` in ``(0, 1)``. Beyond
+them the noise would overflow float64 or OpenDP's calibration (a scale of 1e308 or ε = 1e-300 released
+nothing but errors), and well inside them noise already hides every score the site's metrics take (log
+loss is at most 36.7 per row at float64) or protects nothing (ε = 1e4). An ``epsilon`` is also calibrated
+once at the metric's worst sensitivity (a single scored row) when the chain meets its metric.
+
+**The release stays in the metric's range.** Noise can push a log loss below 0 or an AUC above 1; the
+released value is clamped to the metric's range (:meth:`defenses.base.MetricView.clamp`: log loss >= 0,
+AUC and accuracy in [0, 1], Brier in [0, 1] or [0, 2]). Clamping is post-processing of the noisy release —
+a fixed function of the DP output that never looks at the data again — so it spends no privacy and leaks
+nothing the unclamped value would not; it only stops the board from showing impossible scores
+("−0.00007"). It does bias releases near a boundary towards the inside of the range (a true log loss of
+0.00001 under noise of scale 0.01 is released as 0 about half the time).
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -48,9 +64,14 @@ from defenses.base import (
     register,
     take_params,
 )
-from defenses.sensitivity import has_sensitivity, sensitivity
+from defenses.sensitivity import has_sensitivity, sensitivity, worst_case_sensitivity
 
 DEFAULT_DELTA = 1e-6
+#: The largest fixed ``scale`` (and Thresholdout ``sigma``/``threshold``) accepted: see the module docstring.
+MAX_SCALE = 1e9
+#: The ``epsilon`` range of calibrated noise: see the module docstring.
+MIN_EPSILON = 1e-6
+MAX_EPSILON = 1e4
 
 
 def _opendp() -> Any:
@@ -116,11 +137,18 @@ def gaussian_scale_for(epsilon: float, delta: float, d_in: float, k: int | None)
 # --- noise models, one per kind ------------------------------------------------------------------------
 
 
-def _positive_number(key: str, value: Any, *, upper: float | None = None) -> float:
+def _positive_number(
+    key: str, value: Any, *, upper: float | None = None, at_most: float | None = None, at_least: float | None = None,
+    why: str = "",
+) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
         raise DefenseConfigError(f"defense 'noise': {key!r} must be a positive number, got {value!r}")
     if upper is not None and value >= upper:
         raise DefenseConfigError(f"defense 'noise': {key!r} must be below {upper}, got {value!r}")
+    if at_most is not None and value > at_most:
+        raise DefenseConfigError(f"defense 'noise': {key!r} must be at most {at_most:g}{why}, got {value!r}")
+    if at_least is not None and value < at_least:
+        raise DefenseConfigError(f"defense 'noise': {key!r} must be at least {at_least:g}{why}, got {value!r}")
     return float(value)
 
 
@@ -181,8 +209,15 @@ class Additive(NoiseModel):
                 f"defense 'noise' ({self.kind}): give exactly one of 'scale' (fixed noise) or 'epsilon' "
                 "(calibrated to the metric's sensitivity)"
             )
-        self.scale = None if p["scale"] is None else _positive_number("scale", p["scale"])
-        self.epsilon = None if p["epsilon"] is None else _positive_number("epsilon", p["epsilon"])
+        self.scale = None if p["scale"] is None else _positive_number(
+            "scale", p["scale"], at_most=MAX_SCALE,
+            why=" (larger noise hides every score and overflows float64 arithmetic)",
+        )
+        self.epsilon = None if p["epsilon"] is None else _positive_number(
+            "epsilon", p["epsilon"], at_least=MIN_EPSILON, at_most=MAX_EPSILON,
+            why=" (outside [1e-06, 10000] calibrated noise either hides every score or protects nothing, and "
+            "OpenDP's calibration overflows)",
+        )
         self.delta: float | None = None
         if p["sampler"] not in SAMPLERS:
             raise DefenseConfigError(
@@ -204,11 +239,40 @@ class Additive(NoiseModel):
         return out
 
     def check_metric(self, metric: MetricView) -> None:
-        if self.epsilon is not None and not has_sensitivity(metric.name):
+        if self.epsilon is None:
+            return
+        if not has_sensitivity(metric.name):
             raise DefenseConfigError(
                 f"defense 'noise': cannot calibrate 'epsilon' for metric {metric.name!r} (no derived "
                 "sensitivity); give a fixed 'scale'"
             )
+        # Calibrate once at the largest sensitivity the metric can have (one scored row) and at a small one
+        # (ten million rows), so a chain that cannot be calibrated is refused now, not at every submission.
+        worst = worst_case_sensitivity(metric)
+        for d_in in (worst, worst / 1e7):
+            self.calibrated_scale(self.epsilon, d_in)
+
+    def calibrated_scale(self, epsilon: float, d_in: float) -> float:
+        """The smallest scale spending at most ``epsilon`` at sensitivity ``d_in`` (OpenDP's binary search).
+
+        OpenDP's search probes extreme scales and overflows for some (ε, Δ) pairs it could serve (a Gaussian
+        at Δ >= 200, after minutes of probing). Above Δ = 100 (one scored row with an MPFR eps below e^-100),
+        or when the search fails, the scale found for Δ = 1 is multiplied by Δ (the privacy loss depends on
+        Δ/scale) and nudged up until OpenDP's own privacy map confirms it. Raises :class:`DefenseConfigError`
+        if neither works."""
+        if d_in <= 100:
+            with contextlib.suppress(Exception):  # OpenDP raises its own exception type for overflow
+                return self.calibrate(epsilon, d_in)
+        with contextlib.suppress(Exception):
+            scale, step = self.calibrate(epsilon, 1.0) * d_in, 1e-12
+            for _ in range(48):
+                if self.epsilon_at(scale, d_in) <= epsilon:
+                    return scale
+                scale, step = scale * (1 + step), step * 2
+        raise DefenseConfigError(
+            f"defense 'noise' ({self.kind}): cannot calibrate epsilon={epsilon:g} at sensitivity {d_in:g}; "
+            "give a fixed 'scale' or another epsilon"
+        )
 
     @property
     def release_delta(self) -> float:
@@ -230,7 +294,7 @@ class Additive(NoiseModel):
         """(scale, ε spent, Δ) for a release on ``view``; ε and Δ are ``None`` where no sensitivity exists."""
         if self.epsilon is not None:
             d_in = sensitivity(view)
-            scale = self.calibrate(self.epsilon, d_in)
+            scale = self.calibrated_scale(self.epsilon, d_in)
             return scale, self.epsilon_at(scale, d_in), d_in
         assert self.scale is not None
         if not has_sensitivity(view.metric.name):
@@ -370,4 +434,5 @@ class Noise(Defense):
     def after_metric(self, score: Score | None, view: ScoringView, ctx: DefenseContext) -> Score | None:
         if score is None:
             return None
-        return self.model.apply(score, view, ctx)
+        # Post-processing: the release stays in the metric's range (see the module docstring).
+        return view.metric.clamp(self.model.apply(score, view, ctx))

@@ -22,7 +22,9 @@ def flip_probability(epsilon: float, n_classes: int) -> float:
     >>> round(flip_probability(math.log(3), 2), 12)
     0.25
     """
-    return (n_classes - 1) / (math.exp(epsilon) + n_classes - 1)
+    # Written with e^-ε so a large ε gives p = 0 instead of overflowing.
+    odds = (n_classes - 1) * math.exp(-epsilon)
+    return odds / (1 + odds)
 
 
 def epsilon_of(p: float, n_classes: int) -> float:

@@ -31,7 +31,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from defenses.base import DefenseConfigError, ScoringView
+from defenses.base import DefenseConfigError, MetricView, ScoringView
 
 SensitivityFn = Callable[[ScoringView], float]
 
@@ -76,6 +76,22 @@ SENSITIVITY: dict[str, SensitivityFn] = {
 
 def has_sensitivity(metric_name: str) -> bool:
     return metric_name in SENSITIVITY
+
+
+def worst_case_sensitivity(metric: MetricView) -> float:
+    """The largest Δ the metric can have on any competition: one scored row (and, for AUC, one of each class).
+
+    >>> view = lambda name: MetricView(name, False, lambda p, y: 0.0, None, 1e-15)
+    >>> round(worst_case_sensitivity(view("binary_logloss")), 2), worst_case_sensitivity(view("auc"))
+    (34.54, 1.0)
+    """
+    if metric.name in ("binary_logloss", "multiclass_logloss"):
+        return _up(math.log1p(-metric.eps) - math.log(metric.eps))
+    if metric.name == "brier":
+        return 2.0
+    if metric.name in SENSITIVITY:
+        return 1.0
+    raise DefenseConfigError(f"no sensitivity is derived for metric {metric.name!r}")
 
 
 def sensitivity(view: ScoringView) -> float:

@@ -21,6 +21,7 @@ from defenses.base import (
     register,
     take_params,
 )
+from defenses.noise import MAX_SCALE
 
 
 def _laplace(ctx: DefenseContext, scale: float) -> Fraction:
@@ -33,6 +34,11 @@ def _optional_positive(key: str, value: Any) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < math.inf:
         raise DefenseConfigError(f"defense 'thresholdout': {key!r} must be a positive number, got {value!r}")
+    if value > MAX_SCALE:
+        raise DefenseConfigError(
+            f"defense 'thresholdout': {key!r} must be at most {MAX_SCALE:g} (larger noise overflows float64 "
+            f"arithmetic), got {value!r}"
+        )
     return float(value)
 
 
@@ -132,5 +138,6 @@ class Thresholdout(Defense):
             ctx.state["budget_left"] = ctx.state.get("budget_left", self.budget) - 1
             ctx.state["threshold_noisy"] = float(threshold + _laplace(ctx, 2 * sigma))
             ctx.notes.append("thresholdout: holdout disagreed; released a noisy holdout value")
-            return float(holdout_score + _laplace(ctx, sigma))
+            # Kept in the metric's range, as the noise defense does (post-processing).
+            return view.metric.clamp(float(holdout_score + _laplace(ctx, sigma)))
         return float(reference_score)

@@ -23,7 +23,8 @@ Environment:
 - ``DJANGO_ALLOWED_HOSTS`` — comma-separated; ``LEADERBOARD_CELERY_QUEUE`` — the queue web and workers share
   (tests use a unique one per session so parallel runs never take each other's tasks).
 - ``LEADERBOARD_MAX_UPLOAD_BYTES``, ``LEADERBOARD_SCORING_SOFT_TIME_LIMIT``,
-  ``LEADERBOARD_SCORING_HARD_TIME_LIMIT``, ``LEADERBOARD_SWEEP_INTERVAL``, ``LEADERBOARD_STUCK_AFTER``.
+  ``LEADERBOARD_SCORING_HARD_TIME_LIMIT``, ``LEADERBOARD_SWEEP_INTERVAL``, ``LEADERBOARD_STUCK_AFTER``,
+  ``LEADERBOARD_CLAIM_HEARTBEAT``, ``LEADERBOARD_CLAIM_STALE_AFTER``, ``LEADERBOARD_PUBLISH_RETRY_FOR``.
 """
 
 from __future__ import annotations
@@ -297,6 +298,12 @@ CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 LEADERBOARD_SWEEP_INTERVAL = env_int("LEADERBOARD_SWEEP_INTERVAL", 60)
+# A scoring worker refreshes its claim's heartbeat this often; a claim silent for LEADERBOARD_CLAIM_STALE_AFTER
+# is taken over by the next delivery, a worker's start or the sweep (its worker is presumed gone).
+LEADERBOARD_CLAIM_HEARTBEAT = env_int("LEADERBOARD_CLAIM_HEARTBEAT", 5)
+LEADERBOARD_CLAIM_STALE_AFTER = env_int("LEADERBOARD_CLAIM_STALE_AFTER", max(30, 6 * LEADERBOARD_CLAIM_HEARTBEAT))
+# A failed publish (broker down at upload time) is retried in the web process for this long (0: not at all).
+LEADERBOARD_PUBLISH_RETRY_FOR = env_int("LEADERBOARD_PUBLISH_RETRY_FOR", 600)
 # A submission queued or scoring for longer than this is treated as lost (kept above the hard time limit).
 LEADERBOARD_STUCK_AFTER = env_int("LEADERBOARD_STUCK_AFTER", max(300, 2 * LEADERBOARD_SCORING_HARD_TIME_LIMIT))
 CELERY_BEAT_SCHEDULE = {

@@ -33,6 +33,37 @@ class Metric:
     score_fn: ScoreFn
     row_values: RowFn | None = None
     supports_mpfr: bool = False
+    # The values the metric can take: (lowest, highest) for binary and for K-class competitions. A defense
+    # that perturbs a score (noise) keeps its release inside this range (see ``defenses/noise.py``).
+    binary_range: tuple[float, float] = (-math.inf, math.inf)
+    multiclass_range: tuple[float, float] = (-math.inf, math.inf)
+    # The form of the predictions the metric depends on (``None``: the values themselves): two uploads with the
+    # same form score the same on any rows and any labels, so they may share a noise draw
+    # (``same_file_same_score``, :func:`scoring.pipeline.content_digest`).
+    canonical: Callable[[np.ndarray, float], np.ndarray] | None = None
+
+    def canonical_form(self, predictions: np.ndarray, eps: float) -> np.ndarray:
+        """What of ``predictions`` this metric reads: clipped (and renormalised) probabilities for log loss,
+        the order for AUC, the predicted classes for accuracy, the values for Brier (-0.0 read as 0.0).
+
+        >>> get_metric("auc").canonical_form(np.array([0.1, 0.7, 0.4]), 1e-15).tolist()
+        [1.0, 3.0, 2.0]
+        >>> get_metric("accuracy").canonical_form(np.array([0.1, 0.7, 0.5]), 1e-15).tolist()
+        [0, 1, 1]
+        """
+        values = np.ascontiguousarray(predictions, dtype=np.float64)
+        form = values if self.canonical is None else self.canonical(values, eps)
+        return np.ascontiguousarray(form + 0 if form.dtype.kind == "f" else form)
+
+    def value_range(self, n_classes: int) -> tuple[float, float]:
+        """The lowest and highest value the metric takes on a competition with ``n_classes`` classes.
+
+        >>> get_metric("brier").value_range(2), get_metric("brier").value_range(3)
+        ((0.0, 1.0), (0.0, 2.0))
+        >>> get_metric("binary_logloss").value_range(2)
+        (0.0, inf)
+        """
+        return self.binary_range if n_classes == 2 else self.multiclass_range
 
     def score(self, predictions: np.ndarray, labels: np.ndarray, eps: float) -> float:
         """The float64 score; raises :class:`NonFiniteScoreError` on NaN or infinity."""
@@ -82,8 +113,7 @@ def brier_rows(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.nd
 
 def accuracy_rows(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
     """1 where the predicted class (p ≥ 0.5 for binary, the first arg-max otherwise) is the label."""
-    predicted = (predictions >= 0.5).astype(np.int64) if predictions.ndim == 1 else predictions.argmax(axis=1)
-    return (predicted == labels).astype(np.float64)
+    return (_predicted_class(predictions, eps) == labels).astype(np.float64)
 
 
 def roc_auc(predictions: np.ndarray, labels: np.ndarray, eps: float) -> float:
@@ -100,6 +130,20 @@ def roc_auc(predictions: np.ndarray, labels: np.ndarray, eps: float) -> float:
     return float((ranks[positives].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
 
 
+def _predicted_class(predictions: np.ndarray, eps: float) -> np.ndarray:
+    return (predictions >= 0.5).astype(np.int64) if predictions.ndim == 1 else predictions.argmax(axis=1)
+
+
+def _order(predictions: np.ndarray, eps: float) -> np.ndarray:
+    from scipy.stats import rankdata
+
+    return np.asarray(rankdata(predictions if predictions.ndim == 1 else predictions[:, 1], method="dense"), float)
+
+
+def _clipped(predictions: np.ndarray, eps: float) -> np.ndarray:
+    return _clip(predictions, eps)
+
+
 def _mean_of(rows: RowFn) -> ScoreFn:
     def score(predictions: np.ndarray, labels: np.ndarray, eps: float) -> float:
         return float(np.mean(rows(predictions, labels, eps)))
@@ -107,20 +151,35 @@ def _mean_of(rows: RowFn) -> ScoreFn:
     return score
 
 
+_NON_NEGATIVE = (0.0, math.inf)
+_UNIT = (0.0, 1.0)
+
 METRICS: dict[str, Metric] = {
     m.name: m
     for m in (
         Metric(
             "binary_logloss", False, frozenset({"binary"}), _mean_of(binary_logloss_rows),
-            binary_logloss_rows, supports_mpfr=True,
+            binary_logloss_rows, supports_mpfr=True, binary_range=_NON_NEGATIVE, multiclass_range=_NON_NEGATIVE,
+            canonical=_clipped,
         ),
         Metric(
             "multiclass_logloss", False, frozenset({"binary", "multiclass"}), _mean_of(multiclass_logloss_rows),
-            multiclass_logloss_rows, supports_mpfr=True,
+            multiclass_logloss_rows, supports_mpfr=True, binary_range=_NON_NEGATIVE, multiclass_range=_NON_NEGATIVE,
+            canonical=_probability_matrix,
         ),
-        Metric("auc", True, frozenset({"binary"}), roc_auc, None),
-        Metric("accuracy", True, frozenset({"binary", "multiclass"}), _mean_of(accuracy_rows), accuracy_rows),
-        Metric("brier", False, frozenset({"binary", "multiclass"}), _mean_of(brier_rows), brier_rows),
+        Metric(
+            "auc", True, frozenset({"binary"}), roc_auc, None, binary_range=_UNIT, multiclass_range=_UNIT,
+            canonical=_order,
+        ),
+        Metric(
+            "accuracy", True, frozenset({"binary", "multiclass"}), _mean_of(accuracy_rows), accuracy_rows,
+            binary_range=_UNIT, multiclass_range=_UNIT, canonical=_predicted_class,
+        ),
+        # Binary: (p - y)^2 <= 1; K classes: the squared distance between two points of the simplex <= 2.
+        Metric(
+            "brier", False, frozenset({"binary", "multiclass"}), _mean_of(brier_rows), brier_rows,
+            binary_range=_UNIT, multiclass_range=(0.0, 2.0),
+        ),
     )
 }
 
@@ -216,3 +275,19 @@ def logloss_mpfr(
         if not bignum.gmpy2.is_finite(result):
             raise NonFiniteScoreError("log loss is not finite")
         return Decimal(bignum.mpfr_to_decimal_text(result))
+
+
+def mpfr_canonical_form(texts: tuple[tuple[str, ...], ...], eps: float, bits: int) -> bytes:
+    """What :func:`logloss_mpfr` reads of the submitted decimal strings: each value at φ bits, clipped to
+    ``[eps, 1 - eps]`` — so ``0.5``, ``0.50`` and ``5e-1``, or two strings that differ beyond φ bits, agree."""
+    out = []
+    with bignum.local_precision(bits):
+        eps_m = bignum.mpfr(repr(eps))
+        high = bignum.mpfr(1) - eps_m
+        for row in texts:
+            cells = []
+            for text in row:
+                mantissa, exponent, _ = min(max(bignum.mpfr(text), eps_m), high).digits(16)
+                cells.append(f"{mantissa}p{exponent}")
+            out.append(",".join(cells))
+    return "\n".join(out).encode()

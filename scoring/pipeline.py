@@ -21,7 +21,7 @@ from defenses.rounding import round_decimals
 from scoring.arithmetic import Arithmetic
 from scoring.errors import NonFiniteScoreError
 from scoring.hidden import HiddenTestSet
-from scoring.metrics import Metric, check_metric_for, get_metric, logloss_mpfr
+from scoring.metrics import Metric, check_metric_for, get_metric, logloss_mpfr, mpfr_canonical_form
 from scoring.parsing import (
     DEFAULT_MAX_BYTES,
     ParsedPredictions,
@@ -90,19 +90,23 @@ class ScoringSpec:
         return {split: self.hidden.split_rows(split) for split in ("public", "private", "all")}
 
     def metric_view(self) -> MetricView:
-        return metric_view(self.metric_name, self.eps)
+        return metric_view(self.metric_name, self.eps, self.hidden.n_classes)
 
 
-def metric_view(metric_name: str, eps: float) -> MetricView:
-    """What the defenses may know about a metric: its direction and how to evaluate it at clipping ``eps``."""
+def metric_view(metric_name: str, eps: float, n_classes: int = 2) -> MetricView:
+    """What the defenses may know about a metric: its direction, how to evaluate it at clipping ``eps``, and
+    its range on a competition with ``n_classes`` classes."""
     metric = get_metric(metric_name)
     rows = metric.row_values
+    lower, upper = metric.value_range(n_classes)
     return MetricView(
         name=metric.name,
         higher_is_better=metric.higher_is_better,
         score=lambda p, y: metric.score(p, y, eps),
         row_values=(lambda p, y: rows(p, y, eps)) if rows is not None else None,
         eps=eps,
+        lower=lower,
+        upper=upper,
     )
 
 
@@ -134,16 +138,51 @@ def parse(spec: ScoringSpec, data: bytes | dict[str, Any], *, as_json: bool = Fa
     return parse_submission_csv(data, spec.submission_format, keep_text=keep_text)
 
 
-def content_digest(parsed: ParsedPredictions) -> str:
-    """A digest of the parsed predictions, so byte-identical (and value-identical) files share a key."""
-    h = hashlib.sha256(np.ascontiguousarray(parsed.values).tobytes())
-    if parsed.texts is not None:
-        h.update(repr(parsed.texts).encode())
+def content_digest(parsed: ParsedPredictions, spec: ScoringSpec | None = None) -> str:
+    """A digest of what ``spec``'s metrics read of the predictions: the identity of a submission under
+    ``same_file_same_score``, which seeds its noise (without ``spec``: of the parsed values as they are).
+
+    Two uploads share a digest exactly when no metric the competition reports can tell them apart in its
+    arithmetic — the same :meth:`Metric.canonical_form` for every reported metric (log loss: the clipped,
+    renormalised probabilities; AUC: the order of the scores; accuracy: the predicted classes; Brier: the
+    values) and, under ``mpfr:φ``, the same φ-bit clipped values. They then score the same on every split,
+    row subset and (randomized) label vector, so sharing a noise draw releases the same value and shows
+    nothing a single upload would not. What this stops: resubmitting a file re-encoded (``0.5``/``0.50``/
+    ``5e-1``, row order, CSV or JSON), or changed where the metric cannot see it — probabilities inside the
+    clipped region (``1e-20`` vs ``1e-17`` at eps ``1e-15``), a monotone transform under AUC, values on the
+    same side of 0.5 under accuracy — to buy fresh noise for free: each of these used to give an independent
+    draw of the *same* true score, so averaging them recovered it exactly.
+
+    What it does not stop: any change the metric can see gets a fresh draw, however small — moving one row of
+    a log-loss file by 1e-9 changes the true score by about 1e-9/n, far below any noise, and averaging such
+    near-copies recovers the score. Quantizing the values into the key does not help: the attacker moves by
+    one grid step instead (still a change of O(step/n), negligible against the noise), while two *different*
+    files in one grid cell would share a draw, so their released difference would be their exact true
+    difference — a differencing channel the exact digest does not have. ``same_file_same_score`` is therefore
+    no defense against averaging near-copies; a per-participant ``privacy_budget`` (which charges every
+    release) or the Ladder is.
+    """
+    if spec is None:
+        h = hashlib.sha256(np.ascontiguousarray(parsed.values).tobytes())
+        if parsed.texts is not None:
+            h.update(repr(parsed.texts).encode())
+        return h.hexdigest()
+    h = hashlib.sha256(b"canonical-1")
+    for name in spec.reported_metrics:
+        form = get_metric(name).canonical_form(parsed.values, spec.eps)
+        h.update(f"|{name}|{form.dtype.str}|{form.shape}|".encode())
+        h.update(form.tobytes())
+    if not spec.arithmetic.is_float64 and parsed.texts is not None:
+        assert spec.arithmetic.bits is not None
+        h.update(b"|mpfr|")
+        h.update(mpfr_canonical_form(parsed.texts, spec.eps, spec.arithmetic.bits))
     return h.hexdigest()
 
 
 def release_text(value: Score, decimals: int | None) -> tuple[float, str]:
-    """Round a released value to the competition's displayed precision; return it as float and exact text."""
+    """Round a released value to the released precision (:attr:`ScoringSpec.released_decimals`: the displayed
+    decimals or a coarser rounding stage of the chain); return it as float and exact text with exactly that
+    many places."""
     if decimals is None:
         if isinstance(value, Decimal):
             return float(value), str(value)
@@ -165,9 +204,12 @@ def raw_score(spec: ScoringSpec, parsed: ParsedPredictions, rows: np.ndarray) ->
 
 def submission_key(spec: ScoringSpec, parsed: ParsedPredictions, submission_id: str | int) -> str:
     """The key that seeds the chain's per-submission randomness for ``spec``'s primary metric:
-    ``"submission:<id>"``, or ``"content:<sha256 of the values>"`` when ``spec.same_file_same_score`` (so a
-    re-upload of the same file gets the same released score). See :mod:`scoring.release` for the other metrics."""
-    return f"content:{content_digest(parsed)}" if spec.same_file_same_score else f"submission:{submission_id}"
+    ``"submission:<id>"``, or ``"content:<digest>"`` when ``spec.same_file_same_score`` (so a re-upload of the
+    same predictions — as every reported metric reads them, :func:`content_digest` — gets the same released
+    score). See :mod:`scoring.release` for the other metrics."""
+    if spec.same_file_same_score:
+        return f"content:{content_digest(parsed, spec)}"
+    return f"submission:{submission_id}"
 
 
 def evaluate(
@@ -178,8 +220,8 @@ def evaluate(
     states: dict[str, list[dict[str, Any]]] | None = None,
     splits: Iterable[str] = SPLITS,
 ) -> Evaluation:
-    """Score ``parsed`` on each split with ``spec``'s metric, run the defense chain and round to the displayed
-    precision; the chain is seeded by :func:`submission_key`.
+    """Score ``parsed`` on each split with ``spec``'s metric, run the defense chain and round to the released
+    precision (:attr:`ScoringSpec.released_decimals`); the chain is seeded by :func:`submission_key`.
 
     ``states`` holds the chain's per-split state for this participant; the returned ``Evaluation.states``
     is the new state to persist. Raises :class:`NonFiniteScoreError` if a metric is not finite.
@@ -222,6 +264,8 @@ def evaluate_keyed(
             continue
         if not np.isfinite(float(outcome.released)):
             raise NonFiniteScoreError(f"the released {split} score is not finite")
-        released, text = release_text(outcome.released, spec.decimals)
+        # One knob for the released precision: the text carries exactly the places a participant can observe
+        # (a rounding stage coarser than ``decimals`` shows "1.3675", never "1.36750" with a dead last digit).
+        released, text = release_text(outcome.released, spec.released_decimals)
         results[split] = SplitResult(exact, released, text, tuple(outcome.notes), outcome.message)
     return Evaluation(results, new_states)

@@ -9,9 +9,9 @@ Every reported metric goes through the same chain, with the same hidden set, spl
 with **its own defense state** (``states[metric][split]``) and **its own randomness**. The chain's
 per-submission randomness is seeded by a *submission key* (:func:`release_keys`):
 
-* the primary metric: ``"submission:<id>"`` — or ``"content:<sha256 of the values>"`` when the competition
-  gives the same file the same score (``same_file_same_score``) — exactly the key :func:`scoring.evaluate`
-  has always used, so stored defense states and seeded results do not change;
+* the primary metric: ``"submission:<id>"`` — or ``"content:<digest>"`` when the competition gives the same
+  file the same score (``same_file_same_score``; the digest of what the reported metrics read of the
+  predictions, :func:`scoring.pipeline.content_digest`) — the key :func:`scoring.evaluate` uses;
 * any other reported metric ``m``: the primary key followed by ``":<m>"`` (``"submission:<id>:auc"``), so a
   noise defense draws independently for each released metric, and identical files still share their draws.
 

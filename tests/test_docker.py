@@ -91,3 +91,35 @@ def test_the_build_context_leaves_out_the_venv_and_local_data() -> None:
     context = (ROOT / SERVICES["web"]["build"]["context"].replace("..", ".")).resolve()
     ignored = {line.strip() for line in (context / ".dockerignore").read_text().splitlines() if line.strip()}
     assert {".venv", "var", ".git"} <= ignored
+
+
+def _runs_beat(service: str) -> bool:
+    command = _command(service)
+    return bool(re.search(r"celery -A leaderboard beat\b", command)) or (
+        "celery -A leaderboard worker" in command and re.search(r"(^| )(--beat|-B)( |$)", command) is not None
+    )
+
+
+def test_exactly_one_service_runs_beat_with_the_apps_settings() -> None:
+    # The sweep (settings.CELERY_BEAT_SCHEDULE) is the backstop of recovery: one scheduler, never two (two would
+    # sweep twice as often; none would leave a lost message to wait for a worker's start).
+    beats = [name for name in SERVICES if "command" in SERVICES[name] and _runs_beat(name)]
+    assert len(beats) == 1, beats
+    spec = SERVICES[beats[0]]
+    assert spec.get("deploy", {}).get("replicas", 1) == 1
+    env = spec["environment"]
+    assert env["DATABASE_URL"] == SERVICES["worker"]["environment"]["DATABASE_URL"]
+    assert env["REDIS_URL"] == SERVICES["worker"]["environment"]["REDIS_URL"]
+    assert spec["depends_on"]["redis"]["condition"] == "service_healthy"
+    # Its schedule file goes where the image's unprivileged user may write (the Dockerfile makes /app/var).
+    schedule = re.search(r"--schedule[ =](\S+)", _command(beats[0]))
+    assert schedule and schedule.group(1).startswith("/app/var/")
+    assert "/app/var" in DOCKERFILE
+
+
+def test_the_beat_schedule_runs_the_sweep_often() -> None:
+    from django.conf import settings
+
+    entry = settings.CELERY_BEAT_SCHEDULE["sweep-stuck-submissions"]
+    assert entry["task"] == "leaderboard.submissions.tasks.submissions_sweep"
+    assert float(entry["schedule"]) <= 60

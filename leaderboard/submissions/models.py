@@ -63,18 +63,20 @@ class Submission(models.Model):
     upload_size = models.PositiveIntegerField(default=0)
     predictions_npy = models.BinaryField(null=True, blank=True)
 
-    # Host-only: the metric's true values, exact text (float64 repr or the MPFR digits).
+    # Host-only: the metric's true values, exact text (float64 repr or the MPFR digits). Text fields without a
+    # length: a φ-bit value has about 0.3·φ digits (400 characters at φ ≈ 1,300, and φ goes to 1,000,000).
     raw_public = models.FloatField(null=True, blank=True)
-    raw_public_text = models.CharField(max_length=400, blank=True)
+    raw_public_text = models.TextField(blank=True)
     raw_private = models.FloatField(null=True, blank=True)
-    raw_private_text = models.CharField(max_length=400, blank=True)
+    raw_private_text = models.TextField(blank=True)
     defense_notes = models.JSONField(default=list, blank=True)
 
-    # Released through the defense chain and the displayed precision; empty text = nothing released.
+    # Released through the defense chain at the released precision; empty text = nothing released (with full
+    # precision under MPFR arithmetic, as long as the raw text).
     public_score = models.FloatField(null=True, blank=True)
-    public_score_text = models.CharField(max_length=400, blank=True)
+    public_score_text = models.TextField(blank=True)
     private_score = models.FloatField(null=True, blank=True)
-    private_score_text = models.CharField(max_length=400, blank=True)
+    private_score_text = models.TextField(blank=True)
     # Released values of the competition's also_report metrics: {metric: {split: released text}} ("" = none).
     extra_scores = models.JSONField(default=dict, blank=True)
     # Participant-safe reason a defense gave for releasing no public score (e.g. a spent privacy budget).
@@ -90,6 +92,10 @@ class Submission(models.Model):
     # The claim a worker holds while scoring; a stale worker whose claim was swept cannot write a result.
     claim_token = models.CharField(max_length=32, blank=True)
     attempts = models.PositiveSmallIntegerField(default=0)
+    # Who holds the claim ("<celery node> <host> <pid>") and its last sign of life (refreshed while scoring):
+    # a claim whose worker is gone is taken over by the next delivery, a worker start or the sweep.
+    claimed_by = models.CharField(max_length=255, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     # The upload's Idempotency-Key header (API uploads): a repeated POST with the same key by the same
     # participant on the same competition returns this submission instead of creating another.
     idempotency_key = models.CharField(max_length=IDEMPOTENCY_KEY_MAX_LENGTH, null=True, blank=True)

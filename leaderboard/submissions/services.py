@@ -12,6 +12,10 @@ import contextlib
 import io
 import json
 import logging
+import os
+import socket
+import threading
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -206,13 +210,105 @@ def _submission_for_key(
 
 
 def submission_enqueue(*, submission_id: int) -> None:
-    """Publish the scoring task. A broker outage must not lose the upload: the row stays queued for the sweep."""
+    """Publish the scoring task. A broker outage must not lose the upload, nor leave it waiting for the sweep.
+
+    When the publish fails the row is marked unpublished (``enqueued_at`` empty) and handed to this process's
+    :class:`Republisher`, which retries with backoff; the next successful publish from this process, any
+    worker's start (:func:`submissions_recover`) and the sweep also publish it. A message that did reach the
+    broker despite an error is harmless twice: scoring claims the row with a conditional update.
+    """
+    if _publish(submission_id):
+        REPUBLISHER.flush()  # the broker answers again: publish what an outage left behind, now
+        return
+    logger.error("could not enqueue submission %s; retrying in the background", submission_id)
+    with contextlib.suppress(*TRANSIENT_ERRORS):
+        Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(enqueued_at=None)
+    REPUBLISHER.add(submission_id)
+
+
+def _publish(submission_id: int) -> bool:
     from leaderboard.submissions.tasks import submission_score as submission_score_task
 
     try:
         submission_score_task.apply_async(args=(submission_id,))
-    except Exception:
-        logger.exception("could not enqueue submission %s; the sweep will retry", submission_id)
+    except Exception as exc:  # any broker failure: the row must survive it
+        logger.warning("publishing submission %s failed: %s: %s", submission_id, type(exc).__name__, exc)
+        return False
+    return True
+
+
+def _mark_published(ids: list[int]) -> None:
+    Submission.objects.filter(pk__in=ids, status=Status.QUEUED, enqueued_at__isnull=True).update(
+        enqueued_at=timezone.now()
+    )
+
+
+class Republisher:
+    """Submissions of this process whose publish failed, published again with backoff by a daemon thread.
+
+    Delays double from 1 s to 30 s; after ``LEADERBOARD_PUBLISH_RETRY_FOR`` seconds (default 600; 0: no
+    thread) the rows are left to a worker's start and the sweep, which publish every unpublished row.
+    """
+
+    def __init__(self) -> None:
+        self._pending: set[int] = set()
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    @property
+    def pending(self) -> set[int]:
+        with self._lock:
+            return set(self._pending)
+
+    def add(self, submission_id: int) -> None:
+        with self._lock:
+            self._pending.add(submission_id)
+            start = self._thread is None or not self._thread.is_alive()
+            retry_for = float(getattr(settings, "LEADERBOARD_PUBLISH_RETRY_FOR", 600))
+            if start and retry_for > 0:
+                self._thread = threading.Thread(
+                    target=self._run, args=(retry_for,), name="leaderboard-republisher", daemon=True
+                )
+                self._thread.start()
+
+    def flush(self) -> list[int]:
+        """Publish every pending submission now; returns the ids published (the rest stay pending)."""
+        with self._lock:
+            pending = sorted(self._pending)
+        if not pending:
+            return []
+        done = [pk for pk in pending if _publish(pk)]
+        with self._lock:
+            self._pending.difference_update(done)
+        if done:
+            with contextlib.suppress(*TRANSIENT_ERRORS):
+                _mark_published(done)
+            logger.info("published %d submission(s) after a broker outage: %s", len(done), done)
+        return done
+
+    def _run(self, retry_for: float) -> None:
+        from django.db import connections
+
+        deadline = time.monotonic() + retry_for
+        delay = 1.0
+        try:
+            while time.monotonic() < deadline:
+                self._wake.wait(delay)
+                self._wake.clear()
+                self.flush()
+                with self._lock:
+                    if not self._pending:
+                        return
+                delay = min(delay * 2, 30.0)
+            logger.error("gave up publishing %s; a worker's start or the sweep will", sorted(self.pending))
+            with self._lock:
+                self._pending.clear()
+        finally:
+            connections.close_all()
+
+
+REPUBLISHER = Republisher()
 
 
 # --- Scoring (worker side) ------------------------------------------------------------------------------
@@ -220,29 +316,205 @@ def submission_enqueue(*, submission_id: int) -> None:
 
 @dataclass
 class ScoreResult:
-    """What :func:`submission_score` did: ``action`` is ``scored``, ``failed`` or ``skipped``."""
+    """What :func:`submission_score` did: ``action`` is ``scored``, ``failed``, ``skipped`` or ``busy`` (another
+    live worker holds the claim: ask again in ``retry_after`` seconds, when a dead claim would be stale)."""
 
     action: str
     detail: str = ""
     notes: list[str] = field(default_factory=list)
+    retry_after: float = 0.0
+
+
+@dataclass(frozen=True)
+class Claimant:
+    """Who scores: the Celery node name (empty outside a worker), the machine and the process."""
+
+    node: str
+    host: str
+    pid: int
+
+    @classmethod
+    def current(cls) -> Claimant:
+        node = ""
+        with contextlib.suppress(Exception):
+            from celery import current_task
+
+            if current_task is not None and current_task.request is not None:
+                node = current_task.request.hostname or ""
+        return cls(node=node, host=socket.gethostname(), pid=os.getpid())
+
+    def __str__(self) -> str:
+        return f"{self.node or '-'} {self.host} {self.pid}"[:255]
+
+    @classmethod
+    def parse(cls, text: str) -> Claimant | None:
+        parts = text.split(" ")
+        if len(parts) != 3 or not parts[2].isdigit():
+            return None
+        return cls(node="" if parts[0] == "-" else parts[0], host=parts[1], pid=int(parts[2]))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process: alive
+        return True
+    return True
+
+
+def _stale_after() -> timedelta:
+    return timedelta(seconds=settings.LEADERBOARD_CLAIM_STALE_AFTER)
+
+
+def _claim_is_dead(
+    row: dict[str, Any], now: datetime, me: Claimant | None = None, started_at: datetime | None = None
+) -> str | None:
+    """Why the worker holding a ``scoring`` row's claim is gone (``None``: it may still be scoring).
+
+    Gone: no sign of life (heartbeat, else the claim's start) for ``LEADERBOARD_CLAIM_STALE_AFTER``; the claim
+    is older than the hard time limit by that much again (a worker enforcing the limit killed that task); the
+    claimant is a process of this machine that no longer exists (a killed prefork child or worker); or the
+    claimant is this Celery node before it (re)started (``started_at``: a worker restarted under its name).
+    """
+    stale = _stale_after()
+    last_sign = row["heartbeat_at"] or row["scoring_started_at"]
+    if last_sign is None or last_sign < now - stale:
+        return "no heartbeat"
+    started = row["scoring_started_at"]
+    hard = timedelta(seconds=settings.LEADERBOARD_SCORING_HARD_TIME_LIMIT)
+    if started is not None and started < now - hard - stale:
+        return "older than the hard time limit"
+    holder = Claimant.parse(row["claimed_by"] or "")
+    if holder is None or me is None:
+        return None
+    if holder.host == me.host and holder.pid != me.pid and not _pid_alive(holder.pid):
+        return "its process is gone"
+    if holder.node and holder.node == me.node and started_at is not None and started is not None and (
+        started < started_at
+    ):
+        return "its worker restarted"
+    return None
+
+
+_CLAIM_FIELDS = ("status", "claim_token", "claimed_by", "heartbeat_at", "scoring_started_at")
+
+
+def _claim(submission_id: int, me: Claimant) -> tuple[str | None, ScoreResult | None]:
+    """Claim the row: a queued one, or a ``scoring`` one whose worker is gone (taken over). Returns the claim
+    token, or the result to report when there is nothing to claim."""
+    row = Submission.objects.filter(pk=submission_id).values(*_CLAIM_FIELDS).first()
+    if row is None:
+        return None, ScoreResult("skipped", "not queued (missing)")
+    now = timezone.now()
+    claim = uuid.uuid4().hex
+    values: dict[str, Any] = {
+        "status": Status.SCORING, "claim_token": claim, "claimed_by": str(me), "scoring_started_at": now,
+        "heartbeat_at": now, "attempts": F("attempts") + 1,
+    }
+    busy = ScoreResult("busy", "another worker is scoring it", retry_after=_until_stale(row, now))
+    if row["status"] == Status.SCORING:
+        why = _claim_is_dead(row, now, me)
+        if why is None:
+            return None, busy
+        if not _take_over(submission_id, row["claim_token"], **values):
+            return None, busy  # its worker holds the row lock: alive, writing its result
+        logger.warning("submission %s: took over the claim of %s (%s)", submission_id, row["claimed_by"], why)
+        return claim, None
+    if row["status"] != Status.QUEUED:
+        return None, ScoreResult("skipped", "not queued (already finished)")
+    if Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(**values) != 1:
+        return None, ScoreResult("skipped", "not queued (claimed by another worker meanwhile)")
+    return claim, None
+
+
+def _until_stale(row: dict[str, Any], now: datetime) -> float:
+    """Seconds until a live-looking claim would be stale (when to ask again), at least one."""
+    last_sign = row["heartbeat_at"] or row["scoring_started_at"] or now
+    return max(1.0, (last_sign + _stale_after() - now).total_seconds() + 1.0)
+
+
+def _take_over(submission_id: int, token: str, **values: Any) -> bool:
+    """Replace the claim ``token`` of a ``scoring`` row with ``values`` — unless its worker holds the row lock.
+
+    A worker writes its result under a lock on its row (``_score_claimed``), and its heartbeat, an ``UPDATE`` of
+    the same row, waits for that lock meanwhile: a claim can look silent and be alive. A dead worker holds no
+    lock (PostgreSQL ends a transaction whose client is gone), so a locked row is skipped (``SKIP LOCKED``),
+    never taken. SQLite has no row locks; there the takeover waits for the database lock instead.
+    """
+    with transaction.atomic():
+        unlocked = (
+            Submission.objects.select_for_update(skip_locked=True)
+            .filter(pk=submission_id, status=Status.SCORING, claim_token=token)
+            .values_list("pk", flat=True)
+        )
+        if not list(unlocked):
+            return False
+        return Submission.objects.filter(pk=submission_id, status=Status.SCORING, claim_token=token).update(
+            **values
+        ) == 1
+
+
+class _Heartbeat:
+    """Refresh the claim's ``heartbeat_at`` every ``LEADERBOARD_CLAIM_HEARTBEAT`` seconds from a thread of
+    its own (own database connection) while the claim is scored, so a live worker's claim never looks stale."""
+
+    def __init__(self, submission_id: int, claim: str) -> None:
+        self.submission_id, self.claim = submission_id, claim
+        self.interval = float(settings.LEADERBOARD_CLAIM_HEARTBEAT)
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> _Heartbeat:
+        if self.interval > 0:
+            self._thread = threading.Thread(target=self._run, name=f"heartbeat-{self.submission_id}", daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout=self.interval + 35)
+
+    def _run(self) -> None:
+        from django.db import connections
+
+        try:
+            while not self._stop.wait(self.interval):
+                try:
+                    alive = Submission.objects.filter(
+                        pk=self.submission_id, status=Status.SCORING, claim_token=self.claim
+                    ).update(heartbeat_at=timezone.now())
+                except Exception as exc:  # a missed beat is retried at the next one
+                    logger.info("submission %s: heartbeat failed: %s", self.submission_id, exc)
+                    continue
+                if not alive:
+                    return
+        finally:
+            connections.close_all()
 
 
 def submission_score(*, submission_id: int) -> ScoreResult:
-    """Claim a queued submission, score it and store the outcome; a no-op unless the row was queued.
+    """Claim a submission, score it and store the outcome; a no-op unless the row was queued or its claim's
+    worker is gone (then the claim is taken over: see :func:`_claim_is_dead`).
 
     Permanent problems (a malformed stored file, a non-finite score, a misconfigured competition, a defense's
     rejection, the soft time limit) fail the submission at once with a readable message. Transient ones
-    (database or broker) release the claim and raise :class:`TransientScoringError` for the task to retry.
+    (database or broker, the claim itself included) release the claim and raise
+    :class:`TransientScoringError` for the task to retry. A claim held by a live worker answers ``busy``.
     """
-    claim = uuid.uuid4().hex
-    now = timezone.now()
-    claimed = Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(
-        status=Status.SCORING, claim_token=claim, scoring_started_at=now, attempts=F("attempts") + 1
-    )
-    if claimed != 1:
-        return ScoreResult("skipped", "not queued (already claimed, finished or missing)")
+    me = Claimant.current()
     try:
-        return _score_claimed(submission_id, claim)
+        claim, outcome = _claim(submission_id, me)
+    except TRANSIENT_ERRORS as exc:
+        raise TransientScoringError(f"submission {submission_id}: claim: {type(exc).__name__}: {exc}") from exc
+    if claim is None:
+        assert outcome is not None
+        return outcome
+    try:
+        with _Heartbeat(submission_id, claim):
+            return _score_claimed(submission_id, claim)
     except TRANSIENT_ERRORS as exc:
         _release_claim(submission_id, claim)
         raise TransientScoringError(f"submission {submission_id}: {type(exc).__name__}: {exc}") from exc
@@ -414,21 +686,33 @@ class SweepResult:
     reenqueued: list[int]  # every queued row whose message is presumed lost, published again
 
 
-def submissions_sweep(*, now: datetime | None = None, stuck_after: timedelta | None = None) -> SweepResult:
-    """Re-enqueue submissions stuck in ``queued`` or ``scoring`` for longer than ``stuck_after``.
+def _requeue_dead_claims(
+    now: datetime, *, me: Claimant | None = None, started_at: datetime | None = None,
+    stuck_after: timedelta | None = None,
+) -> list[int]:
+    """Put ``scoring`` rows whose worker is gone back to ``queued`` (clearing the claim, so a slow worker that
+    wakes up can no longer write); with ``stuck_after``, also those without a sign of life for that long."""
+    requeued: list[int] = []
+    for row in Submission.objects.filter(status=Status.SCORING).values("pk", *_CLAIM_FIELDS):
+        last_sign = row["heartbeat_at"] or row["scoring_started_at"]
+        silent = stuck_after is not None and (last_sign is None or last_sign < now - stuck_after)
+        if not silent and _claim_is_dead(row, now, me, started_at) is None:
+            continue
+        if _take_over(row["pk"], row["claim_token"], status=Status.QUEUED, claim_token="", enqueued_at=now):
+            requeued.append(row["pk"])
+    return requeued
 
-    A ``scoring`` row is first put back to ``queued`` (clearing its claim, so a slow worker that wakes up can
-    no longer write); a duplicate message is harmless because scoring claims the row with a conditional update.
+
+def submissions_sweep(*, now: datetime | None = None, stuck_after: timedelta | None = None) -> SweepResult:
+    """Re-enqueue submissions whose claim's worker is gone (see :func:`_claim_is_dead`: no heartbeat for
+    ``LEADERBOARD_CLAIM_STALE_AFTER`` seconds, ...) or silent for ``stuck_after``, and queued ones waiting
+    longer than ``stuck_after`` (default ``LEADERBOARD_STUCK_AFTER``) or never published.
+
+    A duplicate message is harmless because scoring claims the row with a conditional update.
     """
     now = now or timezone.now()
     cutoff = now - (stuck_after if stuck_after is not None else timedelta(seconds=settings.LEADERBOARD_STUCK_AFTER))
-    requeued: list[int] = []
-    stale_scoring = Submission.objects.filter(status=Status.SCORING, scoring_started_at__lt=cutoff)
-    for pk in list(stale_scoring.values_list("pk", flat=True)):
-        if Submission.objects.filter(pk=pk, status=Status.SCORING, scoring_started_at__lt=cutoff).update(
-            status=Status.QUEUED, claim_token="", enqueued_at=now
-        ):
-            requeued.append(pk)
+    requeued = _requeue_dead_claims(now, stuck_after=stuck_after)
     reenqueued: list[int] = list(requeued)
     stale_queued = Submission.objects.filter(status=Status.QUEUED, enqueued_at__lt=cutoff) | Submission.objects.filter(
         status=Status.QUEUED, enqueued_at__isnull=True
@@ -441,3 +725,24 @@ def submissions_sweep(*, now: datetime | None = None, stuck_after: timedelta | N
     for pk in reenqueued:
         transaction.on_commit(partial(submission_enqueue, submission_id=pk))
     return SweepResult(requeued=requeued, reenqueued=reenqueued)
+
+
+def submissions_recover(*, node: str = "", started_at: datetime | None = None) -> SweepResult:
+    """What a worker does when it starts (no beat needed): take back the claims of workers that are gone —
+    its own earlier self (same Celery ``node`` name, claim older than this worker's ``started_at``), dead
+    processes of this machine, and claims without a heartbeat — and publish every queued row whose publish
+    failed (a broker outage at upload time)."""
+    now = timezone.now()
+    me = Claimant(node=node, host=socket.gethostname(), pid=os.getpid())
+    requeued = _requeue_dead_claims(now, me=me, started_at=started_at)
+    never_published = Submission.objects.filter(status=Status.QUEUED, enqueued_at__isnull=True)
+    unpublished = [
+        pk for pk in list(never_published.values_list("pk", flat=True))
+        # Marked published first; a failed publish marks it back (submission_enqueue).
+        if Submission.objects.filter(pk=pk, status=Status.QUEUED, enqueued_at__isnull=True).update(enqueued_at=now)
+    ]
+    for pk in [*requeued, *unpublished]:
+        submission_enqueue(submission_id=pk)
+    if requeued or unpublished:
+        logger.warning("recovered at worker start: requeued %s, published %s", requeued, unpublished)
+    return SweepResult(requeued=requeued, reenqueued=[*requeued, *unpublished])

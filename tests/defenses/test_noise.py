@@ -37,6 +37,12 @@ def _release(chain: list[dict], key: str = "submission:1", metric: str = "binary
     ({"kind": "multiplicative"}, "give 'alpha'"),
     ({"kind": "multiplicative", "alpha": 1.5}, "'alpha' must be a number in [0, 1)"),
     ({"kind": "multiplicative", "alpha": 0.1, "scale": 1.0}, "unknown parameter(s) scale"),
+    # Accepted by today's code, then every submission failed (float overflow, OpenDP's calibration).
+    ({"kind": "laplace", "scale": 1e308}, "'scale' must be at most 1e+09"),
+    ({"kind": "gaussian", "scale": 1e308}, "'scale' must be at most 1e+09"),
+    ({"kind": "laplace", "epsilon": 1e-300}, "'epsilon' must be at least 1e-06"),
+    ({"kind": "gaussian", "epsilon": 1e-300}, "'epsilon' must be at least 1e-06"),
+    ({"kind": "gaussian", "epsilon": 1e5}, "'epsilon' must be at most 10000"),
 ])
 def test_it_rejects_bad_parameters_with_a_clear_message(params: dict, message: str) -> None:
     with pytest.raises(DefenseConfigError, match=None) as info:
@@ -164,3 +170,46 @@ def test_a_tiny_fixed_gaussian_scale_reports_an_unbounded_epsilon_instead_of_fai
     outcome = chain.release(view(PREDICTIONS, LABELS), states=None, secret=SECRET, submission_key="s")
     assert outcome.released is not None
     assert outcome.ledger["privacy"][0]["epsilon"] is None and "unbounded" in outcome.notes[0]
+
+
+# --- released values stay in the metric's range (issue 9, item 8) ---------------------------------------------
+
+
+@pytest.mark.parametrize(("metric", "predictions", "kind", "params"), [
+    # A near-perfect model: its log loss is ~1e-6, and noise of scale 0.01 pushed half the releases below 0.
+    ("binary_logloss", np.where(LABELS == 1, 1 - 1e-6, 1e-6), "laplace", {"scale": 0.01}),
+    ("binary_logloss", np.where(LABELS == 1, 1 - 1e-6, 1e-6), "gaussian", {"scale": 0.01}),
+    # A perfect ranking: AUC 1, released above 1 half the time; a worthless one: accuracy near 0.
+    ("auc", LABELS.astype(float), "laplace", {"scale": 0.01}),
+    ("auc", LABELS.astype(float), "multiplicative", {"alpha": 0.1}),
+    ("accuracy", 1.0 - LABELS, "laplace", {"scale": 0.01}),
+])
+def test_a_noisy_release_stays_in_the_metrics_range(metric: str, predictions: np.ndarray, kind: str,
+                                                    params: dict) -> None:
+    chain = DefenseChain.from_json([{"name": "noise", "kind": kind, **params}])
+    m = metric_view(metric)
+    v = view(predictions, LABELS, m)
+    released = [float(chain.release(v, states=None, secret=SECRET, submission_key=f"s{i}").released)  # type: ignore[arg-type]
+                for i in range(300)]
+    assert m.lower <= min(released) and max(released) <= m.upper
+    at_bound = sum(r in (m.lower, m.upper) for r in released)
+    assert 50 < at_bound < 250  # clamped where the noise crossed the bound, noisy elsewhere
+
+
+def test_brier_is_clamped_to_its_range_for_the_task() -> None:
+    from scoring.pipeline import metric_view as pipeline_metric_view
+
+    assert (pipeline_metric_view("brier", 1e-15, 2).upper, pipeline_metric_view("brier", 1e-15, 3).upper) == (1.0, 2.0)
+    assert pipeline_metric_view("binary_logloss", 1e-15).lower == 0.0
+
+
+def test_calibration_works_where_opendps_search_overflows() -> None:
+    # Δ = ln(1/eps) >= 200 (one scored row, a tiny MPFR eps): OpenDP's binary search for σ overflowed, so
+    # every submission failed. The scale found at Δ = 1, times Δ and confirmed by OpenDP's map, serves.
+    chain = DefenseChain.from_json([{"name": "noise", "kind": "gaussian", "epsilon": 1.0}])
+    m = metric_view("binary_logloss", eps=1e-100)
+    chain.check_metric(m)
+    outcome = chain.release(view([0.3], [1], m), states=None, secret=SECRET, submission_key="s")
+    (entry,) = outcome.ledger["privacy"]
+    assert entry["sensitivity"] > 200 and 0.99 <= entry["epsilon"] <= 1.0
+    assert outcome.released is not None and float(outcome.released) >= 0.0

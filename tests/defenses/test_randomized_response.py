@@ -88,3 +88,10 @@ def test_it_records_its_epsilon_once_when_fixed() -> None:
     outcome = chain.release(v, states=None, secret=1, submission_key="a")
     [entry] = outcome.ledger["privacy"]
     assert entry["epsilon"] == pytest.approx(2.0) and entry["once"].startswith("randomized_response:")
+
+
+def test_a_huge_epsilon_flips_nothing_instead_of_overflowing() -> None:
+    # e^ε overflowed for ε = 1e300, and every submission failed; such an ε means no flips at all.
+    assert flip_probability(1e300, 2) == 0.0 and flip_probability(800.0, 5) == 0.0
+    labels = np.random.default_rng(3).integers(0, 2, 100)
+    assert (_noisy_labels(RandomizedResponse(epsilon=1e300), labels, "s") == labels).all()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -55,7 +56,9 @@ def test_the_holdout_noise_is_laplace_sigma() -> None:
     reference = _mask("any")
     overfit = np.where(reference, 1 - LABELS, LABELS).astype(float)
     chain = DefenseChain([Thresholdout(reference_fraction=0.3, sigma=0.05)])
-    v = view(overfit, LABELS, metric_view("accuracy"))
+    # The holdout accuracy is 1.0, the top of accuracy's range, where releases are clamped (see the next
+    # test); an unbounded view of the same metric shows the noise itself.
+    v = view(overfit, LABELS, replace(metric_view("accuracy"), lower=-math.inf, upper=math.inf))
     n = 1000
     errors = np.array([
         float(chain.release(v, states=None, secret=20261121, submission_key=f"s{i}").released) - 1.0  # type: ignore[arg-type]
@@ -68,10 +71,23 @@ def test_the_holdout_noise_is_laplace_sigma() -> None:
     assert abs(holdout_answers.var() - 2 * b * b) <= 5 * b * b * math.sqrt(20 / m)
 
 
+def test_a_noisy_holdout_answer_stays_in_the_metrics_range() -> None:
+    # Today's code released accuracies above 1 (1.0 + Laplace noise) about half the time.
+    reference = _mask("any")
+    overfit = np.where(reference, 1 - LABELS, LABELS).astype(float)
+    chain = DefenseChain([Thresholdout(reference_fraction=0.3, sigma=0.05)])
+    v = view(overfit, LABELS, metric_view("accuracy"))
+    released = [float(chain.release(v, states=None, secret=20261121, submission_key=f"s{i}").released)  # type: ignore[arg-type]
+                for i in range(200)]
+    assert min(released) >= 0.0 and max(released) <= 1.0
+    assert sum(r == 1.0 for r in released) > 50 and sum(0.5 < r < 1.0 for r in released) > 50
+
+
 @pytest.mark.parametrize(("params", "message"), [
     ({"reference_fraction": 1.0}, "'reference_fraction' must be in (0, 1)"),
     ({"budget": 0}, "'budget' must be a positive integer"),
     ({"threshold": -1}, "'threshold' must be a positive number"),
+    ({"sigma": 1e308}, "'sigma' must be at most 1e+09"),  # accepted before, then every release overflowed
 ])
 def test_it_rejects_bad_parameters(params: dict, message: str) -> None:
     with pytest.raises(DefenseConfigError) as info:

@@ -79,7 +79,9 @@ def test_the_same_submission_gives_the_same_released_score_under_a_chain(rng: np
     again = evaluate(spec, parsed, submission_id=3)
     assert first.results == again.results
     assert first.results["public"].released_text is not None
-    assert first.results["public"].released_text.endswith("00")  # 3 decimals from the chain, shown with 5
+    # One knob for the released precision: 3 decimals from the chain are shown as 3, not padded to the 5
+    # displayed ("1.36750" had a last digit that was always 0).
+    assert len(first.results["public"].released_text.split(".")[1]) == 3
 
 
 def test_mpfr_arithmetic_agrees_with_float64_to_float_precision(rng: np.random.Generator) -> None:

@@ -32,6 +32,10 @@ def enqueued(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) ->
     published: list[int] = []
     if request.node.get_closest_marker("integration"):
         return published
+    # Nor may a background thread publish later, after the test restored the real broker client.
+    from django.conf import settings
+
+    monkeypatch.setattr(settings, "LEADERBOARD_PUBLISH_RETRY_FOR", 0, raising=False)
     monkeypatch.setattr(
         "leaderboard.submissions.services.submission_enqueue",
         lambda *, submission_id: published.append(submission_id),

@@ -80,11 +80,13 @@ def test_permanent_errors_are_not_retried(monkeypatch: pytest.MonkeyPatch) -> No
 def test_a_broker_outage_at_upload_time_loses_nothing(
     competition, participant, monkeypatch, django_capture_on_commit_callbacks
 ) -> None:
-    """The on-commit publish fails; the upload still succeeds and the row stays queued for the sweep."""
+    """The on-commit publish fails; the upload still succeeds, and the row stays queued, marked unpublished and
+    pending a retry (tests/site/test_recovery.py)."""
     from leaderboard.submissions.models import Submission
     from tests.site.factories import predictions_csv
 
     monkeypatch.undo()  # the real submission_enqueue, not the recorder
+    monkeypatch.setattr(settings, "LEADERBOARD_PUBLISH_RETRY_FOR", 0)  # no background retry in a unit test
     attempts: list[tuple[Any, ...]] = []
 
     def down(args: tuple[Any, ...], **kwargs: Any) -> Any:
@@ -98,3 +100,7 @@ def test_a_broker_outage_at_upload_time_loses_nothing(
         )
     assert attempts == [(created.pk,)]
     assert Submission.objects.get(pk=created.pk).status == Status.QUEUED
+    assert Submission.objects.get(pk=created.pk).enqueued_at is None
+    assert created.pk in services.REPUBLISHER.pending
+    with services.REPUBLISHER._lock:
+        services.REPUBLISHER._pending.clear()
