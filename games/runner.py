@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 import attacks
+from attacks.auto import BudgetedView, BudgetSpent
 from attacks.confirm import confident_predictions
 from attacks.oracle import LocalOracle, Released
 from attacks.registry import ATTACKS
@@ -48,42 +49,8 @@ if TYPE_CHECKING:
 Progress = Callable[[str], None]
 
 
-class QueryBudgetExceeded(AttackFailed):
-    """The attack asked for more queries than the game's budget for it allows."""
-
-
-class BudgetedOracle:
-    """An oracle that refuses (with :class:`QueryBudgetExceeded`) any query beyond ``budget``.
-
-    It forwards every other attribute to the wrapped oracle, so attacks that read more than the ``Oracle``
-    protocol (ids, the split) still work.
-    """
-
-    def __init__(self, inner: LocalOracle, budget: int) -> None:
-        self._inner = inner
-        self.budget = budget
-        self.n_rows = inner.n_rows
-        self.n_classes = inner.n_classes
-        self.metric = inner.metric
-        self.eps = inner.eps
-        self.decimals = inner.decimals
-        self._start = inner.queries
-
-    @property
-    def queries(self) -> int:
-        return self._inner.queries
-
-    @queries.setter
-    def queries(self, value: int) -> None:
-        self._inner.queries = value
-
-    def submit(self, predictions: Any) -> Released:
-        if self._inner.queries - self._start >= self.budget:
-            raise QueryBudgetExceeded(f"the query budget of {self.budget} is exhausted")
-        return self._inner.submit(predictions)
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+#: The attack asked for more queries than the game's budget for it allows (``auto``'s own budget error).
+QueryBudgetExceeded = BudgetSpent
 
 
 @dataclass
@@ -360,7 +327,7 @@ def play_cell(
         params["seed"] = seed
     if attack.budget is not None and "budget" not in params and _accepts(attack.attack, "budget"):
         params["budget"] = attack.budget  # ``auto`` plans within the cell's budget instead of running into it
-    attacker: Any = BudgetedOracle(target, attack.budget) if attack.budget is not None else target
+    attacker: Any = BudgetedView(target, attack.budget) if attack.budget is not None else target
     status, error = "ok", ""
     details: dict[str, Any] = {}
     confidence: np.ndarray | None = None
