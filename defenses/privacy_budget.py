@@ -48,6 +48,18 @@ def advanced_composition(sum_sq: float, sum_expm1: float, slack: float) -> float
     return math.sqrt(2 * math.log(1 / slack) * sum_sq) + sum_expm1
 
 
+#: Stands for "more than any budget" in the composed sums: finite, so the state stays valid JSON on PostgreSQL.
+HUGE = 1e300
+
+
+def _eps_expm1(eps: float) -> float:
+    """``ε·(e^ε − 1)``, the advanced-composition term, saturating at :data:`HUGE` (``expm1`` overflows past 709:
+    fixed-scale noise on a log loss easily costs ε in the thousands per release)."""
+    if not math.isfinite(eps) or eps > 700:
+        return HUGE
+    return min(eps * math.expm1(eps), HUGE)
+
+
 @register
 class PrivacyBudget(Defense):
     """Stop releasing to a participant once the ε spent by their noisy releases would exceed ``epsilon``.
@@ -141,7 +153,7 @@ class PrivacyBudget(Defense):
             eps = math.inf if eps is None else float(eps)
             pending["sum_epsilon"] += eps
             pending["sum_epsilon_sq"] += eps * eps
-            pending["sum_epsilon_expm1"] += eps * math.expm1(eps) if math.isfinite(eps) else math.inf
+            pending["sum_epsilon_expm1"] = min(pending["sum_epsilon_expm1"] + _eps_expm1(eps), HUGE)
             pending["sum_delta"] += float(entry.get("delta") or 0.0)
         pending["once"] = once
         pending["releases"] = pending.get("releases", 0) + 1

@@ -100,3 +100,25 @@ def test_local_oracle_releases_nothing_once_the_budget_is_spent() -> None:
     ])
     answers = [oracle.submit(PREDICTIONS) for _ in range(4)]
     assert [a is None for a in answers] == [False, False, True, True]
+
+
+def test_a_release_costing_thousands_of_epsilon_is_withheld_not_an_overflow() -> None:
+    # Fixed-scale noise 1e-4 on a 100-row log loss costs ε ≈ 3,450 per release: e^ε overflows a float.
+    import json
+    import math
+
+    from attacks import LocalOracle
+
+    labels = np.random.default_rng(5).integers(0, 2, 100)
+    for composition in ("basic", "advanced", "best"):
+        oracle = LocalOracle(labels, decimals=5, seed=1, defenses=[
+            {"name": "noise", "kind": "laplace", "scale": 1e-4},
+            {"name": "privacy_budget", "epsilon": 1e6, "composition": composition},
+        ])
+        released = oracle.submit(np.full(100, 0.5))
+        # Basic composition affords it once under a budget of 1e6; advanced composition's bound at such ε is
+        # beyond any budget (its e^ε term saturates), so that release is withheld; "best" takes the smaller.
+        assert (released is None) == (composition == "advanced")
+        for state in oracle._states[oracle.metric].values():
+            json.loads(json.dumps(state, allow_nan=False))  # finite: storable as PostgreSQL JSON
+            assert all(math.isfinite(v) for entry in state for v in entry.values() if isinstance(v, float))
