@@ -71,15 +71,15 @@ def hidden_ids(ids: Sequence[str], id_index: Mapping[str, int]) -> HiddenIds | N
     return HiddenIds(pa.array(ids, type=pa.string()))
 
 
-def read_plain_csv(data: bytes, header: bytes, n_values: int, hidden: HiddenIds) -> tuple[np.ndarray, np.ndarray] | None:
+def read_plain_csv(data: bytes, header: bytes, n_values: int, hidden: HiddenIds) -> tuple[np.ndarray, np.ndarray | None] | None:
     """Values (``(n,)`` or ``(n, n_values)`` float64, in file order) and each row's position in the hidden
-    order, for an upload the pure-Python path would read the same way; ``None`` otherwise.
+    order (``None``: the hidden order itself), for an upload the pure-Python path would read the same way;
+    ``None`` otherwise.
 
     ``header`` is the expected header line in lower case ASCII (``b"id,target"``).
     """
-    n_rows = len(hidden.ids)
     start = len(_BOM) if data.startswith(_BOM) else 0
-    if not (data.isascii() if start == 0 else data[start:].isascii()) or b'"' in data:
+    if not (data.isascii() if start == 0 else data[start:].isascii()) or b'"' in data or b"\0" in data:
         return None
     end = _end_without_trailing_space(data)
     newline = data.find(b"\n", start, end)
@@ -90,19 +90,15 @@ def read_plain_csv(data: bytes, header: bytes, n_values: int, hidden: HiddenIds)
         head = head[:-1]
     if head.lower() != header:
         return None
-    # A valid body holds exactly n_rows lines: the count is a memchr pass, and it keeps a long body of extra
-    # lines (which the pure-Python path rejects after reading n_rows + 1 of them) away from Arrow.
-    if data.count(b"\n", newline + 1, end) != n_rows - 1:
+    table = _arrow_read(data, newline + 1, end, n_values, len(hidden.ids))
+    if table is None:
         return None
-    table = _arrow_read(data, newline + 1, end, n_values)
-    if table is None or table.num_rows != n_rows:
-        return None
-    order = _positions(table.column(0).combine_chunks(), hidden)
-    if order is None:
+    found = _positions(table.column(0).combine_chunks(), hidden)
+    if found is None:
         return None
     columns = [np.array(table.column(c + 1).to_numpy(), dtype=np.float64) for c in range(n_values)]
     values = columns[0] if n_values == 1 else np.column_stack(columns)
-    return values, order
+    return values, found.order
 
 
 def _end_without_trailing_space(data: bytes) -> int:
@@ -114,13 +110,17 @@ def _end_without_trailing_space(data: bytes) -> int:
     return len(data.rstrip(_TRAILING))
 
 
-def _arrow_read(data: bytes, start: int, end: int, n_values: int) -> Any:
+def _arrow_read(data: bytes, start: int, end: int, n_values: int, n_rows: int) -> Any:
+    """The table of ``data[start:end]`` if it has exactly ``n_rows`` rows that Arrow reads; reading stops one
+    block past ``n_rows`` rows, so a long body of extra lines costs little before the exact path takes it."""
     import pyarrow as pa
     import pyarrow.csv as pa_csv
 
     names = ["id", *(f"v{c}" for c in range(n_values))]
+    batches = []
+    rows = 0
     try:
-        return pa_csv.read_csv(
+        reader = pa_csv.open_csv(
             pa.BufferReader(pa.py_buffer(data).slice(start, end - start)),
             read_options=pa_csv.ReadOptions(column_names=names),
             parse_options=pa_csv.ParseOptions(quote_char=False, ignore_empty_lines=False),
@@ -133,62 +133,81 @@ def _arrow_read(data: bytes, start: int, end: int, n_values: int) -> Any:
                 quoted_strings_can_be_null=False,
             ),
         )
+        for batch in reader:
+            rows += batch.num_rows
+            if rows > n_rows:
+                return None
+            batches.append(batch)
     except Exception:  # any failure (a wrong width, a value Arrow cannot read, ...): the exact path decides
         return None
+    if rows != n_rows:
+        return None
+    return pa.Table.from_batches(batches, schema=reader.schema)
 
 
-def _positions(submitted: Any, hidden: HiddenIds) -> np.ndarray | None:
+@dataclass(frozen=True)
+class _Found:
+    order: np.ndarray | None  # each row's hidden position; None: the rows are in the hidden order
+
+
+def _positions(submitted: Any, hidden: HiddenIds) -> _Found | None:
     """Each submitted id's position in the hidden order, if the ids are exactly the hidden ones (each once)."""
     n = len(hidden.ids)
     if submitted.null_count or len(submitted) != n:
         return None
     if submitted.equals(hidden.ids):  # the sample submission's order: one comparison in C
-        return np.arange(n)
+        return _Found(None)
     table = hidden.table
-    words, lengths = _padded_words(submitted, table.width)
+    words = _padded_words(submitted, table.width)
     if words is None:
         return None
-    order = table.lookup(words, lengths)
+    order = table.lookup(words)
     if order is None:
         return None
     seen = np.zeros(n, dtype=bool)
     seen[order] = True
-    return order if seen.all() else None  # n rows, every hidden id among them: none repeated
+    return _Found(order) if seen.all() else None  # n rows, every hidden id among them: none repeated
 
 
-def _padded_words(strings: Any, width: int) -> tuple[np.ndarray | None, np.ndarray]:
-    """Each string's bytes zero-padded to ``width`` 8-byte words, ``(n, width)`` uint64, and its length;
-    ``None`` for the words if a string is longer or empty."""
-    import pyarrow.compute as pa_compute
-
+def _padded_words(strings: Any, width: int) -> np.ndarray | None:
+    """Each string's bytes zero-padded to ``width`` 8-byte words, ``(n, width)`` uint64 (as the strings hold
+    no NUL, equal rows are equal strings); ``None`` if a string is empty or longer."""
     n = len(strings)
+    size = 8 * width
     offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset : strings.offset + n + 1]
     lengths = np.diff(offsets)
-    if n == 0 or int(lengths.min()) < 1 or int(lengths.max()) > 8 * width:
-        return None, lengths
-    size = 8 * width
-    if int(lengths.min()) == size:
-        padded = strings
-    else:
-        padded = pa_compute.utf8_rpad(strings, width=size, padding="\x00")
-    start = padded.offset
-    padded_offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32)[start : start + n + 1]
-    first = int(padded_offsets[0])
-    if int(padded_offsets[-1]) - first != n * size:  # not one byte per character (cannot happen in ASCII)
-        return None, lengths
-    raw = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[first : first + n * size]
-    return raw.view(np.uint64).reshape(n, width), lengths
+    shortest, longest = int(lengths.min()), int(lengths.max())
+    if shortest < 1 or longest > size:
+        return None
+    first = int(offsets[0])
+    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)
+    if shortest == longest:  # one length (zero-padded numbers, hashes): the bytes already form the rows
+        rows = data[first : first + n * longest].reshape(n, longest)
+        if longest == size:
+            return rows.view(np.uint64)
+        padded = np.zeros((n, size), dtype=np.uint8)
+        padded[:, :longest] = rows
+        return padded.view(np.uint64)
+    import pyarrow.compute as pa_compute
+
+    done = pa_compute.utf8_rpad(strings, width=size, padding="\x00")
+    done_offsets = np.frombuffer(done.buffers()[1], dtype=np.int32)[done.offset : done.offset + n + 1]
+    start = int(done_offsets[0])
+    if int(done_offsets[-1]) - start != n * size:  # not one byte per character (cannot happen in ASCII)
+        return None
+    return np.frombuffer(done.buffers()[2], dtype=np.uint8)[start : start + n * size].view(np.uint64).reshape(n, width)
 
 
 @dataclass(frozen=True)
 class _IdTable:
-    """An open-addressing (linear probing) hash table of the hidden ids, probed for all rows at once in numpy;
-    a hit is confirmed by comparing every byte and the length, so a colliding id is never taken for another."""
+    """An open-addressing (linear probing) hash table of the hidden ids, probed for all rows at once in numpy.
+
+    Slot ``s`` is row ``s`` of ``slots``: an id's padded words, then its position + 1 (0: an empty slot). So
+    one gather per probe brings both, and a row is taken only when all its bytes equal the id's: a colliding
+    (or forged) hash costs a probe, never a wrong match.
+    """
 
     width: int
-    words: np.ndarray
-    lengths: np.ndarray
-    hashes: np.ndarray
     slots: np.ndarray
     shift: np.uint64
 
@@ -197,50 +216,50 @@ class _IdTable:
         n = len(ids)
         offsets = np.frombuffer(ids.buffers()[1], dtype=np.int32)[ids.offset : ids.offset + n + 1]
         width = max(1, -(-int(np.diff(offsets).max()) // 8))
-        words, lengths = _padded_words(ids, width)
+        words = _padded_words(ids, width)
         assert words is not None  # hidden ids are plain ASCII, non-empty, at most 8 * width bytes
-        bits = max(4, int(2 * n - 1).bit_length())  # a power of two at least twice the ids: load <= 1/2
+        bits = max(4, int(4 * n - 1).bit_length())  # at least four slots per id: most sit in their home slot
+        slots = np.zeros((1 << bits, width + 1), dtype=np.uint64)
         shift = np.uint64(64 - bits)
-        hashes = _hash(words, lengths)
-        slots = np.full(1 << bits, -1, dtype=np.int64)
-        pending = np.arange(n)
-        home = hashes >> shift
+        at = _hash(words) >> shift
         mask = np.uint64((1 << bits) - 1)
+        positions = np.arange(1, n + 1, dtype=np.uint64)
+        pending = np.arange(n)
         while pending.size:
-            at = home[pending]
-            free = slots[at] < 0
-            trying, trying_at = pending[free], at[free]
-            slots[trying_at] = trying  # one of several ids aiming at a slot wins it
+            here = at[pending]
+            free = slots[here, width] == 0
+            trying, trying_at = pending[free], here[free]
+            slots[trying_at, width] = positions[trying]  # one of several ids aiming at a slot wins it
+            winners = trying[slots[trying_at, width] == positions[trying]]
+            slots[at[winners], :width] = words[winners]
             won = np.zeros(n, dtype=bool)
-            won[trying[slots[trying_at] == trying]] = True
+            won[winners] = True
             pending = pending[~won[pending]]
-            home[pending] = (home[pending] + np.uint64(1)) & mask
-        return cls(width, words.copy(), lengths.copy(), hashes, slots, shift)
-
-    def lookup(self, words: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
-        """Hidden position of each row, or ``None`` if some row is no hidden id."""
-        hashes = _hash(words, lengths)
-        mask = np.uint64(len(self.slots) - 1)
-        at = hashes >> self.shift
-        found = np.empty(len(words), dtype=np.int64)
-        pending = np.arange(len(words))
-        while pending.size:
-            candidate = self.slots[at[pending]]
-            if (candidate < 0).any():  # an empty slot before a match: not a hidden id
-                return None
-            hit = self.hashes[candidate] == hashes[pending]
-            found[pending[hit]] = candidate[hit]
-            pending = pending[~hit]
             at[pending] = (at[pending] + np.uint64(1)) & mask
-        if not (np.array_equal(self.lengths[found], lengths) and np.array_equal(self.words[found], words)):
-            return None  # a hash collision (or a forged one): the exact path decides
+        return cls(width, slots, shift)
+
+    def lookup(self, words: np.ndarray) -> np.ndarray | None:
+        """Hidden position of each row, or ``None`` if some row is no hidden id."""
+        width = self.width
+        mask = np.uint64(len(self.slots) - 1)
+        at = _hash(words) >> self.shift
+        rows = self.slots.take(at, axis=0)
+        found = rows[:, width].astype(np.int64) - 1
+        pending = np.flatnonzero((rows[:, :width] != words).any(axis=1))
+        while pending.size:
+            if (found[pending] < 0).any():  # an empty slot before a match: not a hidden id
+                return None
+            at[pending] = (at[pending] + np.uint64(1)) & mask
+            rows = self.slots.take(at[pending], axis=0)
+            found[pending] = rows[:, width].astype(np.int64) - 1
+            pending = pending[(rows[:, :width] != words[pending]).any(axis=1)]
         return found
 
 
-def _hash(words: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """A 64-bit mix of each row's words and length (only to find candidates: every hit is verified)."""
+def _hash(words: np.ndarray) -> np.ndarray:
+    """A 64-bit mix of each row's words (only to find candidates: every hit is verified)."""
     with np.errstate(over="ignore"):
-        h = lengths.astype(np.uint64) * _HASH_MULTIPLIER
+        h = np.full(len(words), _HASH_MULTIPLIER, dtype=np.uint64)
         for column in range(words.shape[1]):
             h = (h ^ words[:, column]) * _HASH_MIX
             h ^= h >> np.uint64(31)

@@ -124,7 +124,7 @@ def _parse_csv_fast(data: bytes, fmt: SubmissionFormat) -> ParsedPredictions | N
         values = _check_probabilities(values, fmt, _csv_line)
     except SubmissionError:  # named by the exact path, with its own order of checks
         return None
-    return ParsedPredictions(values=_reorder(values, order))
+    return ParsedPredictions(values=values if order is None else _reorder(values, order))
 
 
 def _parse_csv_exact(data: bytes, fmt: SubmissionFormat, *, keep_text: bool) -> ParsedPredictions:
