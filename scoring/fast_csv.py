@@ -1,4 +1,4 @@
-"""The CSV parser's fast path: Arrow's C reader for plain, valid uploads; ``None`` whenever it cannot vouch.
+r"""The CSV parser's fast path: Arrow's C reader for plain, valid uploads; ``None`` whenever it cannot vouch.
 
 :func:`scoring.parsing.parse_submission_csv` tries :func:`read_plain_csv` first and, on ``None``, runs its
 pure-Python path, which decides everything (and names the first bad line). So this module only has to be
@@ -7,14 +7,16 @@ only files where the two readers provably see the same cells:
 
 * the hidden ids are plain (printable ASCII, no space, comma or quote; :func:`hidden_ids`) — so a submitted
   id that matches one exactly contains nothing the pure-Python path would strip, split or unquote;
-* the whole file is ASCII (after a UTF-8 BOM), has no ``"`` (Arrow reads it with quoting off), its header is
-  exactly the expected one (ASCII case aside), and it has exactly ``len(ids)`` rows on ``len(ids) - 1``
-  ``\\n`` after the header, once trailing whitespace is dropped — a hostile body of extra lines is never
-  handed to Arrow, and a lone ``\\r`` (a break for both readers) makes a row count Arrow's table fails;
+* the whole file is ASCII (after a UTF-8 BOM) with no ``"`` (Arrow reads it with quoting off) and no NUL, its
+  header is exactly the expected one (ASCII case aside), and, once trailing whitespace is dropped, Arrow
+  reads exactly ``len(ids)`` rows after it, empty lines being rows (which fail): lines end at ``\n``,
+  ``\r\n`` or ``\r`` for both readers, and the further breaks of ``str.splitlines`` (``\v``, ``\f``,
+  ``\x1c``-``\x1e``, ...) can sit in no cell Arrow accepts. Arrow's streaming reader stops one block past
+  ``len(ids)`` rows, so a long body of extra lines costs little before the pure-Python path rejects it;
 * every value cell converts as float64 with no null spelling (``null_values=[]``): Arrow's reader accepts a
   subset of what ``float`` does (no ``_``, no hex, no non-ASCII digits, no control characters; ``' '`` and
-  ``'\\t'`` trimmed, as ``float`` does) and rounds the same, correctly;
-* every id is found, once, by exact comparison of its bytes and length with a hidden id.
+  ``'\t'`` trimmed, as ``float`` does) and rounds the same, correctly;
+* every id is found, once, by exact comparison of its bytes with a hidden id's.
 
 Anything else (a NaN, a value outside [0, 1] or a multiclass sum off by more than the tolerance included) is
 left to the pure-Python path. ``tests/scoring/test_parsing_fast.py`` checks both paths agree on random and
@@ -71,7 +73,9 @@ def hidden_ids(ids: Sequence[str], id_index: Mapping[str, int]) -> HiddenIds | N
     return HiddenIds(pa.array(ids, type=pa.string()))
 
 
-def read_plain_csv(data: bytes, header: bytes, n_values: int, hidden: HiddenIds) -> tuple[np.ndarray, np.ndarray | None] | None:
+def read_plain_csv(
+    data: bytes, header: bytes, n_values: int, hidden: HiddenIds
+) -> tuple[np.ndarray, np.ndarray | None] | None:
     """Values (``(n,)`` or ``(n, n_values)`` float64, in file order) and each row's position in the hidden
     order (``None``: the hidden order itself), for an upload the pure-Python path would read the same way;
     ``None`` otherwise.
@@ -122,7 +126,10 @@ def _arrow_read(data: bytes, start: int, end: int, n_values: int, n_rows: int) -
     try:
         reader = pa_csv.open_csv(
             pa.BufferReader(pa.py_buffer(data).slice(start, end - start)),
-            read_options=pa_csv.ReadOptions(column_names=names),
+            # One thread: a web worker owns one core, and Arrow's thread pool is where its known troubles live
+            # (a parallel read that hangs on a parse error, apache/arrow#38676; an abort at interpreter exit,
+            # apache/arrow#34314).
+            read_options=pa_csv.ReadOptions(column_names=names, use_threads=False),
             parse_options=pa_csv.ParseOptions(quote_char=False, ignore_empty_lines=False),
             convert_options=pa_csv.ConvertOptions(
                 column_types={"id": pa.string(), **{name: pa.float64() for name in names[1:]}},
@@ -170,32 +177,23 @@ def _positions(submitted: Any, hidden: HiddenIds) -> _Found | None:
 
 
 def _padded_words(strings: Any, width: int) -> np.ndarray | None:
-    """Each string's bytes zero-padded to ``width`` 8-byte words, ``(n, width)`` uint64 (as the strings hold
-    no NUL, equal rows are equal strings); ``None`` if a string is empty or longer."""
+    """Each string's bytes NUL-padded to ``width`` 8-byte words, ``(n, width)`` uint64 (as the strings hold no
+    NUL, equal rows are equal strings); ``None`` if a string is empty or longer, or not ASCII."""
+    import pyarrow.compute as pa_compute
+
     n = len(strings)
     size = 8 * width
     offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset : strings.offset + n + 1]
-    lengths = np.diff(offsets)
-    shortest, longest = int(lengths.min()), int(lengths.max())
-    if shortest < 1 or longest > size:
+    lengths = offsets[1:] - offsets[:-1]
+    if int(lengths.min()) < 1 or int(lengths.max()) > size:
         return None
+    padded = pa_compute.utf8_rpad(strings, width=size, padding="\x00")
+    offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32)[padded.offset : padded.offset + n + 1]
     first = int(offsets[0])
-    data = np.frombuffer(strings.buffers()[2], dtype=np.uint8)
-    if shortest == longest:  # one length (zero-padded numbers, hashes): the bytes already form the rows
-        rows = data[first : first + n * longest].reshape(n, longest)
-        if longest == size:
-            return rows.view(np.uint64)
-        padded = np.zeros((n, size), dtype=np.uint8)
-        padded[:, :longest] = rows
-        return padded.view(np.uint64)
-    import pyarrow.compute as pa_compute
-
-    done = pa_compute.utf8_rpad(strings, width=size, padding="\x00")
-    done_offsets = np.frombuffer(done.buffers()[1], dtype=np.int32)[done.offset : done.offset + n + 1]
-    start = int(done_offsets[0])
-    if int(done_offsets[-1]) - start != n * size:  # not one byte per character (cannot happen in ASCII)
+    if int(offsets[-1]) - first != n * size:  # a character of more than one byte (none in ASCII)
         return None
-    return np.frombuffer(done.buffers()[2], dtype=np.uint8)[start : start + n * size].view(np.uint64).reshape(n, width)
+    data = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[first : first + n * size]
+    return data.view(np.uint64).reshape(n, width)
 
 
 @dataclass(frozen=True)

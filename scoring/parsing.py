@@ -124,7 +124,11 @@ def _parse_csv_fast(data: bytes, fmt: SubmissionFormat) -> ParsedPredictions | N
         values = _check_probabilities(values, fmt, _csv_line)
     except SubmissionError:  # named by the exact path, with its own order of checks
         return None
-    return ParsedPredictions(values=values if order is None else _reorder(values, order))
+    if order is not None:
+        aligned = np.empty_like(values)
+        aligned[order] = values
+        values = aligned
+    return ParsedPredictions(values=values)
 
 
 def _parse_csv_exact(data: bytes, fmt: SubmissionFormat, *, keep_text: bool) -> ParsedPredictions:
