@@ -243,7 +243,12 @@ def _finish(
 
 def _head_lines(text: str, limit: int) -> list[str]:
     """``text.splitlines()[:limit]``, without splitting (or even scanning) lines past the ``limit``-th."""
-    if sum(map(text.count, _LINE_BREAKS)) < limit:  # an upper bound on the breaks: no cut needed
+    breaks = 0  # an upper bound on the breaks ("\r\n" counts twice), counted until it reaches the limit
+    for line_break in _LINE_BREAKS:
+        breaks += text.count(line_break)
+        if breaks >= limit:
+            break
+    else:  # fewer breaks than the limit: no cut needed
         return text.splitlines()
     for count, match in enumerate(_LINE_BREAK.finditer(text), start=1):
         if count == limit:
@@ -254,7 +259,7 @@ def _head_lines(text: str, limit: int) -> list[str]:
 def _decode(data: bytes, max_bytes: int) -> str:
     if len(data) > max_bytes:
         raise SubmissionError(f"the file is {len(data)} bytes, over the limit of {max_bytes} bytes")
-    if not data.strip():
+    if not data or data.isspace():  # ``not data.strip()``, without copying the body
         raise SubmissionError("the file is empty")
     try:
         return data.decode("utf-8-sig")
