@@ -7,7 +7,8 @@ bodies (a valid 25,000-row file followed by junk up to 5 MB or 50 MB).
 Time: the median of ``--repeats`` runs of each, ours and Arrow's interleaved so machine noise hits both alike.
 Arrow's reader is ``pyarrow.csv.read_csv`` with the column types given (id: string, values: float64) and its
 default threads (the ratio's reference; "1-thr" is the same on one thread, as our fast path reads): it reads,
-it validates nothing. Ours (``scoring.parsing.parse_submission_csv``) also checks every
+it validates nothing. "exact" is our pure-Python path alone (the parser before the Arrow fast path; median of
+the first 3 runs). Ours (``scoring.parsing.parse_submission_csv``) also checks every
 rule of the format and aligns the rows to the hidden ids, naming the first bad line of a rejected file.
 Memory, measured once per case in a fresh process: peak bytes traced by ``tracemalloc`` (Python and numpy)
 plus the peak of Arrow's memory pool, above what the process held before the parse. A competition's hidden
@@ -38,7 +39,7 @@ import pyarrow as pa
 import pyarrow.csv as pa_csv
 
 from scoring import SubmissionError, SubmissionFormat
-from scoring.parsing import parse_submission_csv
+from scoring.parsing import _parse_csv_exact, parse_submission_csv
 
 LIMIT = 50 * 1024 * 1024
 
@@ -96,9 +97,9 @@ def cases(quick: bool) -> list[Case]:
     return found
 
 
-def ours(body: bytes, fmt: SubmissionFormat) -> str:
+def ours(body: bytes, fmt: SubmissionFormat, *, exact: bool = False) -> str:
     try:
-        parse_submission_csv(body, fmt)
+        _parse_csv_exact(body, fmt, keep_text=False) if exact else parse_submission_csv(body, fmt)
     except SubmissionError as exc:
         return f"line {exc.line}: {str(exc).split(': ', 1)[-1][:28]}"
     return "accepted"
@@ -153,7 +154,7 @@ def main() -> None:
     print(f"CSV parse: ours vs pyarrow.csv.read_csv {pa.__version__} on the same bytes "
           f"(median of {args.repeats} interleaved runs; peak memory above the start, one run in a fresh process)")
     print(
-        f"  {'body':<40} {'MB':>6} {'ours s':>7} {'arrow s':>7} {'ratio':>6} {'1-thr s':>7}"
+        f"  {'body':<40} {'MB':>6} {'ours s':>7} {'arrow s':>7} {'ratio':>6} {'1-thr s':>7} {'exact s':>7}"
         f" {'ours MB':>8} {'arrow MB':>8}  outcome"
     )
     formats: dict[int, SubmissionFormat] = {}
@@ -167,7 +168,10 @@ def main() -> None:
                 prepared = time.perf_counter() - started
                 print(f"  (a {case.n_ids:,}-id competition prepared for the fast path once: {prepared:.2f} s)")
             fmt = formats[case.n_ids]
-            ours_times, arrow_times, single_times = [], [], []
+            ours_times: list[float] = []
+            arrow_times: list[float] = []
+            single_times: list[float] = []
+            exact_times: list[float] = []
             outcome = ours(case.body, fmt)  # warm-up
             arrow(case.body)
             for _ in range(args.repeats):
@@ -180,14 +184,18 @@ def main() -> None:
                 started = time.perf_counter()
                 arrow(case.body, threads=False)
                 single_times.append(time.perf_counter() - started)
+                if len(exact_times) < 3:
+                    started = time.perf_counter()
+                    ours(case.body, fmt, exact=True)
+                    exact_times.append(time.perf_counter() - started)
             path = Path(tmp) / "body.csv"
             path.write_bytes(case.body)
             ours_mb, arrow_mb = memory("ours", path, case.n_ids), memory("arrow", path, case.n_ids)
             mine, theirs = statistics.median(ours_times), statistics.median(arrow_times)
-            single = statistics.median(single_times)
+            single, exact = statistics.median(single_times), statistics.median(exact_times)
             print(
                 f"  {case.name:<40} {len(case.body) / 1e6:>6.1f} {mine:>7.3f} {theirs:>7.3f} {mine / theirs:>5.2f}x"
-                f" {single:>7.3f} {ours_mb:>8.1f} {arrow_mb:>8.1f}  {outcome}"
+                f" {single:>7.3f} {exact:>7.3f} {ours_mb:>8.1f} {arrow_mb:>8.1f}  {outcome}"
             )
     sys.stdout.flush()
     os._exit(0)  # the reference reader's thread pool may abort the interpreter's exit (apache/arrow#34314)
