@@ -187,7 +187,7 @@ def _padded_words(strings: Any, width: int) -> np.ndarray | None:
     lengths = offsets[1:] - offsets[:-1]
     if int(lengths.min()) < 1 or int(lengths.max()) > size:
         return None
-    padded = pa_compute.utf8_rpad(strings, width=size, padding="\x00")
+    padded = pa_compute.ascii_rpad(strings, width=size, padding="\x00")  # the file was checked to be ASCII
     offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32)[padded.offset : padded.offset + n + 1]
     first = int(offsets[0])
     if int(offsets[-1]) - first != n * size:  # a character of more than one byte (none in ASCII)
@@ -242,16 +242,23 @@ class _IdTable:
         mask = np.uint64(len(self.slots) - 1)
         at = _hash(words) >> self.shift
         rows = self.slots.take(at, axis=0)
-        found = rows[:, width].astype(np.int64) - 1
-        pending = np.flatnonzero((rows[:, :width] != words).any(axis=1))
+        found = rows[:, width].view(np.int64) - 1
+        pending = np.flatnonzero(_differ(rows[:, :width], words))
         while pending.size:
             if (found[pending] < 0).any():  # an empty slot before a match: not a hidden id
                 return None
             at[pending] = (at[pending] + np.uint64(1)) & mask
             rows = self.slots.take(at[pending], axis=0)
-            found[pending] = rows[:, width].astype(np.int64) - 1
-            pending = pending[(rows[:, :width] != words[pending]).any(axis=1)]
+            found[pending] = rows[:, width].view(np.int64) - 1
+            pending = pending[_differ(rows[:, :width], words[pending])]
         return found
+
+
+def _differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Rows of ``a`` and ``b`` (uint64 words) that differ."""
+    if a.shape[1] == 1:
+        return a[:, 0] != b[:, 0]
+    return (a != b).any(axis=1)
 
 
 def _hash(words: np.ndarray) -> np.ndarray:
