@@ -8,11 +8,11 @@ only files where the two readers provably see the same cells:
 * the hidden ids are plain (printable ASCII, no space, comma or quote; :func:`hidden_ids`) — so a submitted
   id that matches one exactly contains nothing the pure-Python path would strip, split or unquote;
 * the whole file is ASCII (after a UTF-8 BOM) with no ``"`` (Arrow reads it with quoting off) and no NUL, its
-  header is exactly the expected one (ASCII case aside), and, once trailing whitespace is dropped, Arrow
-  reads exactly ``len(ids)`` rows after it, empty lines being rows (which fail): lines end at ``\n``,
-  ``\r\n`` or ``\r`` for both readers, and the further breaks of ``str.splitlines`` (``\v``, ``\f``,
-  ``\x1c``-``\x1e``, ...) can sit in no cell Arrow accepts. Arrow's streaming reader stops one block past
-  ``len(ids)`` rows, so a long body of extra lines costs little before the pure-Python path rejects it;
+  header is exactly the expected one (ASCII case aside), and, once trailing whitespace is dropped, it has
+  exactly ``len(ids)`` lines after the header by ``\n`` and Arrow reads exactly ``len(ids)`` rows from them,
+  empty lines being rows (which fail): lines end at ``\n``, ``\r\n`` or ``\r`` for both readers, and the
+  further breaks of ``str.splitlines`` (``\v``, ``\f``, ``\x1c``-``\x1e``, ...) can sit in no cell Arrow
+  accepts. A long body of extra lines is never handed to Arrow;
 * every value cell converts as float64 with no null spelling (``null_values=[]``): Arrow's reader accepts a
   subset of what ``float`` does (no ``_``, no hex, no non-ASCII digits, no control characters; ``' '`` and
   ``'\t'`` trimmed, as ``float`` does) and rounds the same, correctly;
@@ -115,20 +115,22 @@ def _end_without_trailing_space(data: bytes) -> int:
 
 
 def _arrow_read(data: bytes, start: int, end: int, n_values: int, n_rows: int) -> Any:
-    """The table of ``data[start:end]`` if it has exactly ``n_rows`` rows that Arrow reads; reading stops one
-    block past ``n_rows`` rows, so a long body of extra lines costs little before the exact path takes it."""
+    """The table of ``data[start:end]`` if it holds exactly ``n_rows`` lines and Arrow reads them as rows.
+
+    Counting the lines first (a C pass) keeps a long body of extra lines, which the pure-Python path rejects
+    after reading ``n_rows + 1`` of them, away from Arrow. Arrow reads synchronously on this thread: its
+    streaming reader, left early, was seen to crash in its read-ahead thread, and its thread pool can hang on
+    a parse error (apache/arrow#38676) or abort the interpreter's exit (apache/arrow#34314).
+    """
     import pyarrow as pa
     import pyarrow.csv as pa_csv
 
+    if data.count(b"\n", start, end) != n_rows - 1:
+        return None
     names = ["id", *(f"v{c}" for c in range(n_values))]
-    batches = []
-    rows = 0
     try:
-        reader = pa_csv.open_csv(
+        table = pa_csv.read_csv(
             pa.BufferReader(pa.py_buffer(data).slice(start, end - start)),
-            # One thread: a web worker owns one core, and Arrow's thread pool is where its known troubles live
-            # (a parallel read that hangs on a parse error, apache/arrow#38676; an abort at interpreter exit,
-            # apache/arrow#34314).
             read_options=pa_csv.ReadOptions(column_names=names, use_threads=False),
             parse_options=pa_csv.ParseOptions(quote_char=False, ignore_empty_lines=False),
             convert_options=pa_csv.ConvertOptions(
@@ -140,16 +142,9 @@ def _arrow_read(data: bytes, start: int, end: int, n_values: int, n_rows: int) -
                 quoted_strings_can_be_null=False,
             ),
         )
-        for batch in reader:
-            rows += batch.num_rows
-            if rows > n_rows:
-                return None
-            batches.append(batch)
     except Exception:  # any failure (a wrong width, a value Arrow cannot read, ...): the exact path decides
         return None
-    if rows != n_rows:
-        return None
-    return pa.Table.from_batches(batches, schema=reader.schema)
+    return table if table.num_rows == n_rows else None  # a lone "\r" breaks a line for both readers
 
 
 @dataclass(frozen=True)
