@@ -32,6 +32,13 @@ from typing import Any
 
 import numpy as np
 
+try:  # imported with the module, not within a parse: the first upload's time and memory are not the import's
+    import pyarrow as pa
+    import pyarrow.compute as pa_compute
+    import pyarrow.csv as pa_csv
+except ImportError:  # pragma: no cover - pyarrow is a dependency; without it every upload takes the exact path
+    pa = None
+
 _BOM = codecs.BOM_UTF8
 #: Bytes ``bytes.rstrip`` drops (``str.rstrip`` drops these and more, so stripping them is always safe).
 _TRAILING = b" \t\n\r\x0b\x0c"
@@ -59,9 +66,7 @@ class HiddenIds:
 def hidden_ids(ids: Sequence[str], id_index: Mapping[str, int]) -> HiddenIds | None:
     """The hidden ids for the fast path, or ``None`` if pyarrow is missing or an id is not plain (then every
     upload takes the pure-Python path)."""
-    try:
-        import pyarrow as pa
-    except ImportError:  # pragma: no cover - pyarrow is a dependency; without it the exact path still works
+    if pa is None:  # pragma: no cover
         return None
     if not ids or len(id_index) != len(ids) or not all(ids):
         return None
@@ -122,9 +127,6 @@ def _arrow_read(data: bytes, start: int, end: int, n_values: int, n_rows: int) -
     streaming reader, left early, was seen to crash in its read-ahead thread, and its thread pool can hang on
     a parse error (apache/arrow#38676) or abort the interpreter's exit (apache/arrow#34314).
     """
-    import pyarrow as pa
-    import pyarrow.csv as pa_csv
-
     if data.count(b"\n", start, end) != n_rows - 1:
         return None
     names = ["id", *(f"v{c}" for c in range(n_values))]
@@ -174,8 +176,6 @@ def _positions(submitted: Any, hidden: HiddenIds) -> _Found | None:
 def _padded_words(strings: Any, width: int) -> np.ndarray | None:
     """Each string's bytes NUL-padded to ``width`` 8-byte words, ``(n, width)`` uint64 (as the strings hold no
     NUL, equal rows are equal strings); ``None`` if a string is empty or longer, or not ASCII."""
-    import pyarrow.compute as pa_compute
-
     n = len(strings)
     size = 8 * width
     offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset : strings.offset + n + 1]
