@@ -44,6 +44,7 @@ _BOM = codecs.BOM_UTF8
 _TRAILING = b" \t\n\r\x0b\x0c"
 #: Trailing whitespace scanned byte by byte before handing the strip to ``bytes.rstrip`` (one copy).
 _TRAILING_SCAN = 64
+_COUNT_CHUNK = 4 << 20
 _HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 _HASH_MIX = np.uint64(0xBF58476D1CE4E5B9)
 
@@ -105,9 +106,16 @@ def read_plain_csv(
     found = _positions(table.column(0).combine_chunks(), hidden)
     if found is None:
         return None
-    columns = [np.array(table.column(c + 1).to_numpy(), dtype=np.float64) for c in range(n_values)]
+    columns = [_writable(table.column(c + 1).to_numpy()) for c in range(n_values)]
     values = columns[0] if n_values == 1 else np.column_stack(columns)
     return values, found.order
+
+
+def _writable(values: np.ndarray) -> np.ndarray:
+    """A float64 array the caller owns (Arrow hands out read-only views of one chunk)."""
+    if values.dtype == np.float64 and values.flags.writeable and values.flags.owndata:
+        return values
+    return np.array(values, dtype=np.float64)
 
 
 def _end_without_trailing_space(data: bytes) -> int:
@@ -127,7 +135,7 @@ def _arrow_read(data: bytes, start: int, end: int, n_values: int, n_rows: int) -
     streaming reader, left early, was seen to crash in its read-ahead thread, and its thread pool can hang on
     a parse error (apache/arrow#38676) or abort the interpreter's exit (apache/arrow#34314).
     """
-    if data.count(b"\n", start, end) != n_rows - 1:
+    if _count_newlines(data, start, end) != n_rows - 1:
         return None
     names = ["id", *(f"v{c}" for c in range(n_values))]
     try:
@@ -147,6 +155,14 @@ def _arrow_read(data: bytes, start: int, end: int, n_values: int, n_rows: int) -
     except Exception:  # any failure (a wrong width, a value Arrow cannot read, ...): the exact path decides
         return None
     return table if table.num_rows == n_rows else None  # a lone "\r" breaks a line for both readers
+
+
+def _count_newlines(data: bytes, start: int, end: int) -> int:
+    """``data.count(b"\\n", start, end)``, with numpy's SIMD compare, 4 MB at a time (a bounded temporary)."""
+    view = np.frombuffer(data, dtype=np.uint8)
+    return sum(
+        int(np.count_nonzero(view[at : min(at + _COUNT_CHUNK, end)] == 10)) for at in range(start, end, _COUNT_CHUNK)
+    )
 
 
 @dataclass(frozen=True)
