@@ -15,10 +15,12 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import repeat
 
 import numpy as np
 
+from scoring import fast_csv
 from scoring.errors import SubmissionError
 
 ROW_SUM_TOLERANCE = 1e-4
@@ -59,6 +61,11 @@ class SubmissionFormat:
     def n_value_columns(self) -> int:
         return 1 if self.n_classes == 2 else self.n_classes
 
+    @cached_property
+    def fast_ids(self) -> fast_csv.HiddenIds | None:
+        """The hidden ids as the CSV fast path reads them (built on first use; ``None``: no fast path)."""
+        return fast_csv.hidden_ids(self.ids, self.id_index)
+
 
 Locator = Callable[[int, str], SubmissionError]
 
@@ -92,7 +99,40 @@ def sample_submission_csv(fmt: SubmissionFormat) -> str:
 
 
 def parse_submission_csv(data: bytes, fmt: SubmissionFormat, *, keep_text: bool = False) -> ParsedPredictions:
-    """Validate CSV bytes and return predictions aligned to ``fmt.ids``."""
+    """Validate CSV bytes and return predictions aligned to ``fmt.ids``.
+
+    A plain, valid file is read by Arrow's C reader (:mod:`scoring.fast_csv`, which returns nothing when in
+    doubt); every other file, and every file whose decimal strings are kept, by the pure-Python path below,
+    which names the first bad line.
+    """
+    if not keep_text and len(data) <= fmt.max_bytes:
+        fast = _parse_csv_fast(data, fmt)
+        if fast is not None:
+            return fast
+    return _parse_csv_exact(data, fmt, keep_text=keep_text)
+
+
+def _parse_csv_fast(data: bytes, fmt: SubmissionFormat) -> ParsedPredictions | None:
+    hidden = fmt.fast_ids
+    if hidden is None:
+        return None
+    read = fast_csv.read_plain_csv(data, ",".join(fmt.columns).encode("ascii"), fmt.n_value_columns, hidden)
+    if read is None:
+        return None
+    values, order = read
+    try:
+        values = _check_probabilities(values, fmt, _csv_line)
+    except SubmissionError:  # named by the exact path, with its own order of checks
+        return None
+    if order is not None:
+        aligned = np.empty_like(values)
+        aligned[order] = values
+        values = aligned
+    return ParsedPredictions(values=values)
+
+
+def _parse_csv_exact(data: bytes, fmt: SubmissionFormat, *, keep_text: bool) -> ParsedPredictions:
+    """The pure-Python path: decides every file and names the first bad line."""
     # Trailing blank lines are no rows. A valid file has a header and len(ids) rows, so among the first
     # len(ids) + 1 data lines of any longer file one is bad (a wrong width, an unknown or a repeated id):
     # reading no further keeps time and memory linear in what a valid file could hold, however many lines come.
@@ -203,7 +243,12 @@ def _finish(
 
 def _head_lines(text: str, limit: int) -> list[str]:
     """``text.splitlines()[:limit]``, without splitting (or even scanning) lines past the ``limit``-th."""
-    if sum(map(text.count, _LINE_BREAKS)) < limit:  # an upper bound on the breaks: no cut needed
+    breaks = 0  # an upper bound on the breaks ("\r\n" counts twice), counted until it reaches the limit
+    for line_break in _LINE_BREAKS:
+        breaks += text.count(line_break)
+        if breaks >= limit:
+            break
+    else:  # fewer breaks than the limit: no cut needed
         return text.splitlines()
     for count, match in enumerate(_LINE_BREAK.finditer(text), start=1):
         if count == limit:
@@ -214,7 +259,7 @@ def _head_lines(text: str, limit: int) -> list[str]:
 def _decode(data: bytes, max_bytes: int) -> str:
     if len(data) > max_bytes:
         raise SubmissionError(f"the file is {len(data)} bytes, over the limit of {max_bytes} bytes")
-    if not data.strip():
+    if not data or data.isspace():  # ``not data.strip()``, without copying the body
         raise SubmissionError("the file is empty")
     try:
         return data.decode("utf-8-sig")

@@ -1,0 +1,283 @@
+r"""The CSV parser's fast path: Arrow's C reader for plain, valid uploads; ``None`` whenever it cannot vouch.
+
+:func:`scoring.parsing.parse_submission_csv` tries :func:`read_plain_csv` first and, on ``None``, runs its
+pure-Python path, which decides everything (and names the first bad line). So this module only has to be
+*sound*: whatever it returns is exactly what the pure-Python path would return for the same bytes. It takes
+only files where the two readers provably see the same cells:
+
+* the hidden ids are plain (printable ASCII, no space, comma or quote; :func:`hidden_ids`) — so a submitted
+  id that matches one exactly contains nothing the pure-Python path would strip, split or unquote;
+* the whole file is ASCII (after a UTF-8 BOM) with no ``"`` (Arrow reads it with quoting off) and no NUL, its
+  header is exactly the expected one (ASCII case aside), and, once trailing whitespace is dropped, it has
+  exactly ``len(ids)`` lines after the header by ``\n`` and Arrow reads exactly ``len(ids)`` rows from them,
+  empty lines being rows (which fail): lines end at ``\n``, ``\r\n`` or ``\r`` for both readers, and the
+  further breaks of ``str.splitlines`` (``\v``, ``\f``, ``\x1c``-``\x1e``, ...) can sit in no cell Arrow
+  accepts. A long body of extra lines is never handed to Arrow;
+* every value cell converts as float64 with no null spelling (``null_values=[]``): Arrow's reader accepts a
+  subset of what ``float`` does (no ``_``, no hex, no non-ASCII digits, no control characters; ``' '`` and
+  ``'\t'`` trimmed, as ``float`` does) and rounds the same, correctly;
+* every id is found, once, by exact comparison of its bytes with a hidden id's.
+
+Anything else (a NaN, a value outside [0, 1] or a multiclass sum off by more than the tolerance included) is
+left to the pure-Python path. ``tests/scoring/test_parsing_fast.py`` checks both paths agree on random and
+adversarial inputs.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+try:  # imported with the module, not within a parse: the first upload's time and memory are not the import's
+    import pyarrow as pa
+    import pyarrow.compute as pa_compute
+    import pyarrow.csv as pa_csv
+except ImportError:  # pragma: no cover - pyarrow is a dependency; without it every upload takes the exact path
+    pa = None
+
+_BOM = codecs.BOM_UTF8
+#: Bytes ``bytes.rstrip`` drops (``str.rstrip`` drops these and more, so stripping them is always safe).
+_TRAILING = b" \t\n\r\x0b\x0c"
+#: Trailing whitespace scanned byte by byte before handing the strip to ``bytes.rstrip`` (one copy).
+_TRAILING_SCAN = 64
+_COUNT_CHUNK = 4 << 20
+_HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
+_HASH_MIX = np.uint64(0xBF58476D1CE4E5B9)
+
+
+@dataclass
+class HiddenIds:
+    """The hidden ids as Arrow sees them, built once per :class:`~scoring.parsing.SubmissionFormat`; the
+    hash table for rows in another order is built on the first such upload."""
+
+    ids: Any  # pyarrow.StringArray
+    _table: _IdTable | None = field(default=None, repr=False)
+
+    @property
+    def table(self) -> _IdTable:
+        if self._table is None:
+            self._table = _IdTable.build(self.ids)
+        return self._table
+
+
+def hidden_ids(ids: Sequence[str], id_index: Mapping[str, int]) -> HiddenIds | None:
+    """The hidden ids for the fast path, or ``None`` if pyarrow is missing or an id is not plain (then every
+    upload takes the pure-Python path)."""
+    if pa is None:  # pragma: no cover
+        return None
+    if not ids or len(id_index) != len(ids) or not all(ids):
+        return None
+    joined = "".join(ids)
+    if not (joined.isascii() and joined.isprintable()) or any(c in joined for c in ' ,"'):
+        return None
+    if any(id_index.get(row_id) != i for i, row_id in enumerate(ids)):
+        return None
+    return HiddenIds(pa.array(ids, type=pa.string()))
+
+
+def read_plain_csv(
+    data: bytes, header: bytes, n_values: int, hidden: HiddenIds
+) -> tuple[np.ndarray, np.ndarray | None] | None:
+    """Values (``(n,)`` or ``(n, n_values)`` float64, in file order) and each row's position in the hidden
+    order (``None``: the hidden order itself), for an upload the pure-Python path would read the same way;
+    ``None`` otherwise.
+
+    ``header`` is the expected header line in lower case ASCII (``b"id,target"``).
+    """
+    start = len(_BOM) if data.startswith(_BOM) else 0
+    if not (data.isascii() if start == 0 else data[start:].isascii()) or b'"' in data or b"\0" in data:
+        return None
+    end = _end_without_trailing_space(data)
+    newline = data.find(b"\n", start, end)
+    if newline < 0:
+        return None
+    head = data[start:newline]
+    if head.endswith(b"\r"):
+        head = head[:-1]
+    if head.lower() != header:
+        return None
+    table = _arrow_read(data, newline + 1, end, n_values, len(hidden.ids))
+    if table is None:
+        return None
+    found = _positions(table.column(0).combine_chunks(), hidden)
+    if found is None:
+        return None
+    columns = [_writable(table.column(c + 1).to_numpy()) for c in range(n_values)]
+    values = columns[0] if n_values == 1 else np.column_stack(columns)
+    return values, found.order
+
+
+def _writable(values: np.ndarray) -> np.ndarray:
+    """A float64 array the caller owns (Arrow hands out read-only views of one chunk)."""
+    if values.dtype == np.float64 and values.flags.writeable and values.flags.owndata:
+        return values
+    return np.array(values, dtype=np.float64)
+
+
+def _end_without_trailing_space(data: bytes) -> int:
+    end = len(data)
+    for _ in range(_TRAILING_SCAN):
+        if end == 0 or data[end - 1] not in _TRAILING:
+            return end
+        end -= 1
+    return len(data.rstrip(_TRAILING))
+
+
+def _arrow_read(data: bytes, start: int, end: int, n_values: int, n_rows: int) -> Any:
+    """The table of ``data[start:end]`` if it holds exactly ``n_rows`` lines and Arrow reads them as rows.
+
+    Counting the lines first (a C pass) keeps a long body of extra lines, which the pure-Python path rejects
+    after reading ``n_rows + 1`` of them, away from Arrow. Arrow reads synchronously on this thread: its
+    streaming reader, left early, was seen to crash in its read-ahead thread, and its thread pool can hang on
+    a parse error (apache/arrow#38676) or abort the interpreter's exit (apache/arrow#34314).
+    """
+    if _count_newlines(data, start, end) != n_rows - 1:
+        return None
+    names = ["id", *(f"v{c}" for c in range(n_values))]
+    try:
+        table = pa_csv.read_csv(
+            pa.BufferReader(pa.py_buffer(data).slice(start, end - start)),
+            read_options=pa_csv.ReadOptions(column_names=names, use_threads=False),
+            parse_options=pa_csv.ParseOptions(quote_char=False, ignore_empty_lines=False),
+            convert_options=pa_csv.ConvertOptions(
+                column_types={"id": pa.string(), **{name: pa.float64() for name in names[1:]}},
+                null_values=[],
+                true_values=[],
+                false_values=[],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except Exception:  # any failure (a wrong width, a value Arrow cannot read, ...): the exact path decides
+        return None
+    return table if table.num_rows == n_rows else None  # a lone "\r" breaks a line for both readers
+
+
+def _count_newlines(data: bytes, start: int, end: int) -> int:
+    """``data.count(b"\\n", start, end)``, with numpy's SIMD compare, 4 MB at a time (a bounded temporary)."""
+    view = np.frombuffer(data, dtype=np.uint8)
+    return sum(
+        int(np.count_nonzero(view[at : min(at + _COUNT_CHUNK, end)] == 10)) for at in range(start, end, _COUNT_CHUNK)
+    )
+
+
+@dataclass(frozen=True)
+class _Found:
+    order: np.ndarray | None  # each row's hidden position; None: the rows are in the hidden order
+
+
+def _positions(submitted: Any, hidden: HiddenIds) -> _Found | None:
+    """Each submitted id's position in the hidden order, if the ids are exactly the hidden ones (each once)."""
+    n = len(hidden.ids)
+    if submitted.null_count or len(submitted) != n:
+        return None
+    if submitted.equals(hidden.ids):  # the sample submission's order: one comparison in C
+        return _Found(None)
+    table = hidden.table
+    words = _padded_words(submitted, table.width)
+    if words is None:
+        return None
+    order = table.lookup(words)
+    if order is None:
+        return None
+    seen = np.zeros(n, dtype=bool)
+    seen[order] = True
+    return _Found(order) if seen.all() else None  # n rows, every hidden id among them: none repeated
+
+
+def _padded_words(strings: Any, width: int) -> np.ndarray | None:
+    """Each string's bytes NUL-padded to ``width`` 8-byte words, ``(n, width)`` uint64 (as the strings hold no
+    NUL, equal rows are equal strings); ``None`` if a string is empty or longer, or not ASCII."""
+    n = len(strings)
+    size = 8 * width
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset : strings.offset + n + 1]
+    lengths = offsets[1:] - offsets[:-1]
+    if int(lengths.min()) < 1 or int(lengths.max()) > size:
+        return None
+    padded = pa_compute.ascii_rpad(strings, width=size, padding="\x00")  # the file was checked to be ASCII
+    offsets = np.frombuffer(padded.buffers()[1], dtype=np.int32)[padded.offset : padded.offset + n + 1]
+    first = int(offsets[0])
+    if int(offsets[-1]) - first != n * size:  # a character of more than one byte (none in ASCII)
+        return None
+    data = np.frombuffer(padded.buffers()[2], dtype=np.uint8)[first : first + n * size]
+    return data.view(np.uint64).reshape(n, width)
+
+
+@dataclass(frozen=True)
+class _IdTable:
+    """An open-addressing (linear probing) hash table of the hidden ids, probed for all rows at once in numpy.
+
+    Slot ``s`` is row ``s`` of ``slots``: an id's padded words, then its position + 1 (0: an empty slot). So
+    one gather per probe brings both, and a row is taken only when all its bytes equal the id's: a colliding
+    (or forged) hash costs a probe, never a wrong match.
+    """
+
+    width: int
+    slots: np.ndarray
+    shift: np.uint64
+
+    @classmethod
+    def build(cls, ids: Any) -> _IdTable:
+        n = len(ids)
+        offsets = np.frombuffer(ids.buffers()[1], dtype=np.int32)[ids.offset : ids.offset + n + 1]
+        width = max(1, -(-int(np.diff(offsets).max()) // 8))
+        words = _padded_words(ids, width)
+        assert words is not None  # hidden ids are plain ASCII, non-empty, at most 8 * width bytes
+        bits = max(4, int(4 * n - 1).bit_length())  # at least four slots per id: most sit in their home slot
+        slots = np.zeros((1 << bits, width + 1), dtype=np.uint64)
+        shift = np.uint64(64 - bits)
+        at = _hash(words) >> shift
+        mask = np.uint64((1 << bits) - 1)
+        positions = np.arange(1, n + 1, dtype=np.uint64)
+        pending = np.arange(n)
+        while pending.size:
+            here = at[pending]
+            free = slots[here, width] == 0
+            trying, trying_at = pending[free], here[free]
+            slots[trying_at, width] = positions[trying]  # one of several ids aiming at a slot wins it
+            winners = trying[slots[trying_at, width] == positions[trying]]
+            slots[at[winners], :width] = words[winners]
+            won = np.zeros(n, dtype=bool)
+            won[winners] = True
+            pending = pending[~won[pending]]
+            at[pending] = (at[pending] + np.uint64(1)) & mask
+        return cls(width, slots, shift)
+
+    def lookup(self, words: np.ndarray) -> np.ndarray | None:
+        """Hidden position of each row, or ``None`` if some row is no hidden id."""
+        width = self.width
+        mask = np.uint64(len(self.slots) - 1)
+        at = _hash(words) >> self.shift
+        rows = self.slots.take(at, axis=0)
+        found = rows[:, width].view(np.int64) - 1
+        pending = np.flatnonzero(_differ(rows[:, :width], words))
+        while pending.size:
+            if (found[pending] < 0).any():  # an empty slot before a match: not a hidden id
+                return None
+            at[pending] = (at[pending] + np.uint64(1)) & mask
+            rows = self.slots.take(at[pending], axis=0)
+            found[pending] = rows[:, width].view(np.int64) - 1
+            pending = pending[_differ(rows[:, :width], words[pending])]
+        return found
+
+
+def _differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Rows of ``a`` and ``b`` (uint64 words) that differ."""
+    if a.shape[1] == 1:
+        return a[:, 0] != b[:, 0]
+    return (a != b).any(axis=1)
+
+
+def _hash(words: np.ndarray) -> np.ndarray:
+    """A 64-bit mix of each row's words (only to find candidates: every hit is verified)."""
+    with np.errstate(over="ignore"):
+        h = np.full(len(words), _HASH_MULTIPLIER, dtype=np.uint64)
+        for column in range(words.shape[1]):
+            h = (h ^ words[:, column]) * _HASH_MIX
+            h ^= h >> np.uint64(31)
+        h = (h ^ (h >> np.uint64(29))) * _HASH_MULTIPLIER
+        return h ^ (h >> np.uint64(32))
