@@ -59,6 +59,7 @@ HOST_ONLY_FIELDS = ("raw_", "raw score", "defense_notes", "claim_token")
 # Any number with six or more decimals is more than the boards release (score_decimals = 5 here); the
 # fractional seconds of a timestamp (after a colon) are not a score.
 OVERPRECISE = re.compile(r"(?<![\w.:])\d+\.\d{6,}")
+NUMBER = re.compile(r"-?\d+(\.\d+)?")
 
 
 @dataclass
@@ -79,8 +80,16 @@ def shown_submission_ids(page: str) -> set[int]:
     return {int(pk) for pk in shown}
 
 
+def _shown(text: str, body: str) -> bool:
+    """``text`` appears in ``body``; a number only as the start of a number (``0.96867`` inside a timestamp's
+    ``…:10.968671`` is not that score: there it follows a digit)."""
+    if NUMBER.fullmatch(text):
+        return re.search(r"(?<!\d)" + re.escape(text), body) is not None
+    return text in body
+
+
 def leaks(body: str, forbidden: Forbidden) -> list[str]:
-    found = [f"{why}: {text!r}" for text, why in forbidden.strings.items() if text in body]
+    found = [f"{why}: {text!r}" for text, why in forbidden.strings.items() if _shown(text, body)]
     others = shown_submission_ids(body) & forbidden.submission_ids
     found += [f"another participant's submission id {pk}" for pk in sorted(others)]
     found += [f"{number} has more digits than released" for number in OVERPRECISE.findall(body)]
