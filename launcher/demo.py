@@ -121,23 +121,24 @@ def run_bot_demo(stack: Stack, host: LeaderboardClient, ids: list[str], labels: 
         if summary.get("status") == "error" and "CheckpointMismatch" in str(summary.get("error")):
             summary = _run_bot(stack, slug, token, summary_path, bot_dir / f"{slug}.checkpoint.jsonl", restart=True)
         claimed = {k: int(v) for k, v in (summary.get("labels") or {}).items()}
+        guessed = set(summary.get("confidence") or {})  # rows the bot guessed; the others it vouches for
         # The bot never sees the labels; the launcher, which made them, scores its claims.
-        correct = sum(truth.get(k) == v for k, v in claimed.items())
-        rows.append((slug, json.dumps(chain) if chain else "none", summary, len(claimed), correct))
-    from attacks.registry import CONFIRMED  # exact attacks vouch for their labels; the others guess
+        exact = [truth.get(k) == v for k, v in claimed.items() if k not in guessed]
+        guesses = [truth.get(k) == v for k, v in claimed.items() if k in guessed]
+        rows.append((slug, summary, f"{sum(exact)}/{len(exact)}", f"{sum(guesses)}/{len(guesses)}"))
 
     print(f"\nThe attacker bot (leaderboard-bot, budget {BOT_BUDGET} queries) against the demo data")
-    print(f"  {'competition':<22} {'attack':<22} {'queries':>7} {'seconds':>7} {'labels':>7} {'correct':>8}  outcome")
-    for slug, _chain, summary, claimed_count, correct in rows:
+    print(f"  {'competition':<22} {'attack':<16} {'queries':>7} {'seconds':>7} {'exact: right':>13} "
+          f"{'guessed: right':>15}  outcome")
+    for slug, summary, exact_text, guessed_text in rows:
         outcome = str(summary.get("status", "no summary"))
         reason = str(summary.get("error") or summary.get("stop_reason") or "")
         if reason:
             outcome += f" ({reason[:60]})"
-        if summary.get("attack") and summary.get("attack") not in CONFIRMED and claimed_count:
-            outcome += ", a best guess (not vouched for)"
-        print(f"  {slug:<22} {summary.get('attack', '-')!s:<22} {summary.get('queries', 0):>7} "
-              f"{summary.get('seconds', 0.0):>7.1f} {claimed_count:>7} {correct:>8}  {outcome}")
-    print(f"  (hidden rows: {len(ids)}; exact attacks return only labels they vouch for; summaries in {bot_dir})")
+        print(f"  {slug:<22} {summary.get('attack', '-')!s:<16} {summary.get('queries', 0):>7} "
+              f"{summary.get('seconds', 0.0):>7.1f} {exact_text:>13} {guessed_text:>15}  {outcome}")
+    print(f"  (hidden rows: {len(ids)}; exact labels are vouched for by the attack, guesses are floored at the "
+          f"majority class; summaries in {bot_dir})")
 
 
 def _run_bot(
