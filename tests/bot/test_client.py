@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import email.utils
 import json
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.message import EmailMessage
 from email.parser import BytesParser
 from email.policy import HTTP
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -34,6 +33,7 @@ from bot.client import (
     UploadRejected,
 )
 from bot.http_oracle import HttpOracleError, TransientHttpError
+from tests.bot.support import JsonHandler, serving
 
 NOW = datetime(2026, 11, 21, 23, 58, tzinfo=UTC)
 Reply = tuple[int, Any, dict[str, str]]
@@ -63,20 +63,7 @@ class FakeSite:
 
 
 def _handler(site: FakeSite) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _send(self, status: int, body: Any, headers: dict[str, str] | None = None) -> None:
-            data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-            self.send_response(status)
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    class Handler(JsonHandler):
 
         def _drop(self) -> None:
             self.close_connection = True
@@ -123,14 +110,8 @@ def _handler(site: FakeSite) -> type[BaseHTTPRequestHandler]:
 @pytest.fixture
 def site() -> Iterator[tuple[FakeSite, str]]:
     fake = FakeSite()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
-    thread.start()
-    try:
-        yield fake, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_handler(fake)) as url:
+        yield fake, url
 
 
 def _client(url: str, sleeps: list[float], **kwargs: Any) -> LeaderboardClient:

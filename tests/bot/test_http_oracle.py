@@ -5,12 +5,11 @@ both answers to a 429."""
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,7 @@ from bot.http_oracle import (
     SubmissionFailed,
     TransientHttpError,
 )
+from tests.bot.support import JsonHandler, serving
 
 SLUG = "fake"
 IDS = ["b", "a", "c"]  # deliberately not sorted: uploads must follow the sample submission's order
@@ -56,22 +56,7 @@ class FakeSite:
 
 
 def _handler(site: FakeSite) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _send(
-            self, status: int, body: dict[str, Any] | list[Any] | str, headers: dict[str, str] | None = None
-        ) -> None:
-            data = body.encode() if isinstance(body, str) else json.dumps(body).encode()
-            self.send_response(status)
-            for key, value in (headers or {}).items():
-                self.send_header(key, value)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+    class Handler(JsonHandler):
 
         def do_GET(self) -> None:
             site.log.append(f"GET {self.path}")
@@ -123,14 +108,8 @@ def _multipart_name(body: bytes) -> str:
 @pytest.fixture
 def site() -> Iterator[tuple[FakeSite, str]]:
     fake = FakeSite()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield fake, f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(_handler(fake)) as url:
+        yield fake, url
 
 
 def _oracle(url: str, sleeps: list[float] | None = None, **kwargs: Any) -> HttpOracle:
