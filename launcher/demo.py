@@ -18,14 +18,13 @@ import json
 import os
 import secrets
 import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from bot.client import Leaderboard, LeaderboardClient
-from stack.processes import BIN, ROOT, VAR, PortInUse, Stack, running_stack
+from stack.processes import BIN, ROOT, VAR, PortInUse, Stack, manage, running_stack
 
 DEMO_SLUG = "breast-cancer"
 # The bot plays the demo data under these chains (slug suffix → chain); the plain board is the demo itself.
@@ -87,14 +86,12 @@ def ensure_host_account(stack: Stack) -> str:
     path = VAR / "host-password.txt"
     if not path.exists():
         password = secrets.token_urlsafe(12)
-        env = {**stack.env, "DJANGO_SUPERUSER_PASSWORD": password}
-        done = subprocess.run(
-            [sys.executable, str(ROOT / "manage.py"), "createsuperuser", "--noinput", "--username", "host",
-             "--email", "host@example.com"],
-            cwd=ROOT, env=env, capture_output=True, text=True,
-        )
-        if done.returncode != 0 and "already taken" not in done.stderr:
-            raise SystemExit(f"could not create the host account:\n{done.stderr}")
+        try:
+            manage({**stack.env, "DJANGO_SUPERUSER_PASSWORD": password}, "createsuperuser", "--noinput",
+                   "--username", "host", "--email", "host@example.com")
+        except RuntimeError as exc:
+            if "already taken" not in str(exc):
+                raise SystemExit(f"could not create the host account:\n{exc}") from None
         path.write_text(password)
         path.chmod(0o600)
     return path.read_text().strip()
