@@ -78,6 +78,15 @@ class BudgetedView:
         self._inner.queries = value
 
     @property
+    def account(self) -> int:
+        """The account the next submission is made as (oracles with several accounts; else always 0)."""
+        return int(getattr(self._inner, "account", 0))
+
+    @account.setter
+    def account(self, value: int) -> None:
+        self._inner.account = value  # type: ignore[attr-defined]
+
+    @property
     def used(self) -> int:
         return self._inner.queries - self._start
 

@@ -62,6 +62,10 @@ class LocalOracle:
     The attribute :attr:`decimals` is what a participant can see: the *released* precision, i.e. the displayed
     decimals or a coarser rounding defense of the chain (:meth:`ScoringSpec.released_decimals`).
 
+    ``accounts`` (default 1) is how many participants the attacker controls: :attr:`account` picks the one the
+    next submission is made as; each has its own defense state, while submission ids (hence fresh noise draws)
+    stay global as on the site. ``queries`` counts every account's submissions, ``queries_by_account`` each one's.
+
     ``also_report`` names further metrics the leaderboard shows for every submission (paper 004, Section 3:
     AUC beside log loss). Every submission is released by :func:`scoring.release_submission`, the function
     the site's worker calls: each reported metric through the same chain, with its own defense state and
@@ -97,7 +101,10 @@ class LocalOracle:
         same_file_same_score: bool = False,
         ids: Sequence[str] | None = None,
         also_report: Sequence[str] = (),
+        accounts: int = 1,
     ) -> None:
+        if isinstance(accounts, bool) or not isinstance(accounts, int) or accounts < 1:
+            raise ValueError(f"accounts must be a positive integer, got {accounts!r}")
         label_array = np.asarray(labels, dtype=np.int64)
         n = len(label_array)
         self.n_classes = n_classes or max(int(label_array.max(initial=0)) + 1, 2)
@@ -125,7 +132,23 @@ class LocalOracle:
         self.arithmetic = arithmetic
         self.ids = row_ids
         self.queries = 0
-        self._states: dict[str, dict[str, list[dict[str, Any]]]] = {name: {} for name in self.specs}
+        self.accounts = accounts
+        #: The participant the next submission is made as (``0 .. accounts − 1``); attacks that use several
+        #: accounts set it. Each account has its own defense state (Ladder leader, privacy budget, history).
+        self.account = 0
+        self._account_states: list[dict[str, dict[str, list[dict[str, Any]]]]] = [
+            {name: {} for name in self.specs} for _ in range(accounts)
+        ]
+        self.queries_by_account = [0] * accounts
+
+    @property
+    def _states(self) -> dict[str, dict[str, list[dict[str, Any]]]]:
+        """The defense state of the current account."""
+        return self._account_states[self.account]
+
+    @_states.setter
+    def _states(self, value: dict[str, dict[str, list[dict[str, Any]]]]) -> None:
+        self._account_states[self.account] = value
 
     @property
     def decimals(self) -> int | None:
@@ -143,7 +166,10 @@ class LocalOracle:
         submission the chain rejects releases ``None`` on every metric and leaves the defense state as it was.
         """
         parsed = self._parse(predictions)
+        if not 0 <= self.account < self.accounts:
+            raise ValueError(f"account {self.account} does not exist: this board has {self.accounts} account(s)")
         self.queries += 1
+        self.queries_by_account[self.account] += 1
         release = release_submission(
             self.spec, parsed, submission_id=self.queries, states=self._states, splits=(self.split,)
         )

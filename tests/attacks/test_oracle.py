@@ -87,3 +87,26 @@ def test_a_rejected_submission_releases_nothing_on_any_metric_and_keeps_the_stat
     assert oracle.submit_all(predictions) == {"binary_logloss": None, "brier": None}
     # The rejected query left every metric's state where it was, so the next one is rejected again.
     assert oracle.submit_all(predictions) == {"binary_logloss": None, "brier": None}
+
+
+def test_each_account_has_its_own_ladder_state_while_noise_draws_stay_distinct() -> None:
+    """Several accounts: a Ladder leader set by account 0 does not hold back account 1, and two accounts'
+    first submissions (global submission ids 1 and 2) get different noise draws."""
+    labels = np.random.default_rng(3).integers(0, 2, 200)
+    ladder = LocalOracle(labels, decimals=5, accounts=2, defenses=[{"name": "ladder", "mode": "fixed", "eta": 0.01}])
+    first = ladder.submit(np.full(200, 0.5))
+    ladder.account = 1
+    worse = ladder.submit(np.full(200, 0.9))
+    assert worse != first  # account 1's first score is released, not account 0's leader
+    ladder.account = 0
+    assert ladder.submit(np.full(200, 0.9)) == first  # account 0 still holds its leader
+    assert ladder.queries == 3 and ladder.queries_by_account == [2, 1]
+    laplace = [{"name": "noise", "kind": "laplace", "scale": 1e-3}]
+    noisy = LocalOracle(labels, decimals=None, accounts=2, defenses=laplace)
+    a = noisy.submit(np.full(200, 0.5))
+    noisy.account = 1
+    b = noisy.submit(np.full(200, 0.5))
+    assert a != b
+    noisy.account = 2
+    with pytest.raises(ValueError, match="account 2 does not exist"):
+        noisy.submit(np.full(200, 0.5))
