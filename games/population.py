@@ -152,9 +152,39 @@ def synthetic_population(n_rows: int, seed: int = 0, n_models: int = 10) -> Popu
     labels = np.zeros(n_rows, dtype=np.int64)
     labels[: n_rows // 2] = 1
     rng.shuffle(labels)
-    signed = 2.0 * labels - 1.0
+    predictions = _simulated_models(labels, 2, rng, n_models)
+    return Population(f"balanced_{n_rows}", [str(i) for i in range(n_rows)], labels, 2, predictions)
+
+
+def simulated_population(
+    labels: np.ndarray, *, n_classes: int | None = None, seed: int = 0, n_models: int = 10, name: str = "labels"
+) -> Population:
+    """Simulated models of graded quality for a given label vector (a competition's own hidden labels), as
+    :func:`synthetic_population` makes them: binary, P(class 1) = ``sigmoid(s_k (2y - 1) + N(0, 1))``;
+    multiclass, the softmax of ``s_k`` on the true class plus ``N(0, 1)`` on every class; ``s_k`` from 2.5
+    (good) down to 0 (chance).
+
+    >>> population = simulated_population(np.array([0, 1, 2, 1]), seed=3, n_models=4)
+    >>> population.n_classes, population.predictions["simulated_00_s2.50"].shape
+    (3, (4, 3))
+    """
+    labels = np.asarray(labels, dtype=np.int64)
+    k = n_classes or max(int(labels.max(initial=0)) + 1, 2)
+    predictions = _simulated_models(labels, k, np.random.default_rng(seed), n_models)
+    return Population(name, [str(i) for i in range(len(labels))], labels, k, predictions)
+
+
+def _simulated_models(
+    labels: np.ndarray, n_classes: int, rng: np.random.Generator, n_models: int
+) -> dict[str, np.ndarray]:
+    n_rows = len(labels)
     predictions: dict[str, np.ndarray] = {}
     for k, strength in enumerate(np.linspace(2.5, 0.0, n_models)):
-        logits = strength * signed + rng.normal(0.0, 1.0, n_rows)
-        predictions[f"simulated_{k:02d}_s{strength:.2f}"] = 1.0 / (1.0 + np.exp(-logits))
-    return Population(f"balanced_{n_rows}", [str(i) for i in range(n_rows)], labels, 2, predictions)
+        if n_classes == 2:
+            logits = strength * (2.0 * labels - 1.0) + rng.normal(0.0, 1.0, n_rows)
+            predictions[f"simulated_{k:02d}_s{strength:.2f}"] = 1.0 / (1.0 + np.exp(-logits))
+        else:
+            scores = strength * np.eye(n_classes)[labels] + rng.normal(0.0, 1.0, (n_rows, n_classes))
+            scores = np.exp(scores - scores.max(axis=1, keepdims=True))
+            predictions[f"simulated_{k:02d}_s{strength:.2f}"] = scores / scores.sum(axis=1, keepdims=True)
+    return predictions

@@ -73,3 +73,13 @@ class UsernameTaken(ApplicationError):
     """A host asked for a participant account whose name belongs to an account it did not make."""
 
     status_code = 409
+
+
+class AuditRequestError(ApplicationError):
+    """A leakage audit asked with options out of range (``field`` names the option)."""
+
+
+class AuditBusy(ApplicationError):
+    """Another audit of the competition is queued or running (``id`` and ``url`` name it)."""
+
+    status_code = 409

@@ -143,6 +143,7 @@ INSTALLED_APPS = [
     "leaderboard.submissions",
     "leaderboard.web",
     "leaderboard.accounts",
+    "leaderboard.audits",
 ]
 
 MIDDLEWARE = [
@@ -306,6 +307,12 @@ LEADERBOARD_CLAIM_STALE_AFTER = env_int("LEADERBOARD_CLAIM_STALE_AFTER", max(30,
 LEADERBOARD_PUBLISH_RETRY_FOR = env_int("LEADERBOARD_PUBLISH_RETRY_FOR", 600)
 # A submission queued or scoring for longer than this is treated as lost (kept above the hard time limit).
 LEADERBOARD_STUCK_AFTER = env_int("LEADERBOARD_STUCK_AFTER", max(300, 2 * LEADERBOARD_SCORING_HARD_TIME_LIMIT))
+# The host's leakage audit (leaderboard.audits): its wall-clock bound in seconds (rungs that would not fit are
+# skipped and listed), the heartbeat of a running audit, and when a silent or never-started one is failed.
+LEADERBOARD_AUDIT_TIME_LIMIT = env_int("LEADERBOARD_AUDIT_TIME_LIMIT", 120)
+LEADERBOARD_AUDIT_HEARTBEAT = env_int("LEADERBOARD_AUDIT_HEARTBEAT", 5)
+LEADERBOARD_AUDIT_STALE_AFTER = env_int("LEADERBOARD_AUDIT_STALE_AFTER", 60)
+LEADERBOARD_AUDIT_QUEUED_EXPIRES = env_int("LEADERBOARD_AUDIT_QUEUED_EXPIRES", 3600)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-submissions": {
         "task": "leaderboard.submissions.tasks.submissions_sweep",

@@ -266,3 +266,48 @@ class ParticipantCreatedSerializer(serializers.Serializer):
     username = serializers.CharField()
     token = serializers.CharField(help_text="The account's API token: send it as `Authorization: Token …`.")
     created = serializers.BooleanField(help_text="False when this host had made the account before.")
+
+
+class AuditStartInputSerializer(serializers.Serializer):
+    """The body of ``POST host/competitions/{slug}/audit/`` (every field optional)."""
+
+    budget = serializers.IntegerField(
+        required=False, allow_null=True, default=None, min_value=1, max_value=20_000,
+        help_text="The most submissions an attack may make (all accounts together). Default: four times the "
+        "participants' quota, at most 2,000 (2,000 when the quota is unbounded).",
+    )
+    accounts = serializers.IntegerField(
+        required=False, default=1, min_value=1, max_value=100,
+        help_text="Accounts the attacker controls; the quota is per account, so the attacker's is this many times it.",
+    )
+    seed = serializers.IntegerField(required=False, default=0, min_value=0, max_value=2**31 - 1,
+                                    help_text="Seed of the attacks' random choices.")
+
+
+class AuditSerializer(serializers.Serializer):
+    """A leakage audit (host only): its status, progress and, once done, the result of ``games.audit``: per
+    attack a curve of label accuracy on the public and the private rows against submissions, the quota, the
+    majority-class rate, the honest utility with and without the chain, and the verdict."""
+
+    id = serializers.IntegerField(source="pk")
+    competition = serializers.CharField(source="competition.slug")
+    status = serializers.ChoiceField(choices=["queued", "running", "done", "failed"])
+    progress = serializers.IntegerField(source="percent", help_text="Percent done (100 once done).")
+    step = serializers.CharField(help_text="What the audit is doing now.")
+    budget = serializers.IntegerField(allow_null=True, help_text="As asked; null: the default for the quota.")
+    accounts = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    error = serializers.CharField(help_text="Why it failed (empty otherwise).")
+    verdict = serializers.CharField(help_text="One line: what an attacker recovers within the quota.")
+    result = serializers.JSONField(allow_null=True, help_text="The full result once done, else null.")
+    url = serializers.SerializerMethodField()
+    page = serializers.SerializerMethodField(help_text="The host page showing this audit with its charts.")
+
+    def get_url(self, audit: Any) -> str:
+        return f"/api/v1/host/competitions/{audit.competition.slug}/audit/{audit.pk}/"
+
+    def get_page(self, audit: Any) -> str:
+        return f"/c/{audit.competition.slug}/host/audit/"

@@ -27,4 +27,7 @@ urlpatterns = [
     path("host/competitions/<slug:slug>/defenses/", views.HostDefensesApi.as_view(), name="host-defenses"),
     path("host/competitions/<slug:slug>/submissions/", views.HostSubmissionsApi.as_view(), name="host-submissions"),
     path("host/competitions/<slug:slug>/leakage/", views.HostLeakageApi.as_view(), name="host-leakage"),
+    path("host/competitions/<slug:slug>/audit/", views.HostAuditApi.as_view(), name="host-audit"),
+    path("host/competitions/<slug:slug>/audit/<int:audit_id>/", views.HostAuditDetailApi.as_view(),
+         name="host-audit-detail"),
 ]

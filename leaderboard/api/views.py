@@ -20,6 +20,8 @@ from rest_framework.views import APIView
 from leaderboard.accounts.services import participant_provision
 from leaderboard.api import serializers as s
 from leaderboard.api.renderers import CSVRenderer
+from leaderboard.audits.selectors import audit_get, audit_latest
+from leaderboard.audits.services import audit_request, audits_expire
 from leaderboard.competitions.models import Competition
 from leaderboard.competitions.selectors import (
     competition_can_create,
@@ -401,3 +403,52 @@ class HostLeakageApi(APIView):
         competition = _host_competition(request, slug)
         rows = submission_leakage_for_host(competition=competition)
         return Response(s.ParticipantLeakageSerializer(rows, many=True).data)
+
+
+class HostAuditApi(APIView):
+    """The leakage audit: ``POST`` starts one (a Celery task; 202 with its id and URL), ``GET`` reads the
+    latest (404 before the first). Only the competition's host (and staff)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Start a leakage audit",
+        description="Runs the attack battery offline against the competition's own labels, split, chain and "
+        "precision on a worker (`manage.py audit_competition` does the same in process). Poll the returned `url` "
+        "until `status` is `done` or `failed`; one audit per competition runs at a time (409 names the running one).",
+        request=s.AuditStartInputSerializer,
+        responses={
+            202: s.AuditSerializer,
+            409: OpenApiResponse(description="an audit of this competition is queued or running (`id`, `url`)"),
+            **HOST_ERRORS,
+        },
+        examples=[OpenApiExample("Three accounts, 1,000 submissions", value={"budget": 1000, "accounts": 3},
+                                 request_only=True)],
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        competition = _host_competition(request, slug)
+        payload = s.AuditStartInputSerializer(data=request.data or {})
+        payload.is_valid(raise_exception=True)
+        audit = audit_request(competition=competition, user=request.user, **payload.validated_data)
+        return Response(s.AuditSerializer(audit).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(summary="The latest leakage audit", responses={200: s.AuditSerializer, **HOST_ERRORS})
+    def get(self, request: Request, slug: str) -> Response:
+        competition = _host_competition(request, slug)
+        audits_expire(competition=competition)
+        audit = audit_latest(competition=competition)
+        if audit is None:
+            raise NotFound("no audit of this competition yet: POST to start one")
+        return Response(s.AuditSerializer(audit).data)
+
+
+class HostAuditDetailApi(APIView):
+    """One leakage audit of the competition: status, progress percent and, once done, the result."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(summary="One leakage audit", responses={200: s.AuditSerializer, **HOST_ERRORS})
+    def get(self, request: Request, slug: str, audit_id: int) -> Response:
+        competition = _host_competition(request, slug)
+        audits_expire(competition=competition)
+        return Response(s.AuditSerializer(audit_get(competition=competition, audit_id=audit_id)).data)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 # Distinguishable on white and for the common colour-vision deficiencies (Okabe–Ito).
 PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442")
@@ -132,4 +133,123 @@ def released_vs_raw(points: Sequence[Point], *, split: str) -> ScatterChart | No
     chart.legend = [Legend(name, colors[name]) for name in participants]
     chart.ticks = [Tick(value, label, chart.x(value), chart.y(value)) for value, label in ticks]
     chart.points = [PlacedPoint(p, chart.x(p.raw), chart.y(p.released), colors[p.participant]) for p in finite]
+    return chart
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    x: float
+    y: float
+    budget: int
+    accuracy: float
+    played: str
+
+
+@dataclass(frozen=True)
+class Series:
+    """One attack's curve: an SVG polyline and its points."""
+
+    attack: str
+    color: str
+    points: list[CurvePoint]
+
+    @property
+    def polyline(self) -> str:
+        return " ".join(f"{p.x},{p.y}" for p in self.points)
+
+
+@dataclass
+class AccuracyChart:
+    """Label accuracy (vertical, 0 to 100 %) against submissions (horizontal, logarithmic: the budgets halve)
+    on one split, one line per attack; the quota a vertical line, the majority-class rate a horizontal one."""
+
+    split: str
+    x_lo: float
+    x_hi: float
+    y_lo: float
+    y_hi: float = 1.0
+    width: int = 560
+    height: int = 360
+    left: int = 56
+    right: int = 20
+    top: int = 16
+    bottom: int = 46
+    series: list[Series] = field(default_factory=list)
+    x_ticks: list[Tick] = field(default_factory=list)
+    y_ticks: list[Tick] = field(default_factory=list)
+    quota: int | None = None
+    quota_x: float | None = None
+    majority: float | None = None
+    majority_y: float | None = None
+
+    @property
+    def plot_width(self) -> int:
+        return self.width - self.left - self.right
+
+    @property
+    def plot_height(self) -> int:
+        return self.height - self.top - self.bottom
+
+    @property
+    def plot_right(self) -> int:
+        return self.width - self.right
+
+    @property
+    def plot_bottom(self) -> int:
+        return self.height - self.bottom
+
+    def x(self, budget: float) -> float:
+        span = math.log(self.x_hi) - math.log(self.x_lo)
+        return round(self.left + (math.log(budget) - math.log(self.x_lo)) / span * self.plot_width, 1)
+
+    def y(self, accuracy: float) -> float:
+        return round(self.plot_bottom - (accuracy - self.y_lo) / (self.y_hi - self.y_lo) * self.plot_height, 1)
+
+
+def accuracy_vs_submissions(
+    curves: Sequence[dict[str, Any]], *, split: str, quota: int | None, majority: float | None
+) -> AccuracyChart | None:
+    """The chart of one split from an audit result's ``curves`` (points with ``budget``, ``status`` and the
+    split's accuracy), or ``None`` when no point has an accuracy on that split.
+
+    >>> curves = [{"attack": "auto", "points": [{"budget": 10, "status": "ok", "public": 0.5, "played": "x"},
+    ...                                         {"budget": 40, "status": "ok", "public": 1.0, "played": "x"}]}]
+    >>> chart = accuracy_vs_submissions(curves, split="public", quota=20, majority=0.5)
+    >>> chart.series[0].points[0].x == chart.left and chart.series[0].points[1].x == chart.plot_right
+    True
+    >>> chart.x(10) < chart.quota_x < chart.x(40) and chart.majority_y == chart.y(0.5)
+    True
+    """
+    series: list[tuple[str, list[tuple[int, float, str]]]] = []
+    for curve in curves:
+        points = [(int(p["budget"]), float(p[split]), str(p.get("played", ""))) for p in curve["points"]
+                  if p.get("status") == "ok" and p.get(split) is not None]
+        if points:
+            series.append((str(curve["attack"]), points))
+    if not series:
+        return None
+    budgets = [b for _, points in series for b, _, _ in points]
+    x_lo, x_hi = float(min(budgets)), float(max(budgets))
+    if x_hi <= x_lo:
+        x_lo, x_hi = max(1.0, x_lo / 2), x_hi * 2
+    lowest = min([a for _, points in series for _, a, _ in points] + ([majority] if majority is not None else []))
+    y_lo = max(0.0, math.floor((lowest - 0.05) * 10) / 10)
+    chart = AccuracyChart(split=split, x_lo=float(x_lo), x_hi=float(x_hi), y_lo=y_lo)
+    for index, (attack, points) in enumerate(series):
+        color = PALETTE[index % len(PALETTE)]
+        placed = [CurvePoint(chart.x(b), chart.y(a), b, a, played) for b, a, played in points]
+        chart.series.append(Series(attack, color, placed))
+    for budget in sorted(set(budgets)):  # a label too close to the previous one would overprint it
+        if not chart.x_ticks or chart.x(budget) - chart.x_ticks[-1].x >= 34:
+            chart.x_ticks.append(Tick(budget, f"{budget:,}", chart.x(budget), chart.plot_bottom))
+    steps = round((1.0 - y_lo) / 0.1)
+    chart.y_ticks = [Tick(v, f"{100 * v:.0f} %", chart.left, chart.y(v))
+                     for v in (round(y_lo + 0.1 * k, 1) for k in range(steps + 1))]
+    if quota is not None:
+        chart.quota = quota
+        if x_lo <= quota <= x_hi:
+            chart.quota_x = chart.x(quota)
+    if majority is not None:
+        chart.majority = majority
+        chart.majority_y = chart.y(majority)
     return chart

@@ -66,3 +66,11 @@ class SignUpForm(UserCreationForm):
         if "invite_code" in errors:
             for field in [name for name in errors if name != "invite_code"]:
                 del errors[field]
+
+
+class AuditStartForm(forms.Form):
+    """The host page's "Start an audit" form (the API's ``POST host/competitions/{slug}/audit/``)."""
+
+    budget = forms.IntegerField(required=False, min_value=1, max_value=20_000,
+                                widget=forms.NumberInput(attrs={"placeholder": "from the quota"}))
+    accounts = forms.IntegerField(min_value=1, max_value=100, initial=1)

@@ -35,6 +35,7 @@ urlpatterns = [
     path("c/<slug:slug>/leaderboard/<str:board>/", views.leaderboard, name="leaderboard"),
     path("c/<slug:slug>/leaderboard/<str:board>.csv", views.leaderboard_export, name="leaderboard-csv"),
     path("c/<slug:slug>/host/", views.host_submissions, name="host-submissions"),
+    path("c/<slug:slug>/host/audit/", views.host_audit, name="host-audit"),
     path("games/", views.games, name="games"),
     path("games/<str:name>/", views.game_detail, name="game-detail"),
     path("games/<str:name>/files/<path:path>", views.game_file, name="game-file"),

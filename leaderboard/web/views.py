@@ -23,6 +23,9 @@ from django.urls import reverse_lazy
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
 
+from games.audit import MAJORITY_MARGIN
+from leaderboard.audits.selectors import audit_latest
+from leaderboard.audits.services import audit_quota, audit_request, audits_expire
 from leaderboard.competitions.models import Competition
 from leaderboard.competitions.selectors import (
     competition_get,
@@ -45,9 +48,10 @@ from leaderboard.submissions.selectors import (
 from leaderboard.submissions.services import MAX_FINALS, submission_create, submission_select_final
 from leaderboard.web import charts as charts_module
 from leaderboard.web import games as game_reports
-from leaderboard.web.forms import SelectFinalForm, SubmissionUploadForm
+from leaderboard.web.forms import AuditStartForm, SelectFinalForm, SubmissionUploadForm
 
 MY_SUBMISSIONS_REFRESH_SECONDS = 3
+AUDIT_REFRESH_SECONDS = 2
 PENDING_STATUSES = frozenset({Status.QUEUED, Status.SCORING})
 
 # Participants log in here, not at the admin's staff-only login (settings.LOGIN_URL).
@@ -256,6 +260,58 @@ def host_submissions(request: HttpRequest, slug: str) -> HttpResponse:
             ),
         },
     )
+
+
+@participant_login_required
+def host_audit(request: HttpRequest, slug: str) -> HttpResponse:
+    """The leakage audit: the latest one (its verdict, charts and table; progress while it runs) and a form
+    to start another (POST, like the API's ``POST host/competitions/{slug}/audit/``)."""
+    competition = _competition(slug)
+    if not competition_is_host(user=request.user, competition=competition):
+        raise PermissionDenied("only the competition's host (or staff) may audit it")
+    status = 200
+    if request.method == "POST":
+        form = AuditStartForm(request.POST)
+        if form.is_valid():
+            try:
+                audit_request(competition=competition, user=request.user, budget=form.cleaned_data["budget"],
+                              accounts=form.cleaned_data["accounts"])
+            except ApplicationError as exc:
+                messages.error(request, exc.message)
+            else:
+                messages.success(request, "Audit queued; this page shows its progress.")
+            return redirect("web:host-audit", slug=competition.slug)
+        status = 400
+    else:
+        form = AuditStartForm()
+    audits_expire(competition=competition)
+    audit = audit_latest(competition=competition)
+    context: dict[str, Any] = {
+        "competition": competition, "form": form, "audit": audit, "refresh_seconds": AUDIT_REFRESH_SECONDS,
+        "quota_text": audit_quota(competition=competition).summary(),
+    }
+    if audit is not None and audit.result:
+        context.update(_audit_context(audit.result))
+    return render(request, "web/host_audit.html", context, status=status)
+
+
+def _audit_context(result: dict[str, Any]) -> dict[str, Any]:
+    quota = result["quota"]["submissions"]
+    at_quota = result["at_quota"]
+    charts = [
+        chart for split in ("public", "private")
+        if (chart := charts_module.accuracy_vs_submissions(
+            result["curves"], split=split, quota=quota, majority=result["majority"][split])) is not None
+    ]
+    rows = [{"attack": curve["attack"], "point": point, "at_quota": point["budget"] == at_quota["budget"]}
+            for curve in result["curves"] for point in curve["points"]]
+    majority = result["majority"]["public"]
+    best = at_quota.get("public")
+    return {
+        "charts": charts, "rows": rows, "honest": result["honest"],
+        "chain": [_chain_step(step) for step in result["chain"]],
+        "safe": best is not None and majority is not None and best <= majority + MAJORITY_MARGIN,
+    }
 
 
 def _chain_step(step: dict[str, Any]) -> str:

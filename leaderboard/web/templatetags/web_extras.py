@@ -36,3 +36,12 @@ def sig(number: float | None, digits: int = 3) -> str:
 def markdown(text: str | None) -> SafeString:
     """A host's Markdown as sanitized HTML (no raw HTML, no script links): see ``leaderboard.web.description``."""
     return render_markdown(text or "")
+
+
+@register.filter
+def percent(share: float | None) -> str:
+    """A share as a percentage the way the audit's verdict writes it (never rounded up to 100 %); ``–`` for
+    ``None``."""
+    from games.audit import percent as audit_percent
+
+    return "–" if share is None else audit_percent(float(share))
