@@ -1,0 +1,130 @@
+"""The host's leakage audit core (games.audit) at small N: a leaderboard that leaks fully is audited at 100 %,
+one that withholds every score at the majority-class rate; the quota, the budget ladder, the time limit, the
+progress reports and the stored-split check behave as documented."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from games.audit import (
+    AuditError,
+    AuditSetup,
+    Quota,
+    audit,
+    battery,
+    budget_ladder,
+    default_budget,
+    format_table,
+    quota_from_schedule,
+)
+
+N_ROWS = 40
+WITHHOLD_ALL = [
+    {"name": "noise", "kind": "laplace", "epsilon": 1.0},
+    {"name": "privacy_budget", "epsilon": 0.5, "composition": "basic"},  # below one release's ε: nothing shown
+]
+
+
+@pytest.fixture
+def labels() -> np.ndarray:
+    labels = np.zeros(N_ROWS, dtype=np.int64)
+    labels[:13] = 1  # a clear majority (class 0: 27 of 40) so "the majority rate" is not a coin flip
+    return np.random.default_rng(20261123).permutation(labels)
+
+
+def test_a_board_that_leaks_fully_is_audited_at_100_percent(labels: np.ndarray) -> None:
+    report = audit(AuditSetup(labels, public_fraction=None, secret=7), budget=80, quota=Quota(total_limit=60),
+                   honest_models=4)
+    result = report.as_dict()
+    assert report.at_quota["budget"] == 60 and report.at_quota["public"] == 1.0
+    assert report.verdict.startswith(
+        "Within your quota of 60 submissions (total limit 60) an attacker recovers 100 %")
+    auto = next(curve for curve in report.curves if curve.attack == "auto")
+    assert [p.budget for p in auto.points] == report.ladder == [10, 20, 40, 60, 80]
+    assert auto.at(80) is not None and auto.at(80).exact_public == 1.0  # exact labels, vouched for
+    assert result["n_private"] == 0 and result["majority"]["private"] is None
+    assert "verdict: Within your quota" in format_table(result)
+
+
+def test_a_board_that_withholds_everything_leaves_the_majority_rate(labels: np.ndarray) -> None:
+    report = audit(AuditSetup(labels, defenses=WITHHOLD_ALL, public_fraction=0.5, secret=11), budget=40,
+                   quota=Quota(daily_limit=5, days=4), honest_models=4)
+    public_majority = report.majority["public"]
+    assert public_majority is not None and public_majority > 0.5
+    for curve in report.curves:
+        for point in curve.points:
+            # Nothing released: no attack recovers more than the majority class's share (nor, with no balance
+            # measured, even that: unrecovered rows count as wrong).
+            assert point.status == "ok" and point.public is not None and point.public <= public_majority
+    assert "recovers no more than the majority class" in report.verdict
+    assert report.at_quota["budget"] == 20  # 5 a day × 4 days
+    assert report.honest["chain"]["honest_withheld"] == 4  # every honest model's score withheld too
+
+
+def test_the_quota_counts_utc_days_until_the_close_and_the_total_limit() -> None:
+    now = datetime(2027, 3, 1, 23, 0, tzinfo=UTC)
+    never = quota_from_schedule(daily_limit=5, total_limit=None, opens_at=None, closes_at=None, now=now)
+    assert never.submissions is None and never.summary() == "unbounded (5 a day, no close date)"
+    closes = datetime(2027, 3, 11, 0, 0, tzinfo=UTC)  # midnight: the 11th has no submission time left
+    quota = quota_from_schedule(daily_limit=5, total_limit=None, opens_at=None, closes_at=closes, now=now)
+    assert quota.days == 10 and quota.submissions == 50
+    capped = quota_from_schedule(daily_limit=5, total_limit=30, opens_at=None, closes_at=closes, now=now)
+    assert capped.submissions == 30
+    later = datetime(2027, 3, 9, 12, 0, tzinfo=UTC)  # not open yet: counted from the opening
+    assert quota_from_schedule(daily_limit=2, total_limit=None, opens_at=later, closes_at=closes, now=now).days == 2
+    assert quota_from_schedule(daily_limit=5, total_limit=None, opens_at=None, closes_at=now, now=now).submissions == 0
+
+
+def test_the_budget_ladder_halves_and_holds_the_quota() -> None:
+    assert budget_ladder(2000, quota=150) == [15, 31, 62, 125, 150, 250, 500, 1000, 2000]
+    assert budget_ladder(2000, quota=5000) == [15, 31, 62, 125, 250, 500, 1000, 2000]
+    assert default_budget(150) == 600 and default_budget(None) == 2000 and default_budget(10_000) == 2000
+
+
+def test_several_accounts_multiply_the_quota(labels: np.ndarray) -> None:
+    report = audit(AuditSetup(labels, public_fraction=None), budget=40, accounts=2, quota=Quota(total_limit=10),
+                   attack_names=["auto"], honest_models=2)
+    assert report.quota["submissions"] == 20 and report.at_quota["budget"] == 20
+    assert "per account × 2 accounts" in report.verdict and "with 2 accounts" in report.verdict
+
+
+def test_progress_rises_to_one_and_the_time_limit_skips_what_would_not_fit(labels: np.ndarray) -> None:
+    seen: list[float] = []
+    report = audit(AuditSetup(labels, public_fraction=None), budget=80, time_limit=0.0,
+                   progress=lambda fraction, step: seen.append(fraction), honest_models=2)
+    assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
+    skipped = [p for curve in report.curves for p in curve.points if p.status == "skipped"]
+    assert skipped and len(report.notes) == len(skipped)
+    assert "no attack finished" in report.verdict
+
+
+def test_the_battery_fits_the_board(labels: np.ndarray) -> None:
+    split = AuditSetup(labels, public_fraction=0.3).oracle()
+    whole = AuditSetup(labels, public_fraction=None).oracle()
+    assert battery(split)[0] == "auto" and "capacity_split" in battery(split) and "capacity" not in battery(split)
+    assert {"capacity", "noisy", "boosting"} <= set(battery(whole))
+    multiclass = AuditSetup(np.arange(30) % 3, metric="multiclass_logloss").oracle()
+    assert "prime_powers" in battery(multiclass) and "boosting" not in battery(multiclass)
+
+
+def test_a_stored_split_the_secret_does_not_draw_is_refused(labels: np.ndarray) -> None:
+    setup = AuditSetup(labels, public_fraction=0.5, secret=3)
+    mask = setup.oracle().spec.hidden.public_mask
+    AuditSetup(labels, public_fraction=0.5, secret=3, public_mask=mask).oracle()  # the true split: accepted
+    with pytest.raises(AuditError, match="split"):
+        AuditSetup(labels, public_fraction=0.5, secret=3, public_mask=~mask).oracle()
+    with pytest.raises(AuditError, match="budget"):
+        audit(setup, budget=0)
+    with pytest.raises(AuditError, match="unknown attack"):
+        audit(setup, budget=10, attack_names=["no_such_attack"])
+
+
+def test_a_multiclass_board_is_audited_with_its_honest_cost() -> None:
+    labels = np.random.default_rng(5).integers(0, 3, 30)
+    report = audit(AuditSetup(labels, metric="multiclass_logloss", public_fraction=None), budget=40,
+                   quota=Quota(total_limit=40), honest_models=3)
+    assert report.at_quota["public"] == 1.0
+    assert "error" not in report.honest and report.honest["models"] == 3
