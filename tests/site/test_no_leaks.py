@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from leaderboard.audits.models import Audit
 from leaderboard.competitions.models import HiddenTestData
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_score
@@ -52,6 +53,8 @@ def test_participant_and_anonymous_surfaces_release_nothing_hidden(clients, comp
     failed = _upload(clients["participant"], competition, 99, "alice-failed.csv")
     Submission.objects.filter(pk=failed).update(status="failed", error="the score is not a finite number")
 
+    audit = Audit.objects.create(competition=competition, status="done", progress=1.0,
+                                 result={"verdict": "an attacker recovers 100 % of public labels"})
     hidden = HiddenTestData.objects.get(competition=competition)
     submissions = list(Submission.objects.all())
     raw_texts = ({s.raw_public_text for s in submissions} | {s.raw_private_text for s in submissions}) - {""}
@@ -69,6 +72,8 @@ def test_participant_and_anonymous_surfaces_release_nothing_hidden(clients, comp
         f"/api/v1/host/competitions/{slug}/",
         f"/api/v1/host/competitions/{slug}/submissions/",
         f"/api/v1/host/competitions/{slug}/leakage/",
+        f"/api/v1/host/competitions/{slug}/audit/",
+        f"/api/v1/host/competitions/{slug}/audit/{audit.pk}/",
         *(f"/api/v1/submissions/{pk}/" for pk in [*alice, *bob, failed]),
         "/api/schema/",
     ]

@@ -23,6 +23,9 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 import defenses
+from games import audit as audit_core
+from leaderboard.audits.models import Audit
+from leaderboard.audits.services import audit_setup
 from leaderboard.competitions.models import Competition, HiddenTestData
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.selectors import leaderboard_rows
@@ -132,6 +135,7 @@ class Scenario:
                 f"{base}submit/",
                 f"{base}submissions/",
                 f"{base}host/",
+                f"{base}host/audit/",
                 *(f"{base}leaderboard/{board}/" for board in ("public", "private")),
                 *(f"{base}leaderboard/{board}.csv" for board in ("public", "private")),
             ]
@@ -139,6 +143,9 @@ class Scenario:
             urls += [api, f"{api}sample-submission/", f"{api}submissions/", f"{api}quota/"]
             boards = ("public", "private")
             urls += [f"{api}leaderboard/?board={board}{fmt}" for board in boards for fmt in ("", "&format=csv")]
+            urls += [f"/api/v1/host/competitions/{competition.slug}/audit/",
+                     *(f"/api/v1/host/competitions/{competition.slug}/audit/{pk}/"
+                       for pk in Audit.objects.filter(competition=competition).values_list("pk", flat=True))]
             for pk in Submission.objects.filter(competition=competition).values_list("pk", flat=True):
                 urls += [f"{base}submissions/{pk}/final/", f"/api/v1/submissions/{pk}/"]
         return [*urls, "/api/v1/competitions/"]
@@ -268,6 +275,11 @@ def scenario(
     Competition.objects.filter(pk=closed_competition.pk).update(closes_at=timezone.now() - timedelta(seconds=1))
     closed_competition.refresh_from_db()
     assert Submission.objects.filter(status=Status.SCORED).exclude(public_score_text="").exists()
+
+    # A finished leakage audit (the host's only): neither its page nor its API answer may reach a participant.
+    report = audit_core.audit(audit_setup(competition=open_competition), budget=12,
+                              quota=audit_core.Quota(total_limit=10), attack_names=["auto"], honest_models=2)
+    Audit.objects.create(competition=open_competition, status="done", progress=1.0, result=report.as_dict())
 
     for user in (participant, other_participant, host):
         Token.objects.get_or_create(user=user)  # every cast member has a token that only its owner may see
