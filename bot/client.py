@@ -511,6 +511,36 @@ class Leakage:
 
 
 @dataclass(frozen=True)
+class Audit:
+    """Host only: a leakage audit of a competition (``host/competitions/{slug}/audit/``): its status
+    (``queued``, ``running``, ``done``, ``failed``), progress in percent, the verdict and, once done, the full
+    result (curves per attack, quota, majority rate, honest utility)."""
+
+    id: int
+    status: str
+    progress: int
+    step: str
+    verdict: str
+    error: str
+    url: str
+    result: dict[str, Any] | None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in {"done", "failed"}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Audit:
+        result = data.get("result")
+        return cls(
+            id=int(data["id"]), status=str(data["status"]), progress=int(data.get("progress") or 0),
+            step=str(data.get("step") or ""), verdict=str(data.get("verdict") or ""),
+            error=str(data.get("error") or ""), url=str(data["url"]),
+            result=dict(result) if isinstance(result, Mapping) else None,
+        )
+
+
+@dataclass(frozen=True)
 class Participant:
     """``POST host/participants/``: the account's name and API token; ``created`` is false when the site
     returned an account the same host had made before."""
@@ -810,6 +840,20 @@ class LeaderboardClient:
     def leakage(self, slug: str) -> list[Leakage]:
         """Per participant: submissions, failures and the released-vs-raw gap."""
         return [Leakage.from_json(item) for item in self._get_list(f"/api/v1/host/competitions/{slug}/leakage/")]
+
+    def start_audit(self, slug: str, *, budget: int | None = None, accounts: int = 1, seed: int = 0) -> Audit:
+        """``POST host/competitions/{slug}/audit/``: queue a leakage audit (a :class:`Conflict` while another
+        audit of the competition is queued or running); poll :meth:`audit` with its id until it is finished."""
+        path = f"/api/v1/host/competitions/{slug}/audit/"
+        body: dict[str, Any] = {"accounts": accounts, "seed": seed}
+        if budget is not None:
+            body["budget"] = budget
+        return Audit.from_json(self._object(self._request("POST", path, json=body), path))
+
+    def audit(self, slug: str, audit_id: int | None = None) -> Audit:
+        """One leakage audit of ``slug`` (the latest when ``audit_id`` is ``None``; :class:`NotFound` if none)."""
+        suffix = "" if audit_id is None else f"{int(audit_id)}/"
+        return Audit.from_json(self._get_object(f"/api/v1/host/competitions/{slug}/audit/{suffix}"))
 
     def create_participant(self, username: str, *, email: str = "") -> Participant:
         """``POST host/participants/``: a new participant account and its API token. Asking again for an

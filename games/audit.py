@@ -118,8 +118,8 @@ class Quota:
     def submissions(self) -> int | None:
         """Submissions one participant can make before the close (``None``: unbounded)."""
         bounds = [self.total_limit] if self.total_limit is not None else []
-        if self.daily_limit is not None and self.days is not None:
-            bounds.append(self.daily_limit * self.days)
+        if self.daily_limit is not None and (self.days is not None or self.daily_limit == 0):
+            bounds.append(self.daily_limit * (self.days or 0))
         return min(bounds) if bounds else None
 
     def describe(self) -> str:
@@ -479,8 +479,13 @@ def verdict(report: AuditReport) -> str:
     who = "an attacker" if accounts == 1 else f"an attacker with {accounts} accounts"
     limit = quota["submissions"]
     rung = best["budget"]
-    if limit is None:
-        within = f"With no submission limit ({quota['text']}), within {rung:,} submissions (the audited budget)"
+    daily = quota["daily_limit"]
+    if limit is None and daily is None:
+        within = f"With no submission limit, within {rung:,} submissions (the audited budget)"
+    elif limit is None:
+        days = math.ceil(rung / (daily * accounts)) if daily else 0
+        within = (f"With no close date ({daily:,} a day{_per_account(accounts)}), within {rung:,} submissions "
+                  f"(the audited budget: {days:,} day{'s' if days != 1 else ''} of submissions)")
     elif limit > report.budget:
         within = (f"Within {rung:,} submissions (the audited budget; your quota allows {limit:,}: "
                   f"{quota['text']}{_per_account(accounts)})")

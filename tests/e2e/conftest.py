@@ -37,6 +37,7 @@ class LiveSite:
     labels: np.ndarray
     worker: subprocess.Popen[bytes]
     logs: Path
+    host_token: str = ""  # the host's API token (host API calls)
 
     def log_tail(self) -> str:
         return "\n".join(
@@ -61,10 +62,12 @@ def live_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveSite]:
     labels = np.random.default_rng(LABEL_SEED).integers(0, 2, N_ROWS)
     with running_stack(logs_dir=root, env=env, web_threads=4, access_log=True) as stack:
         stack.manage("createsuperuser", "--noinput", "--username", HOST)
-        host = LeaderboardClient(stack.url, stack.host_token(HOST))
+        host_token = stack.host_token(HOST)
+        host = LeaderboardClient(stack.url, host_token)
         token = host.create_participant(PARTICIPANT).token
         host.create_competition(
             SLUG, zip(ids, labels.tolist(), strict=True), title="E2E cancer", daily_limit=10,
             disclosed_defenses="Scores are rounded to 5 decimals.",
         )
-        yield LiveSite(stack.url, database, SLUG, token, HOST, HOST_PASSWORD, ids, labels, stack.worker, root)
+        yield LiveSite(stack.url, database, SLUG, token, HOST, HOST_PASSWORD, ids, labels, stack.worker, root,
+                       host_token)
