@@ -417,8 +417,12 @@ def _best_at(curves: list[Curve], rung: int) -> dict[str, Any]:
     if best is None:
         return {"budget": rung, "attack": None}
     name, point = best
+    top = point.public or 0.0
+    reached = [p.budget for curve in curves for p in curve.points
+               if p.status == "ok" and p.budget <= rung and p.public is not None and p.public >= top]
     return {"budget": rung, "attack": name, "played": point.played, "public": point.public,
-            "private": point.private, "exact_public": point.exact_public, "queries": point.queries}
+            "private": point.private, "exact_public": point.exact_public, "queries": point.queries,
+            "reached_at": min(reached)}
 
 
 def _honest_work(n_rows: int, models: int) -> float:
@@ -497,6 +501,8 @@ def verdict(report: AuditReport) -> str:
     public = float(best["public"])
     private = best.get("private")
     by = best["attack"] if best["attack"] != "auto" else f"auto, playing {best['played']}"
+    if best.get("reached_at", rung) < rung:
+        by += f"; reached within {best['reached_at']:,} submissions"
     lead = f"{within} {who}"
     majority_text = "" if majority_public is None else f"predicting the majority class gives {percent(majority_public)}"
     if majority_public is not None and public <= majority_public + MAJORITY_MARGIN:

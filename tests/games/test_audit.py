@@ -44,6 +44,8 @@ def test_a_board_that_leaks_fully_is_audited_at_100_percent(labels: np.ndarray) 
         "Within your quota of 60 submissions (total limit 60) an attacker recovers 100 %")
     auto = next(curve for curve in report.curves if curve.attack == "auto")
     assert [p.budget for p in auto.points] == report.ladder == [10, 20, 40, 60, 80]
+    # 40 rows at 5 decimals take capacity a handful of queries: the verdict says how early it is all over.
+    assert report.at_quota["reached_at"] == 10 and "reached within 10 submissions" in report.verdict
     top = auto.at(80)
     assert top is not None and top.exact_public == 1.0  # exact labels, vouched for
     assert result["n_private"] == 0 and result["majority"]["private"] is None
