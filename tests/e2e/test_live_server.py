@@ -1,6 +1,7 @@
 """End to end over HTTP: a live gunicorn site and a real Celery worker score an uploaded CSV through Redis; the
-released score is the scoring core's own rounded value; a malformed upload is a 400 naming the line; and the
-HTML pages render for the competition, for anonymous visitors and for the host after a form login."""
+released score is the scoring core's own rounded value; a malformed upload is a 400 naming the line; the
+HTML pages render for the competition, for anonymous visitors and for the host after a form login; and the
+worker runs the host's leakage audit, which the host polls to its result (a participant is refused)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ import numpy as np
 import pytest
 import requests
 
+from bot.client import Audit, Conflict, Forbidden, LeaderboardClient
 from defenses import DefenseChain
 from scoring import Arithmetic, HiddenTestSet, ScoringSpec, evaluate, parse
 from tests.e2e.conftest import PARTICIPANT, LiveSite
@@ -23,6 +25,7 @@ from tests.e2e.conftest import PARTICIPANT, LiveSite
 pytestmark = pytest.mark.e2e
 
 POLL_SECONDS = 20.0
+AUDIT_POLL_SECONDS = 90.0  # the audit takes seconds; under load, more
 
 
 def predictions_csv(site: LiveSite, seed: int) -> bytes:
@@ -168,3 +171,35 @@ def test_the_host_logs_in_submits_through_the_form_and_sees_raw_next_to_released
         ).fetchone()
     assert raw_text in host_page and released_text in host_page
     assert page(browser, f"{site.url}/games/")
+
+
+def test_the_worker_runs_an_audit_the_host_polls_to_done(live_site: LiveSite) -> None:
+    host = LeaderboardClient(live_site.url, live_site.host_token)
+    started = host.start_audit(live_site.slug, budget=60)
+    assert started.status == "queued" and started.url.endswith(f"/audit/{started.id}/")
+    with pytest.raises(Conflict):
+        host.start_audit(live_site.slug)  # one audit of a competition at a time
+    seen: list[Audit] = []
+    deadline = time.monotonic() + AUDIT_POLL_SECONDS
+    while True:
+        audit = host.audit(live_site.slug, started.id)
+        seen.append(audit)
+        if audit.finished:
+            break
+        assert live_site.worker.poll() is None, f"the worker died:\n{live_site.log_tail()}"
+        assert time.monotonic() < deadline, f"audit still {audit.status} at {audit.progress} %:\n{live_site.log_tail()}"
+        time.sleep(0.2)
+    assert audit.status == "done", (audit.error, live_site.log_tail())
+    progress = [a.progress for a in seen]
+    assert progress == sorted(progress) and progress[-1] == 100
+    result = audit.result
+    assert result is not None and result["n_rows"] == len(live_site.labels) and result["budget"] == 60
+    # An undefended board at 5 decimals: the 60 public rows fall within 60 submissions, to the last label.
+    assert result["at_quota"]["budget"] == 60 and result["at_quota"]["public"] == 1.0
+    assert audit.verdict.startswith("With no close date (10 a day), within 60 submissions")
+    assert "100 % of public labels" in audit.verdict
+    assert host.audit(live_site.slug).id == audit.id  # the latest
+    with pytest.raises(Forbidden):
+        LeaderboardClient(live_site.url, live_site.token).audit(live_site.slug)
+    with pytest.raises(Forbidden):
+        LeaderboardClient(live_site.url, live_site.token).start_audit(live_site.slug)
