@@ -152,6 +152,9 @@ class Series:
     attack: str
     color: str
     points: list[CurvePoint]
+    #: Earlier series are drawn wider, so curves that coincide (every attack at the majority rate) stay visible
+    #: as nested bands of their colours.
+    width: float = 2.0
 
     @property
     def polyline(self) -> str:
@@ -238,7 +241,7 @@ def accuracy_vs_submissions(
     for index, (attack, points) in enumerate(series):
         color = PALETTE[index % len(PALETTE)]
         placed = [CurvePoint(chart.x(b), chart.y(a), b, a, played) for b, a, played in points]
-        chart.series.append(Series(attack, color, placed))
+        chart.series.append(Series(attack, color, placed, width=max(1.5, 5.0 - 1.5 * index)))
     for budget in sorted(set(budgets)):  # a label too close to the previous one would overprint it
         if not chart.x_ticks or chart.x(budget) - chart.x_ticks[-1].x >= 34:
             chart.x_ticks.append(Tick(budget, f"{budget:,}", chart.x(budget), chart.plot_bottom))
