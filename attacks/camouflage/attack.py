@@ -76,19 +76,18 @@ LEVELS: tuple[Stealth, ...] = (
 
 
 def jitter_fraction(target: float, known_share: float) -> float:
-    """The share ``f`` of unknown rows to move by ``±a`` (random sign, fresh each query) so that two queries
-    differ on ``target`` of all rows when every known row moves: a row differs when it moved in exactly one of
-    them or in both with opposite signs, ``g(f) = 2f − 1.5f²``.
+    """The share ``f`` of unknown rows to move by ``±a`` (random sign, fresh each query) so that the query differs
+    on ``target`` of all rows from the base and from every earlier query when every known row moves. Against the
+    base (or a query without cover) the moved rows differ: ``k + (1 − k)·f``; against another covered query a row
+    differs when it moved in exactly one of them or in both with opposite signs, ``2f − 1.5f² >= f`` for
+    ``f <= 2/3``. So ``f = (target − k)/(1 − k)``.
 
-    >>> jitter_fraction(0.0, 0.0), round(jitter_fraction(0.62, 0.0), 3), jitter_fraction(0.62, 0.7)
-    (0.0, 0.525, 0.0)
+    >>> jitter_fraction(0.0, 0.0), jitter_fraction(0.62, 0.0), jitter_fraction(0.62, 0.7)
+    (0.0, 0.62, 0.0)
     """
     if known_share >= target or target <= 0:
         return 0.0
-    g = (target - known_share) / (1.0 - known_share)
-    if g >= 2 / 3:
-        return 1.0
-    return (2.0 - math.sqrt(4.0 - 6.0 * g)) / 3.0
+    return min(1.0, (target - known_share) / (1.0 - known_share))
 
 
 @dataclass
@@ -238,7 +237,7 @@ def camouflage_attack(
     released = oracle.submit(base)
     if released is None:
         raise AttackFailed("the leaderboard refused even the honest-looking base vector")
-    lo, hi = loss_window(released, server, base_total, server.rows_error(base_total, n))
+    lo, hi = loss_window(float(released), server, base_total, server.rows_error(base_total, n))
     constant = Constant(lo, hi)
     state = CapacityState(labels=np.full(n, -1, dtype=np.int64), fresh=deque(rng.permutation(n).tolist()))
     refused = 0
@@ -283,7 +282,7 @@ def camouflage_attack(
             level += 1
             continue
         units.append(unit)
-        lo, hi = loss_window(released, server, loss_bound, server.rows_error(loss_bound, n))
+        lo, hi = loss_window(float(released), server, loss_bound, server.rows_error(loss_bound, n))
         with local_precision(PRECISION_BITS):
             slack = code.deviation + mpfr(cover.error)
             known = code.shift + mpfr(cover.known_shift)
