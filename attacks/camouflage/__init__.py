@@ -14,9 +14,11 @@ from attacks.result import AttackResult
 __all__ = ["LEVELS", "Stealth", "camouflage", "camouflage_attack"]
 
 
-@register("camouflage")
+# It checks itself (``check``, a camouflaged confirmation: :func:`~attacks.camouflage.attack.self_check`), since
+# ``attacks.confirm``'s query — 1/2 on every unclaimed row — is a spike a probe detector refuses.
+@register("camouflage", exact=False)
 def camouflage(oracle: Oracle, **params: Any) -> AttackResult:
     """Recover every label with honest-looking queries. Params: ``seed``, ``level``/``max_level`` (stealth,
     :data:`~attacks.camouflage.attack.LEVELS`), ``noise_bound``, ``max_queries``, ``top_mode``, ``extra``,
-    ``scale``. Exact: ``attacks.run`` confirms the labels with one query."""
+    ``scale``, ``check``. Exact labels (confidence 1.0), confirmed by its own camouflaged query."""
     return camouflage_attack(oracle, **params)

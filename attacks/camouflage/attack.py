@@ -37,12 +37,12 @@ import copy
 import math
 import time
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
-from attacks.camouflage.base import fsum_with_error, honest_base, logit, row_losses, sigmoid
+from attacks.camouflage.base import LOGIT_CAP, fsum_with_error, honest_base, logit, row_losses, sigmoid
 from attacks.capacity.attack import CapacityState, default_top, plan_query
 from attacks.capacity.decoder import PRECISION_BITS, Query, lattice_range, loss_window
 from attacks.capacity.design import TOP_ROWS_MAX, ServerModel, max_weight_real
@@ -206,11 +206,13 @@ def camouflage_attack(
     top_mode: str | None = None,
     extra: int = 5,
     scale: float = 1.5,
+    check: bool = True,
 ) -> AttackResult:
     """Recover every label with camouflaged queries (see the module docstring). ``level`` is the starting
     stealth level (:data:`LEVELS`), ``max_level`` the highest a refused query escalates to; ``scale`` the
     base's logit spread; ``noise_bound`` an assumed bound on additive noise; ``max_queries`` caps the queries
-    (the labels decoded so far are returned)."""
+    (the labels decoded so far are returned; so are they when a query is refused at ``max_level``); ``check``
+    spends one more query on :func:`self_check`."""
     _require_binary_logloss(oracle)
     if getattr(oracle, "public_fraction", None) is not None:
         raise AttackFailed("the oracle releases a public-split score; the camouflage attack needs every row scored")
@@ -242,8 +244,11 @@ def camouflage_attack(
     state = CapacityState(labels=np.full(n, -1, dtype=np.int64), fresh=deque(rng.permutation(n).tolist()))
     refused = 0
     units: list[float] = []
+    stopped: str | None = None
+    design_limit = None if max_queries is None else max_queries - int(check)
     while state.fresh or state.carried:
-        if max_queries is not None and spent() >= max_queries:
+        if design_limit is not None and spent() >= design_limit:
+            stopped = f"the query limit ({max_queries}) was reached"
             break
         stealth = LEVELS[level]
         snapshot = (state.labels.copy(), deque(state.fresh), copy.deepcopy(state.carried), list(state.per_query))
@@ -278,7 +283,8 @@ def camouflage_attack(
             refused += 1
             state.labels, state.fresh, state.carried, state.per_query = snapshot
             if level >= max_level:
-                raise AttackFailed(f"a camouflaged query was refused at stealth level {level} (the highest allowed)")
+                stopped = f"a camouflaged query was refused at stealth level {level} (the highest allowed)"
+                break
             level += 1
             continue
         units.append(unit)
@@ -299,6 +305,15 @@ def camouflage_attack(
         resolved = sum(state.absorb(d.group, m) for d, m in zip(query.digits, masks, strict=True))
         state.per_query.append(resolved)
     recovered = int((state.labels >= 0).sum())
+    if recovered == 0 and stopped is not None:
+        raise AttackFailed(f"camouflage decoded no label: {stopped}")
+    confirmed = "not checked"
+    if check and recovered:
+        if max_queries is not None and spent() >= max_queries:
+            confirmed = "not checked (no query left)"
+        else:
+            confirmed, level = self_check(oracle, base, base_z, state.labels, constant, server, base_total, rng,
+                                          level, max_level)
     design = len(units)
     return AttackResult(
         attack="camouflage",
@@ -308,6 +323,8 @@ def camouflage_attack(
         details={
             "construction": "capacity lattice digits as moves of an honest-looking base (differences cancel it)",
             "stealth_level": level,
+            "stopped": stopped,
+            "confirmed": confirmed,
             "refused": refused,
             "design_queries": design,
             "labels_per_query": recovered / max(spent(), 1),
@@ -317,6 +334,53 @@ def camouflage_attack(
             "top_rows_max": TOP_ROWS_MAX,
         },
     )
+
+
+#: The stake of the check on a claimed label (as :mod:`attacks.confirm`): 1 − 2^-50 stays below 1.0 in float64.
+MIN_STAKE = 2.0**-50
+
+
+def self_check(
+    oracle: Oracle, base: np.ndarray, base_z: np.ndarray, labels: np.ndarray, constant: Constant,
+    server: ServerModel, base_total: float, rng: np.random.Generator, level: int, max_level: int,
+) -> tuple[str, int]:
+    """Stake every claimed label and compare the released score with the one the claims imply: the claimed rows
+    at ``1 − stake`` on their label, the others at the base (with the current level's cover), so the query
+    looks like a confident model, not like :func:`attacks.confirm.check_claims`'s 1/2 rows (a spike). The base's
+    unknown rows add ``C − Σ_claimed l(b_i)``, known within ``C``'s interval; one wrong claim moves the score by
+    about ``A − 4``. Raises :class:`AttackFailed` on a mismatch; a refusal escalates the cover once per level.
+    Returns ``("passed" | "uninformative (…)", level)``."""
+    n, eps = len(base), server.eps
+    stake = max(eps, MIN_STAKE)
+    claimed = np.flatnonzero(labels >= 0)
+    while True:
+        cover = draw_cover(base, base_z, labels, replace(LEVELS[level], move_known=0.0), rng, eps)
+        rows = np.concatenate([claimed, cover.rows[labels[cover.rows] < 0]])
+        values = np.concatenate([np.where(labels[claimed] == 1, 1.0 - stake, stake),
+                                 cover.values[labels[cover.rows] < 0]])
+        moves = account(base, labels, rows, values, eps)
+        predictions = base.copy()
+        predictions[rows] = values
+        new_max = np.maximum(*row_losses(values, eps))
+        loss_bound = max(base_total + math.fsum((new_max - np.maximum(*row_losses(base[rows], eps))).tolist()),
+                         0.0) * (1 + 1e-9)
+        released = _submit(oracle, predictions)
+        if released is not None:
+            break
+        if level >= max_level:
+            raise AttackFailed("the confirmation query was refused: the claimed labels cannot be vouched for")
+        level += 1
+    lo, hi = loss_window(float(released), server, loss_bound, server.rows_error(loss_bound, n))
+    with local_precision(PRECISION_BITS):
+        expect_lo = constant.lo + mpfr(moves.known_shift) + mpfr(moves.unknown_low) - mpfr(moves.error)
+        expect_hi = constant.hi + mpfr(moves.known_shift) + mpfr(moves.unknown_high) + mpfr(moves.error)
+    if expect_hi < lo or expect_lo > hi:
+        raise AttackFailed("confirmation failed: the released score is not the one the claimed labels imply; the "
+                           "server does not behave as the attack assumed, so no label is claimed")
+    one_wrong = max_weight_real(eps) - LOGIT_CAP - 1.0
+    if float(hi - lo) + float(expect_hi - expect_lo) >= one_wrong:
+        return "uninformative (one wrong label moves the score less than the window)", level
+    return "passed", level
 
 
 def _require_binary_logloss(oracle: Oracle) -> None:
