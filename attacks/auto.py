@@ -168,7 +168,7 @@ def auto(
             refusing = bool(report.rejected or report.released_nothing)
             guess_plan = _noisy_plan(view, report, reserve, seed) or best_guess_plan(
                 view, report, f"{plan.attack} gave no labels", seed=seed, query_budget=_guess_budget(view, reserve),
-                **({"margin": CAMOUFLAGE_MARGIN} if refusing else {}))
+                margin=CAMOUFLAGE_MARGIN if refusing else 0.5)
             if params and attack is None:
                 guess_plan.params.update({k: v for k, v in params.items() if k in ("k", "margin", "accept")})
             details["fallback"] = guess_plan.attack
