@@ -74,8 +74,10 @@ _RATIO_TOLERANCE = 1e-6
 #: within 0.03 of their median (10 splits × 13 models); 1e-3 is far above the 1e-7 jitter it is there to catch.
 SPIKE_TOLERANCE = 1e-3
 CHANGE_TOLERANCE = 1e-3
-MIN_CHANGED = 0.5
-SPARSE_EDITS = 2
+#: Honest sweeps (breast cancer, 3 splits): k-NN k → k+1 moves 9–28 % of rows by more than 1e-3 in logit, random
+#: forests re-seeded 36–50 %, a deep tree one level deeper 0–6 % (hence three sparse edits, not one, before a flag).
+MIN_CHANGED = 0.1
+SPARSE_EDITS = 3
 SAMPLE_ROWS = 512
 
 

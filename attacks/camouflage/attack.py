@@ -22,9 +22,10 @@ wider window, the later ones almost nothing.
 * level 0: only the code rows move (a handful per query);
 * level 1: every row whose label is already known gets a fresh honest-sized logit move each query (its loss
   change is known, so it costs nothing);
-* level 2: on top, a share of the rows whose label is still unknown moves by ``±jitter_logit`` in logit,
-  enough that the queries differ from each other on ``changed_share`` of all rows; those moves are unknown
-  label-dependent terms, bounded by ``Σ|Δd|``, which widens the window (this is the cost of the cover).
+* levels 2 and 3: on top, a share of the rows whose label is still unknown moves by ``±jitter_logit`` in
+  logit, enough that the queries differ from each other on ``changed_share`` of all rows (20 %, 62 %); those
+  moves are unknown label-dependent terms, bounded by ``Σ|Δd|``, which widens the window (this is the cost of
+  the cover, paid until enough labels are known for the known rows' free moves to be cover enough).
 
 A refused query (``None`` or :class:`~attacks.result.SubmissionRefused`) is re-planned at the next level:
 the attacker adapts. Labels are exact (confidence 1.0): a label is reported only when every labeling
@@ -65,12 +66,14 @@ class Stealth:
     jitter_logit: float = 0.0
 
 
-#: The levels a refused query escalates through. Level 2's figures are set against ``probe_detector``'s published
-#: ``sparse_change`` defaults (Kerckhoffs: the detector's code is public): moves of 1.5e-3 in logit are above its
-#: 1e-3 tolerance, and 62 % of rows clears its 50 % threshold with room for its row sample's spread.
+#: The levels a refused query escalates through. Levels 2 and 3 are set against ``probe_detector``'s
+#: ``sparse_change`` (Kerckhoffs: the detector's code is public): moves of 1.5e-3 in logit clear its 1e-3
+#: tolerance; 20 % of rows clears its default 10 % threshold, 62 % a strict 50 %, each with room for its row
+#: sample's spread (512 rows: a standard deviation of at most 2.2 %).
 LEVELS: tuple[Stealth, ...] = (
     Stealth(),
     Stealth(move_known=0.5),
+    Stealth(move_known=0.5, changed_share=0.2, jitter_logit=1.5e-3),
     Stealth(move_known=0.5, changed_share=0.62, jitter_logit=1.5e-3),
 )
 
