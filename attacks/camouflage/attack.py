@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-from attacks.camouflage.base import LOGIT_CAP, fsum_with_error, honest_base, logit, row_losses, sigmoid
+from attacks.camouflage.base import fsum_with_error, honest_base, logit, row_losses, sigmoid
 from attacks.capacity.attack import CapacityState, default_top, plan_query
 from attacks.capacity.decoder import PRECISION_BITS, Query, lattice_range, loss_window
 from attacks.capacity.design import TOP_ROWS_MAX, ServerModel, max_weight_real
@@ -339,8 +339,10 @@ def camouflage_attack(
     )
 
 
-#: The stake of the check on a claimed label (as :mod:`attacks.confirm`): 1 − 2^-50 stays below 1.0 in float64.
-MIN_STAKE = 2.0**-50
+#: The check's claimed rows sit at logits ``±U(CHECK_LOGITS)`` on their label: a wrong claim moves the summed loss
+#: by at least ``CHECK_LOGITS[0]`` less a little, and the values spread over (0.018, 0.99995) are no spike (a vector
+#: at ``1 − eps`` on every claim is one on imbalanced labels: all rows but a few at one value).
+CHECK_LOGITS = (4.0, 10.0)
 
 
 def self_check(
@@ -348,19 +350,19 @@ def self_check(
     server: ServerModel, base_total: float, rng: np.random.Generator, level: int, max_level: int,
 ) -> tuple[str, int]:
     """Stake every claimed label and compare the released score with the one the claims imply: the claimed rows
-    at ``1 − stake`` on their label, the others at the base (with the current level's cover), so the query
-    looks like a confident model, not like :func:`attacks.confirm.check_claims`'s 1/2 rows (a spike). The base's
-    unknown rows add ``C − Σ_claimed l(b_i)``, known within ``C``'s interval; one wrong claim moves the score by
-    about ``A − 4``. Raises :class:`AttackFailed` on a mismatch; a refusal escalates the cover once per level.
+    at a confident logit (:data:`CHECK_LOGITS`) on their label, the others at the base (with the current level's
+    cover), so the query looks like a confident model, not like :func:`attacks.confirm.check_claims`'s 1/2 rows
+    (a spike). The base's unknown rows add ``C − Σ_claimed l(b_i)``, known within ``C``'s interval; one wrong
+    claim moves the summed loss by at least ``CHECK_LOGITS[0]`` less the loss at the claimed side. Raises
+    :class:`AttackFailed` on a mismatch; a refusal escalates the cover once per level.
     Returns ``("passed" | "uninformative (…)", level)``."""
     n, eps = len(base), server.eps
-    stake = max(eps, MIN_STAKE)
     claimed = np.flatnonzero(labels >= 0)
+    confident = sigmoid(np.where(labels[claimed] == 1, 1.0, -1.0) * rng.uniform(*CHECK_LOGITS, len(claimed)))
     while True:
         cover = draw_cover(base, base_z, labels, replace(LEVELS[level], move_known=0.0), rng, eps)
         rows = np.concatenate([claimed, cover.rows[labels[cover.rows] < 0]])
-        values = np.concatenate([np.where(labels[claimed] == 1, 1.0 - stake, stake),
-                                 cover.values[labels[cover.rows] < 0]])
+        values = np.concatenate([confident, cover.values[labels[cover.rows] < 0]])
         moves = account(base, labels, rows, values, eps)
         predictions = base.copy()
         predictions[rows] = values
@@ -380,7 +382,7 @@ def self_check(
     if expect_hi < lo or expect_lo > hi:
         raise AttackFailed("confirmation failed: the released score is not the one the claimed labels imply; the "
                            "server does not behave as the attack assumed, so no label is claimed")
-    one_wrong = max_weight_real(eps) - LOGIT_CAP - 1.0
+    one_wrong = CHECK_LOGITS[0] - 2 * float(np.log1p(np.exp(-CHECK_LOGITS[0])))
     if float(hi - lo) + float(expect_hi - expect_lo) >= one_wrong:
         return "uninformative (one wrong label moves the score less than the window)", level
     return "passed", level

@@ -3,10 +3,10 @@ of the rows that carry no code (issue 10, item 1; paper 001 §5 calls such vecto
 
 Without labels the attacker cannot fit a real model, but it can submit what a model on uninformative features
 would output: a logistic regression on random features, ``b_i = σ(z_i)`` with ``z = X·w`` rescaled to a
-spread of ``scale`` and clipped to ``±LOGIT_CAP``. Every value is distinct, nothing sits at 1/2, and no value
+spread of ``scale`` and squashed into ``±LOGIT_CAP``. Every value is distinct, nothing sits at 1/2, and no value
 has prime odds or a geometric log-odds structure: none of ``probe_detector``'s per-submission signals fire.
 
-The clip keeps ``d(b) = ln((1−b)/b)`` within ``±LOGIT_CAP``, so every code row can still move its ``d`` by
+The squash keeps ``d(b) = ln((1−b)/b)`` within ``±LOGIT_CAP``, so every code row can still move its ``d`` by
 ``A − LOGIT_CAP`` (``A = ln((1−eps)/eps)``) towards the clipping edge: the lattice loses
 ``log2(A / (A − LOGIT_CAP))`` ≈ 0.18 bits per query against the capacity attack's rows at 1/2.
 """
@@ -24,7 +24,7 @@ LOG_RELATIVE_ERROR = 4 * 2.0**-52
 
 def honest_base(n_rows: int, rng: np.random.Generator, *, features: int = 8, scale: float = 1.5) -> np.ndarray:
     """``σ(X·w)`` for ``n_rows`` random feature rows (standard normal ``X``, ``features`` columns, random ``w``),
-    the logits rescaled to standard deviation ``scale`` and clipped to ``±LOGIT_CAP``.
+    the logits rescaled to standard deviation ``scale`` and squashed into ``±LOGIT_CAP`` (``tanh``: no ties).
 
     >>> b = honest_base(1000, np.random.default_rng(0))
     >>> len(np.unique(b)) == 1000, bool((b > 0.017).all() and (b < 0.983).all())
@@ -33,7 +33,7 @@ def honest_base(n_rows: int, rng: np.random.Generator, *, features: int = 8, sca
     x = rng.standard_normal((n_rows, features))
     z = x @ rng.standard_normal(features)
     z = (z - z.mean()) / max(float(z.std()), 1e-12) * scale
-    z = np.clip(z, -LOGIT_CAP, LOGIT_CAP)
+    z = LOGIT_CAP * np.tanh(z / LOGIT_CAP)  # within ±LOGIT_CAP without the ties a clip would make
     return np.asarray(1.0 / (1.0 + np.exp(-z)), dtype=np.float64)
 
 
