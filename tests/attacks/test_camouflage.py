@@ -115,11 +115,29 @@ def _brute_force(n: int, sent: list[tuple[np.ndarray, Any]]) -> set[tuple[int, .
 def test_it_fails_loudly_on_noise_it_was_not_told_about() -> None:
     labels = np.random.default_rng(7).integers(0, 2, 300)
     oracle = LocalOracle(labels, decimals=5, defenses=[{"name": "noise", "kind": "laplace", "scale": 1e-3}], seed=2)
-    with pytest.raises(AttackFailed):
-        result = attacks.run("camouflage", oracle)
-        # If the windows happened to stay consistent, the camouflaged confirmation must still catch a wrong label.
-        assert (result.labels == labels).all()
-        raise AttackFailed("all labels right despite the noise")
+    with pytest.raises(AttackFailed, match="no labeling is consistent"):
+        attacks.run("camouflage", oracle)
+
+
+def test_its_self_check_catches_a_wrong_claim() -> None:
+    # A server that scores one row's label flipped: the decoder, told nothing, claims the flipped label only if
+    # every release agrees with it; the camouflaged confirmation then sees the score the claims imply.
+    labels = np.random.default_rng(11).integers(0, 2, 200)
+    flipped = labels.copy()
+    flipped[17] ^= 1
+    inner = LocalOracle(labels, decimals=5)
+    liar = LocalOracle(flipped, decimals=5)
+
+    class Switching(Recording):
+        """Answers from the true labels until the confirmation, then from the flipped ones."""
+
+        def submit(self, predictions: Any) -> Any:
+            values = np.asarray(predictions, dtype=np.float64)
+            confident = np.mean((values < 0.0181) | (values > 0.9819)) > 0.9
+            return (liar if confident else inner).submit(predictions)
+
+    with pytest.raises(AttackFailed, match="confirmation failed"):
+        camouflage_attack(Switching(inner), seed=0)
 
 
 def test_a_query_limit_returns_exact_labels_decoded_so_far() -> None:
