@@ -46,7 +46,6 @@ model per query) decoded jointly is indistinguishable from a participant trying 
 from __future__ import annotations
 
 import hashlib
-import itertools
 import math
 from typing import Any
 
@@ -121,18 +120,36 @@ def _has_prime_odds(p: float) -> bool:
     return any(_near_prime(v) for v in (odds, 1 / odds, 2 * odds, 2 / odds))
 
 
+def _prime_odds_count(values: np.ndarray) -> int:
+    """How many of ``values`` have prime odds (:func:`_has_prime_odds`), the near-integer test vectorised (a
+    25,000-row submission is checked in milliseconds) and primality tested only where it passes."""
+    if len(values) == 0:
+        return 0
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        odds = values / (1 - values)
+        candidates = np.stack([odds, 1 / odds, 2 * odds, 2 / odds])
+        nearest = np.round(candidates)
+        near = (candidates >= 1.5) & (candidates <= _MAX_ODDS) & (
+            np.abs(candidates - nearest) <= _RELATIVE_TOLERANCE * candidates)
+    hits = np.zeros(len(values), dtype=bool)
+    for k, i in zip(*np.nonzero(near), strict=True):
+        if not hits[i] and is_prime(int(nearest[k, i])):
+            hits[i] = True
+    return int(hits.sum())
+
+
 def _geometric_run(values: np.ndarray, length: int) -> bool:
-    """Whether sorted positive ``values`` hold ``length`` consecutive terms with one common ratio ≥ 1.5."""
+    """Whether sorted positive ``values`` hold ``length`` consecutive terms with one common ratio ≥ 1.5
+    (``length − 2`` consecutive pairs of equal successive ratios, vectorised)."""
     if len(values) < length:
         return False
     ratios = values[1:] / values[:-1]
-    run = 1
-    for previous, current in itertools.pairwise(ratios):
-        same = previous >= 1.5 and abs(current - previous) <= _RATIO_TOLERANCE * previous
-        run = run + 1 if same else 1
-        if run + 1 >= length:
-            return True
-    return False
+    previous, current = ratios[:-1], ratios[1:]
+    same = ((previous >= 1.5) & (np.abs(current - previous) <= _RATIO_TOLERANCE * previous)).astype(np.int64)
+    need = length - 2
+    if len(same) < need:
+        return False
+    return bool(np.convolve(same, np.ones(need, dtype=np.int64), mode="valid").max() >= need)
 
 
 def probe_signals(
@@ -153,7 +170,11 @@ def probe_signals(
     n = len(matrix)
     if n == 0:
         return []
-    rows, inverse, counts = np.unique(matrix, axis=0, return_inverse=True, return_counts=True)
+    if matrix.shape[1] == 1:  # np.unique along an axis sorts row views: ten times slower on one column
+        values, inverse, counts = np.unique(matrix[:, 0], return_inverse=True, return_counts=True)
+        rows = values[:, None]
+    else:
+        rows, inverse, counts = np.unique(matrix, axis=0, return_inverse=True, return_counts=True)
     inverse = inverse.reshape(-1)
     mode_index = int(np.argmax(counts))
     mode_row, mode_count = rows[mode_index], int(counts[mode_index])
@@ -197,7 +218,7 @@ def _column_structure(column: np.ndarray, reference: float, min_structured: int)
     signals: list[str] = []
     # A probe gives each prime its own row (or two); an honest model's small-denominator values (k-NN's j/k,
     # a tree's leaf frequencies) are shared by many rows, so only rare values count.
-    prime_values = sum(_has_prime_odds(float(p)) for p, c in zip(values, counts, strict=True) if c <= 2)
+    prime_values = _prime_odds_count(values[counts <= 2])
     if prime_values >= min_structured and prime_values >= 0.5 * len(values):
         signals.append(f"prime_odds: {prime_values} of {len(values)} distinct values have prime odds")
     log_odds = np.log(values) - np.log1p(-values)

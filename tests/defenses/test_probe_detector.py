@@ -209,3 +209,30 @@ def test_it_rejects_bad_strengthening_parameters(params: dict, message: str) -> 
     with pytest.raises(DefenseConfigError) as info:
         DefenseChain.from_json([{"name": "probe_detector", **params}])
     assert message in str(info.value)
+
+
+def test_the_vectorised_checks_agree_with_the_scalar_definitions() -> None:
+    import itertools as it
+
+    from defenses.probe_detector import _geometric_run, _has_prime_odds, _prime_odds_count
+
+    rng = np.random.default_rng(14)
+    values = np.concatenate([rng.random(3000), [1 / (1 + q) for q in PRIMES], [q / (q + 2) for q in TWIN],
+                             [2 / (2 + q) for q in PRIMES[:20]], [0.5, 0.25, 0.75]])
+    assert _prime_odds_count(values) == sum(_has_prime_odds(float(v)) for v in values)
+
+    def scalar_run(sorted_values: np.ndarray, length: int) -> bool:
+        ratios = sorted_values[1:] / sorted_values[:-1]
+        run = 1
+        for previous, current in it.pairwise(ratios):
+            same = previous >= 1.5 and abs(current - previous) <= 1e-6 * previous
+            run = run + 1 if same else 1
+            if run + 1 >= length:
+                return True
+        return False
+
+    for trial in range(200):
+        size = int(rng.integers(2, 12))
+        terms = np.sort(2.0 ** rng.integers(0, 6, size) * (1 + (rng.random(size) < 0.3) * rng.random(size)))
+        for length in (3, 4, 5):
+            assert _geometric_run(terms, length) == scalar_run(terms, length), (trial, terms, length)
