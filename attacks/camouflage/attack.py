@@ -239,7 +239,7 @@ def camouflage_attack(
     def spent() -> int:
         return oracle.queries - queries_before
 
-    released = oracle.submit(base)
+    released = _submit(oracle, base)
     if released is None:
         raise AttackFailed("the leaderboard refused even the honest-looking base vector")
     lo, hi = loss_window(float(released), server, base_total, server.rows_error(base_total, n))
