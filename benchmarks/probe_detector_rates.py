@@ -19,7 +19,7 @@ sparse_edits: 2``: more attacker cost, more honest false positives).
    detector with ``reject: true`` (it escalates its cover when refused), beside the counting lower bound
    ``N / information.rounding_bits``.
 
-    .venv/bin/python -m benchmarks.probe_detector_rates [--seeds 10] [--sizes 171,2201,25000] [--quick]
+    .venv/bin/python -m benchmarks.probe_detector_rates [--seeds 10] [--sizes 171,2201,25000] [--quick|--recovery-only]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -208,9 +208,8 @@ def camouflage_detection(n: int = 2201) -> list[tuple[str, int, dict[str, int]]]
 # --- 4: queries -----------------------------------------------------------------------------------------------
 
 
-def recovery(sizes: list[int]) -> list[dict[str, Any]]:
-    """Queries for full recovery per data set and board (each run seeded)."""
-    out = []
+def recovery(sizes: list[int]) -> Iterator[dict[str, Any]]:
+    """Queries for full recovery per data set and board (each run seeded), one row at a time."""
     for n in sizes:
         labels = honest_population(seed=0).labels if n == 171 else np.random.default_rng(n).integers(0, 2, n)
         name = "breast cancer (171)" if n == 171 else f"seeded {n:,}"
@@ -229,10 +228,9 @@ def recovery(sizes: list[int]) -> list[dict[str, Any]]:
                 info = result.details
             except attacks.AttackFailed as exc:
                 accuracy, info = float("nan"), {"error": str(exc)}
-            out.append({"data": name, "attack": attack, "board": board, "queries": oracle.queries,
-                        "accuracy": accuracy, "refused": info.get("refused", 0), "level": info.get("stealth_level"),
-                        "bound": bound, "seconds": time.perf_counter() - started})
-    return out
+            yield {"data": name, "attack": attack, "board": board, "queries": oracle.queries,
+                   "accuracy": accuracy, "refused": info.get("refused", 0), "level": info.get("stealth_level"),
+                   "bound": bound, "seconds": time.perf_counter() - started}
 
 
 def _rates(flagged: dict[str, int], total: int) -> str:
@@ -244,12 +242,21 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--sizes", default="171,2201,25000")
     parser.add_argument("--quick", action="store_true", help="sections 1-3 only")
+    parser.add_argument("--recovery-only", action="store_true", help="section 4 only")
     args = parser.parse_args(argv)
+    if not args.recovery_only:
+        rates(args.seeds)
+    if not args.quick:
+        queries([int(s) for s in args.sizes.split(",")])
+
+
+def rates(seeds: int) -> None:
+    """Sections 1-3."""
     print("1. False positives per submission, honest scikit-learn models (13 per split)")
-    for dataset, total, flagged in false_positives(args.seeds):
+    for dataset, total, flagged in false_positives(seeds):
         print(f"  {dataset:<22} {_rates(flagged, total)}")
     print("2. False positives across one honest participant's submissions (stateful detector)")
-    for name, total, flagged in sequence_false_positives(args.seeds):
+    for name, total, flagged in sequence_false_positives(seeds):
         print(f"  {name:<22} {_rates(flagged, total)}")
     print("3. Detection: queries flagged (no defense on the board, 5 decimals)")
     for name, total, flagged, outcome in detections():
@@ -260,15 +267,18 @@ def main(argv: list[str] | None = None) -> None:
          for c, params in CONFIGS.items()}, len(probes)))
     for name, total, flagged in camouflage_detection():
         print(f"  {name:<22} {_rates(flagged, total)}")
-    if args.quick:
-        return
+
+
+def queries(sizes: list[int]) -> None:
+    """Section 4."""
     print("4. Queries for full recovery (5 decimals; bound = N·h(balance) / rounding_bits)")
     print(f"  {'data':<20} {'attack':<11} {'board':<18} {'queries':>8} {'accuracy':>9} {'refused':>8} {'level':>6} "
           f"{'bound':>7} {'seconds':>8}")
-    for row in recovery([int(s) for s in args.sizes.split(",")]):
+    for row in recovery(sizes):
         level = "" if row["level"] is None else str(row["level"])
         print(f"  {row['data']:<20} {row['attack']:<11} {row['board']:<18} {row['queries']:>8} "
-              f"{row['accuracy']:>9.3f} {row['refused']:>8} {level:>6} {row['bound']:>7.0f} {row['seconds']:>8.1f}")
+              f"{row['accuracy']:>9.3f} {row['refused']:>8} {level:>6} {row['bound']:>7.0f} {row['seconds']:>8.1f}",
+              flush=True)
 
 
 if __name__ == "__main__":
