@@ -236,3 +236,22 @@ def test_the_vectorised_checks_agree_with_the_scalar_definitions() -> None:
         terms = np.sort(2.0 ** rng.integers(0, 6, size) * (1 + (rng.random(size) < 0.3) * rng.random(size)))
         for length in (3, 4, 5):
             assert _geometric_run(terms, length) == scalar_run(terms, length), (trial, terms, length)
+
+
+def test_an_honest_hyperparameter_sweep_passes_the_default_and_trips_a_strict_detector() -> None:
+    # k-NN k → k+1 moves only 9–28 % of rows (pure neighbourhoods stay at 0 or 1): the default's 10 % threshold
+    # with three sparse edits lets it through; a strict detector (50 %, two edits) flags it — the trade-off
+    # benchmarks/probe_detector_rates.py measures.
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.model_selection import train_test_split
+    from sklearn.neighbors import KNeighborsClassifier
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    x, y = load_breast_cancer(return_X_y=True)
+    x_train, x_test, y_train, y_test = train_test_split(x, y, test_size=0.3, random_state=0, stratify=y)
+    sweep = [make_pipeline(StandardScaler(), KNeighborsClassifier(k)).fit(x_train, y_train).predict_proba(x_test)[:, 1]
+             for k in range(3, 13)]
+    default, strict = _participant(), _participant(min_changed=0.5, sparse_edits=2)
+    assert not any(default.submit(view(p, y_test)).notes for p in sweep)
+    assert sum(bool(strict.submit(view(p, y_test)).notes) for p in sweep) >= 5
