@@ -37,10 +37,14 @@ False-positive rate on honest models and detection rate on the papers' probes ar
 What it cannot catch (measured there against the ``camouflage`` attack, which adapts when refused): queries
 whose every row moves by more than ``change_tolerance`` from every earlier query. An attacker moves the rows
 whose labels it already knows for free and pays for the others: each unknown row moved by ``a`` in logit adds
-``a`` of unknown label-dependent loss, which widens the window the exact code must clear. That raises the cost
-(about ``min_changed·N·change_tolerance`` of window per query while few labels are known) but never stops an
-attacker with a large enough quota; below that, a stream of independent honest-looking vectors (a fresh random
-model per query) decoded jointly is indistinguishable from a participant trying many models.
+``a`` of unknown label-dependent loss, which widens the window the exact code must clear — about
+``min_changed·N·change_tolerance`` per query while few labels are known. Measured at 5 decimals (exact labels
+every time): 2,201 rows 174 queries undefended, 193 with the default detector, 277 with a strict one
+(``min_changed: 0.5, sparse_edits: 2``); 25,000 rows 2,746 / 3,425 / 10,101. The strict one also flags 91 % of
+an honest k-NN sweep and 56 % of a re-seeded random forest; the default flags no honest sequence measured. So
+the detector raises the cost of exact inference, it does not bound leakage; and a stream of independent
+honest-looking vectors (a fresh random model per query, decoded jointly as the ``noisy`` attack decodes its
+random-sign queries) is indistinguishable from a participant trying many models.
 """
 
 from __future__ import annotations

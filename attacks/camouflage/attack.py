@@ -28,8 +28,12 @@ wider window, the later ones almost nothing.
   the cover, paid until enough labels are known for the known rows' free moves to be cover enough).
 
 A refused query (``None`` or :class:`~attacks.result.SubmissionRefused`) is re-planned at the next level:
-the attacker adapts. Labels are exact (confidence 1.0): a label is reported only when every labeling
-consistent with every released score agrees on it; float64 error is bounded as in :mod:`attacks.server_model`.
+the attacker adapts. Measured (``benchmarks/probe_detector_rates.py``, 5 decimals, every label exact): 2,201 rows
+174 queries undefended (capacity: 171), 193 through the default ``probe_detector`` with ``reject: true``, 277
+through a strict one; 25,000 rows 2,746 (capacity 2,691), 3,425 and 10,101.
+
+Labels are exact (confidence 1.0): a label is reported only when every labeling consistent with every released
+score agrees on it; float64 error is bounded as in :mod:`attacks.server_model`.
 """
 
 from __future__ import annotations
