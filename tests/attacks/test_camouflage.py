@@ -164,3 +164,11 @@ def test_auto_plays_it_when_probes_are_refused() -> None:
     result = attacks.run("auto", LocalOracle(labels, decimals=5, defenses=[REJECT], seed=1), budget=60)
     assert result.details["attack"] == "camouflage" and result.accuracy(labels) == 1.0
     assert result.details["exact"] == 200
+
+
+@pytest.mark.parametrize("decimals", [None, 8, 3])
+def test_it_is_exact_at_every_released_precision_and_on_tiny_boards(decimals: int | None) -> None:
+    for n in (1, 2, 5, 300):
+        for labels in _labels(n, n).values():
+            result = attacks.run("camouflage", LocalOracle(labels, decimals=decimals), seed=n)
+            assert (result.labels == labels).all(), (n, labels)
