@@ -11,6 +11,7 @@ from __future__ import annotations
 
 # Importing the attack modules registers them.
 from attacks import auto, balance, boosting, paper000, paper004  # noqa: F401
+from attacks import camouflage as _camouflage  # noqa: F401  (registers camouflage)
 from attacks import capacity as _capacity  # noqa: F401  (registers capacity, capacity_split)
 from attacks import noisy as _noisy  # noqa: F401  (registers noisy)
 from attacks.oracle import LocalOracle, Oracle

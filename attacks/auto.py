@@ -43,12 +43,12 @@ from attacks.confirm import confirm as confirm_claims
 from attacks.confirm import slack_from
 from attacks.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
 from attacks.oracle import Oracle, Released
-from attacks.plan import Plan, best_guess_plan, choose
+from attacks.plan import CAMOUFLAGE_MARGIN, Plan, best_guess_plan, choose
 from attacks.registry import CONFIRMED, register, run
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
 
 #: Exact attacks that take ``max_queries`` and return what they decoded when it runs out.
-TRUNCATABLE = frozenset({"capacity", "prime_batched", "robust_batched", "prime_powers"})
+TRUNCATABLE = frozenset({"camouflage", "capacity", "prime_batched", "robust_batched", "prime_powers"})
 
 
 class BudgetSpent(AttackFailed):
@@ -165,8 +165,10 @@ def auto(
                 details["fallback"] = guess_plan.attack
                 reasoning.append(f"the rows {plan.attack} left open go to noisy, with {_left_text(view, reserve)}")
         if played is None:
+            refusing = bool(report.rejected or report.released_nothing)
             guess_plan = _noisy_plan(view, report, reserve, seed) or best_guess_plan(
-                view, report, f"{plan.attack} gave no labels", seed=seed, query_budget=_guess_budget(view, reserve))
+                view, report, f"{plan.attack} gave no labels", seed=seed, query_budget=_guess_budget(view, reserve),
+                margin=CAMOUFLAGE_MARGIN if refusing else 0.5)
             if params and attack is None:
                 guess_plan.params.update({k: v for k, v in params.items() if k in ("k", "margin", "accept")})
             details["fallback"] = guess_plan.attack

@@ -2,9 +2,11 @@
 
 The order, strongest first (every pick states its reason in :attr:`Plan.reason`):
 
-* probes refused or withheld (a probe detector, an exhausted privacy budget): the exact attacks need every
-  score, so the best guess: ``boosting`` on a binary board (with ±0.25 vectors, which are not the 0/1 vectors
-  a detector looks for), else ``majority``;
+* probes refused or withheld (a probe detector, an exhausted privacy budget): on a float64 binary log-loss
+  board that scores every row, ``camouflage`` (the exact design as moves of an honest-looking base, escalating
+  its cover when a query is refused; if even that is refused, auto falls back to the best guess); else the best
+  guess: ``boosting`` on a binary board (with ±0.25 vectors, which are not the 0/1 vectors a detector looks
+  for), else ``majority``;
 * a board that re-releases earlier scores (Ladder, threshold) or scores a fresh random subset per
   submission: no exact attack applies; ``boosting`` (Blum & Hardt) with the class balance as its floor, with
   ``accept="improvement"`` against a Ladder;
@@ -26,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import attacks.camouflage  # registers camouflage
 import attacks.capacity  # noqa: F401  (registers capacity and capacity_split)
 from attacks.balance import share_se
 from attacks.fingerprint import Fingerprint
@@ -123,6 +126,13 @@ def choose(
         return chosen
 
     if report.rejected or report.released_nothing:
+        if (oracle.metric == "binary_logloss" and binary and arithmetic == "float64" and not split
+                and not report.ladder and not report.subsetting and "camouflage" in names):
+            bound = NOISE_BOUND_FACTOR * NOISE_SCALE_FACTOR * max(report.noise_spread, report.tolerance) if (
+                report.noise) else 0.0
+            return plan("camouflage", "probes refused or withheld: camouflaged exact design (an "
+                        "honest-looking base, the code in moves of a few rows; more cover when a query is refused)",
+                        noise_bound=bound, seed=seed)
         return guess(f"{report.rejected} probe(s) refused and some released nothing: the exact attacks need every "
                      "score released", margin=CAMOUFLAGE_MARGIN)
     if report.ladder:

@@ -33,8 +33,9 @@ CHAINS: dict[str, list[dict[str, Any]]] = {
                  {"name": "noise", "kind": "laplace", "scale": 1e-4}, {"name": "ladder", "mode": "parameter_free"},
                  ROUND5],
 }
-#: Where the exact attacks recover every label today (fixed randomized response: every *released* label).
-EXACT = {"none", "rounding", "laplace-1e-4", "laplace-1e-3"}
+#: Where the exact attacks recover every label today (fixed randomized response: every *released* label; a
+#: rejecting probe detector: through the camouflage attack).
+EXACT = {"none", "rounding", "laplace-1e-4", "laplace-1e-3", "probe-detector"}
 
 
 def _labels(share_of_ones: float, seed: int, n: int = N) -> np.ndarray:
