@@ -443,19 +443,22 @@ class FixedLadderAttack:
             out.append((int(zeros.pop()), self.solver.known_max[0]))
         return out
 
+    def known_floor(self) -> float:
+        """The known rows' summed loss with every one at its least."""
+        ones = int((self.labels == 1).sum())
+        zeros = int((self.labels == 0).sum())
+        return ones * self.solver.known_min[1] + zeros * self.solver.known_min[0]
+
     def _tune_background(
         self, target: float, ballast_rows: list[tuple[int, float]], total: Any, slope: Any
     ) -> float | None:
         """The background logit putting the summed loss on ``target`` with ``ballast_rows`` (others at their
         least): ``F`` is convex in it, decreasing from the edge to its minimum (bisection on each)."""
-        chosen = {row for row, _ in ballast_rows}
-        ballast = sum(loss for _, loss in ballast_rows)
-        for row in np.flatnonzero(self.labels >= 0):
-            if int(row) not in chosen:
-                ballast += self.solver.known_min[int(self.labels[row])]
+        ballast = self.known_floor() + sum(loss - self.solver.known_min[int(self.labels[row])]
+                                           for row, loss in ballast_rows)
         goal = target - ballast
         lo, hi = -self.A, LOGIT_CEILING
-        for _ in range(80):  # the minimum: F' = 0, F' increasing
+        for _ in range(56):  # the minimum: F' = 0, F' increasing
             mid = 0.5 * (lo + hi)
             if slope(mid) < 0:
                 lo = mid
@@ -464,7 +467,7 @@ class FixedLadderAttack:
         top = 0.5 * (lo + hi)
         if total(top) > goal or total(-self.A) < goal:
             return None
-        return _bisect(total, -self.A, top, goal, iters=80)
+        return _bisect(total, -self.A, top, goal, iters=60)
 
     def predicted(self, p: np.ndarray, v: int, c_u: int, n_g: int, bg_logit: float, k: int) -> float:
         """The server's score for these predictions if the block reads ``v`` (the background holding the rest
