@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from attacks.ladder.fixed import ladder_fixed_attack
-from attacks.ladder.free import ladder_free_attack
+from attacks.ladder.fixed import DEFAULT_BLOCK, FixedLadderAttack, ladder_fixed_attack
+from attacks.ladder.free import FreeLadderAttack, ladder_free_attack
 from attacks.oracle import Oracle
 from attacks.registry import register
-from attacks.result import AttackResult
+from attacks.result import AttackFailed, AttackResult
 
-__all__ = ["ladder_fixed", "ladder_fixed_attack"]
+__all__ = ["ladder", "ladder_fixed", "ladder_fixed_attack", "ladder_free", "ladder_free_attack"]
 
 
 @register("ladder_fixed", exact=False)
@@ -26,3 +26,34 @@ def ladder_fixed(oracle: Oracle, **params: Any) -> AttackResult:
 def ladder_free(oracle: Oracle, **params: Any) -> AttackResult:
     """:func:`attacks.ladder.free.ladder_free_attack` (it checks itself: every release must fit one labeling)."""
     return ladder_free_attack(oracle, **params)
+
+
+@register("ladder", exact=False)
+def ladder(
+    oracle: Oracle, *, eta: float | None = None, max_queries: int | None = None, first_account: int | None = None,
+    prior: float | None = None,
+) -> AttackResult:
+    """Either Ladder, told apart by the first release of a fresh account: the parameter-free attack's opening
+    (every row at the edge but one block) is released exactly by the parameter-free Ladder, which fits one
+    (count of ones, block) pair; the fixed-step Ladder releases a multiple of its step, which does not, and the
+    fixed-step attack takes the account over from there (the opening is its height)."""
+    if first_account is not None:
+        oracle.account = first_account  # type: ignore[misc]
+    free = FreeLadderAttack(oracle, max_queries=max_queries, block=None)
+    try:
+        free.first()
+    except AttackFailed as exc:
+        if free.opening is None:
+            raise
+        result = FixedLadderAttack(oracle, eta=eta, max_queries=max_queries, block=DEFAULT_BLOCK,
+                                   first_account=int(getattr(oracle, "account", 0)), prior=prior).run(
+            opening=free.opening)
+        result.details["mode"] = "fixed"
+        result.details["told_apart"] = f"first release not exact ({exc})"
+        return result
+    while free.step():
+        pass
+    result = free.result()
+    result.details["mode"] = "parameter_free"
+    result.details["told_apart"] = "first release exact: one (count, block) pair fits it"
+    return result

@@ -533,8 +533,38 @@ class FixedLadderAttack:
         self.finish_block()
         return True
 
-    def run(self) -> AttackResult:
-        if not self.open_account():
+    def adopt_opening(self, released: float, predictions: np.ndarray) -> None:
+        """Take over an account whose first submission (``predictions``, every unknown row at or near the edge)
+        was made by someone else (the ``ladder`` dispatcher): the counts of ones its release allows, a superset
+        the count search narrows."""
+        self.oracle.account = self.next_account  # type: ignore[misc]
+        self.next_account += 1
+        self.used += 1
+        step = self.pick_step(released)
+        board = _Board(self.oracle, step, self.rtol, queries=1, opened=True, first_release=released)
+        board.level = board.read(released)
+        self.board = board
+        self.boards.append(board)
+        n = self.n
+        y1, y0 = np.ones(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
+        l1, l0 = row_losses(predictions, y1, self.eps), row_losses(predictions, y0, self.eps)
+        # With c ones the summed loss lies between the c rows of least and of most extra loss being the ones.
+        extra = np.sort(l1 - l0)
+        low = float(l0.sum()) + np.concatenate([[0.0], np.cumsum(extra)])
+        high = float(l0.sum()) + np.concatenate([[0.0], np.cumsum(extra[::-1])])
+        lo_s = (board.best - float(step) / 2) * n - self.tol * n
+        hi_s = (board.best + float(step) / 2) * n + self.tol * n
+        fits = [c for c in range(n + 1) if high[c] >= lo_s and low[c] <= hi_s]
+        if not fits:
+            raise AttackFailed("no count of ones fits the first release")
+        self.count_candidates = fits
+        if len(fits) == 1:
+            self.count = fits[0]
+
+    def run(self, opening: tuple[float, np.ndarray] | None = None) -> AttackResult:
+        if opening is not None:
+            self.adopt_opening(*opening)
+        elif not self.open_account():
             raise AttackFailed("no query or account left")
         self.find_count()
         if self.count is not None:

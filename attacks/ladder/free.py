@@ -86,6 +86,8 @@ class FreeLadderAttack:
         self.rejects = 0
         self.notes: list[str] = []
         self.released: float | None = None
+        #: The first release and its predictions (the dispatcher hands them to the fixed-step attack).
+        self.opening: tuple[float, np.ndarray] | None = None
 
     # --- the model --------------------------------------------------------------------------------------
 
@@ -149,6 +151,7 @@ class FreeLadderAttack:
                 if abs(total / self.n - released) <= self.rtol:
                     fits.append((i, c))
         fits = sorted(set(fits))
+        self.opening = (released, p)
         if len(fits) != 1:
             raise AttackFailed(f"the first release fits {len(fits)} (count, block) pairs: not a parameter-free "
                                "Ladder with an exact release")
