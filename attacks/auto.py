@@ -166,7 +166,8 @@ def auto(
                 reasoning.append(f"the rows {plan.attack} left open go to noisy, with {_left_text(view, reserve)}")
         if played is None:
             guess_plan = _noisy_plan(view, report, reserve, seed) or best_guess_plan(
-                view, report, f"{plan.attack} gave no labels", seed=seed, query_budget=_guess_budget(view, reserve))
+                view, report, f"{plan.attack} gave no labels", seed=seed, query_budget=_guess_budget(view, reserve),
+                accept="improvement" if report.ladder else "threshold")
             if params and attack is None:
                 guess_plan.params.update({k: v for k, v in params.items() if k in ("k", "margin", "accept")})
             details["fallback"] = guess_plan.attack

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from attacks.ladder.fixed import DEFAULT_BLOCK, FixedLadderAttack, ladder_fixed_attack
+from fractions import Fraction
+
+from attacks.ladder.common import release_tolerance
+from attacks.ladder.fixed import DEFAULT_BLOCK, FixedLadderAttack, candidate_steps, ladder_fixed_attack
 from attacks.ladder.free import FreeLadderAttack, ladder_free_attack
 from attacks.oracle import Oracle
 from attacks.registry import register
@@ -42,6 +45,14 @@ def ladder(
     free = FreeLadderAttack(oracle, max_queries=max_queries, block=None)
     try:
         free.first()
+        # An exact release fits some (count, block) pair by chance about as often as the block's sums are
+        # dense; a multiple of the step (the defaults, or the given one) is the fixed Ladder's sign, and an
+        # exact score lands on one with probability ~10^-decimals/step.
+        assert free.released is not None
+        on_step = any(abs(float(round(Fraction(free.released) / step) * step) - free.released)
+                      <= release_tolerance(oracle.decimals) for step in candidate_steps(oracle.n_rows, eta))
+        if on_step:
+            raise AttackFailed("the first release is a multiple of the Ladder's step")
     except AttackFailed as exc:
         if free.opening is None:
             raise
