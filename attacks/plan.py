@@ -29,7 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import attacks.capacity  # noqa: F401  (registers capacity and capacity_split)
+import attacks.capacity
 import attacks.ladder  # noqa: F401  (registers ladder, ladder_fixed, ladder_free)
 from attacks.balance import share_se
 from attacks.fingerprint import Fingerprint

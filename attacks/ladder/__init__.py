@@ -5,9 +5,8 @@ right one). See :mod:`attacks.ladder.fixed` and :mod:`attacks.ladder.free`."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from fractions import Fraction
+from typing import Any
 
 from attacks.ladder.common import release_tolerance
 from attacks.ladder.fixed import DEFAULT_BLOCK, FixedLadderAttack, candidate_steps, ladder_fixed_attack
@@ -41,7 +40,7 @@ def ladder(
     (count of ones, block) pair; the fixed-step Ladder releases a multiple of its step, which does not, and the
     fixed-step attack takes the account over from there (the opening is its height)."""
     if first_account is not None:
-        oracle.account = first_account  # type: ignore[misc]
+        oracle.account = first_account  # type: ignore[attr-defined]
     free = FreeLadderAttack(oracle, max_queries=max_queries, block=None)
     try:
         free.first()

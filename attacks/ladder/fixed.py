@@ -51,8 +51,8 @@ from attacks.ladder.common import (
     edge_logit,
     interval_marginals,
     loss_pair,
-    row_losses,
     release_tolerance,
+    row_losses,
     score_tolerance,
     split_point,
     submit,
@@ -147,7 +147,7 @@ class _Solver:
     def background(self, logit: float, c_u: int, n_g: int, block_logits: np.ndarray) -> float:
         """``F(ℓ_bg)``: the label-free part of the summed loss from the unknown rows."""
         l1, l0 = loss_pair(np.array([logit]), self.eps)
-        b1, b0 = loss_pair(block_logits, self.eps)
+        _, b0 = loss_pair(block_logits, self.eps)
         return n_g * float(l0[0]) + c_u * float(l1[0] - l0[0]) + math.fsum(b0.tolist())
 
 
@@ -207,7 +207,7 @@ class FixedLadderAttack:
         """Start the next fresh account with its first score as high as the known rows allow."""
         if self.next_account >= self.accounts or self.used >= self.budget:
             return False
-        self.oracle.account = self.next_account  # type: ignore[misc]
+        self.oracle.account = self.next_account  # type: ignore[attr-defined]
         self.next_account += 1
         p = self.height_predictions()
         released = submit(self.oracle, p)
@@ -291,7 +291,7 @@ class FixedLadderAttack:
             n = self.n
             thr = float(board.threshold)
 
-            def half_score(logit: float, c: float = mid - 0.5) -> float:
+            def half_score(logit: float, c: float = mid - 0.5, n: int = n) -> float:
                 l1, l0 = loss_pair(np.array([logit]), self.eps)
                 return (c * float(l1[0]) + (n - c) * float(l0[0])) / n
 
@@ -308,11 +308,11 @@ class FixedLadderAttack:
             for c, s in predicted.items():
                 accepted_if = s < thr - self.tol
                 rejected_if = s >= thr + self.tol
-                if level is None and not accepted_if:
+                fits_reject = level is None and not accepted_if
+                fits_accept = level is not None and not rejected_if and (
+                    abs(float(level * board.step) - s) <= float(board.step) / 2 + self.tol)
+                if fits_reject or fits_accept:
                     keep.append(c)
-                elif level is not None and not rejected_if:
-                    if abs(float(level * board.step) - s) <= float(board.step) / 2 + self.tol:
-                        keep.append(c)
             if not keep:
                 raise AttackFailed("no count of ones is consistent with the Ladder's answers")
             self.count_candidates = keep
@@ -385,9 +385,10 @@ class FixedLadderAttack:
                 return float(n_g * expit(logit) - c_u + expit(logit + w * powers).sum())
 
             need = target - total(-self.A)
-            ballast_rows = self._ballast(need - kmin, known_ones, known_zeros)
-            if ballast_rows is None:
+            placed_rows = self._ballast(need - kmin, known_ones, known_zeros)
+            if placed_rows is None:
                 return None
+            ballast_rows = placed_rows
             placed = kmin + sum(loss - self.solver.known_min[int(self.labels[row])] for row, loss in ballast_rows)
             if abs(placed - need) <= 1e-9 * n and need >= kmin:
                 bg_logit = -self.A
@@ -537,7 +538,7 @@ class FixedLadderAttack:
         """Take over an account whose first submission (``predictions``, every unknown row at or near the edge)
         was made by someone else (the ``ladder`` dispatcher): the counts of ones its release allows, a superset
         the count search narrows."""
-        self.oracle.account = self.next_account  # type: ignore[misc]
+        self.oracle.account = self.next_account  # type: ignore[attr-defined]
         self.next_account += 1
         self.used += 1
         step = self.pick_step(released)

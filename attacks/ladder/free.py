@@ -53,7 +53,7 @@ def block_size(n: int, decimals: int | None, eps: float) -> int:
     the count of ones, in steps of ``A``, from the block)."""
     a = edge_logit(eps)
     g = design_gap(n, decimals)
-    return max(1, min(MAX_BLOCK, int(math.floor(math.log2((a - 2 * g) / g + 1)))))
+    return max(1, min(MAX_BLOCK, math.floor(math.log2((a - 2 * g) / g + 1))))
 
 
 def labelings(m: int) -> np.ndarray:
