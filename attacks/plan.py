@@ -9,6 +9,9 @@ The order, strongest first (every pick states its reason in :attr:`Plan.reason`)
   acceptance boundary, or ballast past the parameter-free test; :mod:`attacks.ladder`) on a fresh account when
   the oracle has one (the fingerprint spent the first account's first score, which is the attack's height),
   else ``boosting`` with ``accept="improvement"``;
+* noisy releases that stop (a privacy budget): ``budgeted`` (the releases left spent a few rows each);
+* rows that never move the score on a board without a private split (Thresholdout's secret reference side):
+  ``thresholdout`` (:mod:`attacks.thresholdout`);
 * a fresh random subset per submission: no exact attack applies; ``boosting`` (Blum & Hardt) with the class
   balance as its floor;
 * binary log loss, float64, no noise, every row scored: ``capacity`` (ours, most labels per query), with
@@ -133,6 +136,15 @@ def choose(
         chosen.params.update(params)
         return chosen
 
+    if (report.released_nothing and report.noise and not report.rejected and oracle.metric == "binary_logloss"
+            and binary and not split and "budgeted" in names):
+        # Noisy releases that stop: a privacy budget. What counts is releases, not submissions.
+        fresh = fresh_account(oracle)
+        scale = max(report.noise_spread, report.tolerance)
+        return plan("budgeted", f"noisy releases that stop (a privacy budget): each remaining release spent on a "
+                    f"few rows, decoded by their posterior (noise ~{scale:.3g})", scale=scale,
+                    prior=None if report.balance is None else report.balance[1], max_queries=query_budget,
+                    first_account=fresh)
     if report.rejected or report.released_nothing:
         return guess(f"{report.rejected} probe(s) refused and some released nothing: the exact attacks need every "
                      "score released", margin=CAMOUFLAGE_MARGIN)
@@ -146,6 +158,13 @@ def choose(
         return guess("released scores stick (Ladder/threshold): only improvements are seen"
                      + ("" if fresh is not None else "; the fingerprint spent the only account's first score, "
                         "which the Ladder attacks need (give accounts >= 2)"), accept="improvement")
+    if (report.only_public_moves and getattr(oracle, "public_fraction", None) is None and not report.subsetting
+            and oracle.metric == "binary_logloss" and binary and "thresholdout" in names):
+        # Every row is scored per the metadata, yet some never move the score: a secret reference side, as
+        # Thresholdout keeps; its reference mean is released exactly.
+        return plan("thresholdout", "some rows never move the score although none is private: a secret reference "
+                    "side (Thresholdout); three states a row (holdout, reference 0, reference 1) decoded by blocks",
+                    max_queries=query_budget, prior=None if report.balance is None else report.balance[1])
     if report.subsetting:
         return guess("a fresh random subset of rows is scored per submission: no exact attack applies")
     if oracle.metric == "binary_logloss" and binary:
