@@ -106,6 +106,8 @@ def thresholdout(oracle: Oracle, *, max_queries: int | None = None, block: int =
     # n_ref: two reference rows labelled 1 must give the same count.
     readings: list[int] = []
     row = 0
+    if (n / 2) ** 2 * half / (l1_edge - LN2) >= 0.45:
+        raise AttackFailed(f"the reference count is not readable from one row at {decimals} decimals")
     n_ref: int | None = None
     while n_ref is None and row < min(n, READING_PROBES):
         p = np.full(n, 0.5)
@@ -117,9 +119,8 @@ def thresholdout(oracle: Oracle, *, max_queries: int | None = None, block: int =
         if move > 10 * half:
             est = (l1_edge - LN2) / move
             spread = est * half / move
-            if spread >= 0.45:
-                raise AttackFailed(f"the reference count is not readable from one row at {decimals} decimals")
-            readings.append(round(est))
+            if spread < 0.45:  # else a holdout answer (noise), not a reference row's move
+                readings.append(round(est))
             if len(readings) >= 2 and readings[-1] == readings[-2]:
                 n_ref = readings[-1]
         row += 1
