@@ -170,7 +170,8 @@ def thresholdout(oracle: Oracle, *, max_queries: int | None = None, block: int =
     labels[state == 1] = 0
     confidence[ref] = sure
     details: dict[str, Any] = {
-        "reference_rows": int(n_ref), "reference_decoded": int(ref.sum()), "holdout_identified": int((state == 0).sum()),
+        "reference_rows": int(n_ref), "reference_decoded": int(ref.sum()),
+        "holdout_identified": int((state == 0).sum()),
         "rows_decoded": int((state >= 0).sum()), "holdout_answers": holdout_answers, "queries": used,
         "budget_exhausted": exhausted, "block": block, "label_confidence": sure,
         "reference_mask": (state >= 1).tolist(),

@@ -97,14 +97,14 @@ def run_case(name: str, case: dict[str, Any], size: int, seed: int, budget_facto
     n = len(y)
     oracle = LocalOracle(y, decimals=5, defenses=case["chain"], seed=100 + seed, accounts=case["accounts"])
     budget = int(budget_factor * n)
-    params = dict(case.get("params", {}))
+    params: dict[str, Any] = dict(case.get("params", {}))
     started = time.perf_counter()
     try:
         if case["attack"] == "auto":
             result = attacks.run("auto", oracle, budget=budget)
         else:
-            key = "max_queries"
-            result = attacks.run(case["attack"], oracle, **{key: budget}, **params)
+            params["max_queries"] = budget
+            result = attacks.run(case["attack"], oracle, **params)
     except attacks.AttackFailed as exc:
         return [data, name, case["attack"], str(case["accounts"]), "failed", "", "", "", str(oracle.queries), "",
                 "", f"{max(y.mean(), 1 - y.mean()):.3f}", f"{time.perf_counter() - started:.1f}  ({exc})"]
