@@ -76,7 +76,8 @@ def budgeted(
     """Spend every release of a privacy budget on a few rows at a time (module docstring). ``scale``: the
     Laplace scale on the released mean if known; else ``epsilon`` (the ε each release spends, disclosed by the
     host) gives ``b = Δ/ε`` with ``Δ = A/N`` (the log-loss sensitivity). ``prior``: the share of ones (the
-    fingerprint's balance), ½ if unknown. Submits until every account's budget withholds or ``max_queries``."""
+    fingerprint's balance); if unknown, the first release measures it. Submits until every account's budget
+    withholds or ``max_queries``."""
     if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
         raise AttackFailed("budgeted needs a binary log-loss board")
     if getattr(oracle, "public_fraction", None) is not None:
@@ -88,6 +89,7 @@ def budgeted(
             raise AttackFailed("budgeted needs the noise: give 'scale' or the per-release 'epsilon'")
         scale = (math.log1p(-eps) - math.log(eps)) / n / epsilon
     share = 0.5 if prior is None else float(prior)
+    measure_balance = prior is None
     m = min(rows_per_release(n, scale, eps), n)
     z = ((np.arange(1 << m)[:, None] >> np.arange(m)[None, :]) & 1).astype(np.int64)
     weights = a / 2.0 ** np.arange(m)
@@ -100,6 +102,21 @@ def budgeted(
     row = 0
     while row < n and used < budget and account < accounts:
         oracle.account = account  # type: ignore[attr-defined]
+        if measure_balance:
+            # The class balance first (the floor needs the majority class): every row at the edge scores
+            # share·A on the mean, so one release reads the share to about 1/(N·ε) — a row or so.
+            try:
+                value = oracle.submit(np.full(n, eps))
+            except SubmissionRefused:
+                value = None
+            used += 1
+            if value is None:
+                account += 1
+                continue
+            releases += 1
+            measure_balance = False
+            share = min(max(float(value) / a, 0.0), 1.0)
+            continue
         rows = np.arange(row, min(row + m, n))
         k = len(rows)
         p = np.full(n, 0.5)

@@ -20,6 +20,8 @@ block is asked again. A holdout answer can match a state by chance (probability 
 match)``. Holdout rows get the majority class; their labels leak only through the noisy answers (ignored:
 ``σ = 1/√n_holdout`` on the mean is a whole row's swing at the defaults).
 
+``accounts: k``: each account has its own holdout budget; when one's releases stop, the next goes on.
+
 Needs ``n_ref`` readable from one row: ``(A − ln 2)/(r − ln 2)`` within ±½, i.e. ``n_ref² · 10^-decimals < A``
 (5 decimals: up to ~1,800 reference rows, N ≈ 3,700); larger boards raise :class:`AttackFailed`.
 """
@@ -56,7 +58,8 @@ def states(m: int) -> np.ndarray:
 def design(m: int, gap: float, eps: float) -> tuple[np.ndarray, np.ndarray]:
     """Predictions for ``m`` rows whose state sums are at least ``gap`` apart (greedy over a logit grid), and the
     moves ``(m, 3)``: 0, loss − ln 2 for label 0, loss − ln 2 for label 1."""
-    grid = np.linspace(-edge_logit(eps) + 0.5, -0.05, 600)
+    side = np.linspace(-edge_logit(eps) + 0.5, -0.05, 400)
+    grid = np.concatenate([side, -side[::-1]])  # a label-1 row moves most below ½, a label-0 row above
     p_grid = 1 / (1 + np.exp(-grid))
     a = row_losses(p_grid, np.ones(len(grid), dtype=np.int64), eps) - LN2
     b = row_losses(p_grid, np.zeros(len(grid), dtype=np.int64), eps) - LN2
@@ -90,16 +93,24 @@ def thresholdout(oracle: Oracle, *, max_queries: int | None = None, block: int =
     used = 0
     holdout_answers = 0
 
+    accounts = int(getattr(oracle, "accounts", 1) or 1)
+    account = int(getattr(oracle, "account", 0))
+
     def ask(p: np.ndarray) -> float | None:
-        nonlocal used
-        if used >= budget:
-            return None
-        used += 1
-        try:
-            value = oracle.submit(p)
-        except SubmissionRefused:
-            return None
-        return None if value is None else float(value)
+        nonlocal used, account
+        while used < budget:
+            used += 1
+            try:
+                value = oracle.submit(p)
+            except SubmissionRefused:
+                value = None
+            if value is not None:
+                return float(value)
+            if account + 1 >= accounts:
+                return None
+            account += 1  # this account's holdout budget is spent; the next one's is whole
+            oracle.account = account  # type: ignore[attr-defined]
+        return None
 
     state = np.full(n, -1, dtype=np.int64)  # -1 unknown, 0 holdout, 1 ref label 0, 2 ref label 1
     l1_edge = float(row_losses(np.array([eps]), np.array([1]), eps)[0])
@@ -173,7 +184,7 @@ def thresholdout(oracle: Oracle, *, max_queries: int | None = None, block: int =
         "reference_rows": int(n_ref), "reference_decoded": int(ref.sum()),
         "holdout_identified": int((state == 0).sum()),
         "rows_decoded": int((state >= 0).sum()), "holdout_answers": holdout_answers, "queries": used,
-        "budget_exhausted": exhausted, "block": block, "label_confidence": sure,
+        "budget_exhausted": exhausted, "block": block, "label_confidence": sure, "accounts_used": account + 1,
         "reference_mask": (state >= 1).tolist(),
     }
     return AttackResult("thresholdout", labels, details=details, confidence=confidence)

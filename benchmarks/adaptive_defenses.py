@@ -47,18 +47,19 @@ def case_list() -> dict[str, dict[str, Any]]:
         "auto: ladder η=n^-1/3 ×10": {"chain": [{"name": "ladder", "mode": "fixed"}], "attack": "auto",
                                       "accounts": 10},
         "thresholdout": {"chain": [{"name": "thresholdout"}], "attack": "thresholdout", "accounts": 1},
-        "budget ε=10, 1/release": {"chain": [eps1, {"name": "privacy_budget", "epsilon": 10, "composition": "basic"}],
+        "thresholdout ×10": {"chain": [{"name": "thresholdout"}], "attack": "thresholdout", "accounts": 10},
+        "budget ε=10 at 1/release": {"chain": [eps1, {"name": "privacy_budget", "epsilon": 10, "composition": "basic"}],
                                    "attack": "budgeted", "accounts": 1, "params": {"epsilon": 1.0}},
-        "budget ε=10, 1/release ×10": {
+        "budget ε=10 at 1/release ×10": {
             "chain": [eps1, {"name": "privacy_budget", "epsilon": 10, "composition": "basic"}],
             "attack": "budgeted", "accounts": 10, "params": {"epsilon": 1.0}},
-        "budget ε=100, 1/release": {
+        "budget ε=100 at 1/release": {
             "chain": [eps1, {"name": "privacy_budget", "epsilon": 100, "composition": "basic"}],
             "attack": "budgeted", "accounts": 1, "params": {"epsilon": 1.0}},
-        "budget ε=1000, Laplace 1e-3": {
+        "budget ε=1000 Laplace 1e-3": {
             "chain": [fixed_1e3, {"name": "privacy_budget", "epsilon": 1000, "composition": "basic"}],
             "attack": "budgeted", "accounts": 1, "params": {"scale": 1e-3}},
-        "budget ε=1000, Laplace 1e-3 ×10": {
+        "budget ε=1000 Laplace 1e-3 ×10": {
             "chain": [fixed_1e3, {"name": "privacy_budget", "epsilon": 1000, "composition": "basic"}],
             "attack": "budgeted", "accounts": 10, "params": {"scale": 1e-3}},
     }

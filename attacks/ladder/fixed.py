@@ -491,6 +491,15 @@ class FixedLadderAttack:
         floor = n_u * binary_entropy(share) * math.log(2) / self.n
         return max(0.0, (board.best - float(board.step) - floor) / float(board.step))
 
+    def spare_levels(self) -> float:
+        """Levels the accounts not opened yet will bring (each as high as the first one was), less the query
+        that opens each."""
+        left = self.accounts - self.next_account
+        if left <= 0 or not self.boards:
+            return 0.0
+        first = self.boards[0]
+        return left * max(0.0, first.first_release / float(first.step) - 2)
+
     def decode_block(self) -> bool:
         """Ask questions on the current block until it is decoded; ``False`` when queries or height ran out."""
         k = len(self.block_rows)
@@ -505,7 +514,7 @@ class FixedLadderAttack:
             # over them (an acceptance costs a level; when levels are plentiful it spreads over several, and
             # the released level says where the score fell).
             needed = n_u * binary_entropy(prior) + 1
-            ratio = self.levels_left() / max(min(self.budget - self.used, needed), 1)
+            ratio = (self.levels_left() + self.spare_levels()) / max(min(self.budget - self.used, needed), 1)
             q = min(0.5, max(ratio, 1e-3))
             spread = max(1.0, min(MAX_SPREAD, 4 * ratio - 1))
             t = split_point(self.lo, self.hi, k, prior, q)
