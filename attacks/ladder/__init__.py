@@ -1,7 +1,7 @@
 """Attacks on the Ladder (Blum & Hardt, ICML 2015): ``ladder_fixed`` (threshold questions on the fixed step's
-deterministic acceptance boundary, after Hardt 2017), ``ladder_free`` (the parameter-free Ladder's paired
-test, passed with ballast rows) and ``ladder`` (tells the two apart from the first release and plays the
-right one). See :mod:`attacks.ladder.fixed` and :mod:`attacks.ladder.free`."""
+deterministic acceptance boundary, the weakness Hardt's 2017 Shaky Ladder removes), ``ladder_free`` (the
+parameter-free Ladder's paired test, passed with ballast rows) and ``ladder`` (tells the two apart from the
+first release and plays the right one). See :mod:`attacks.ladder.fixed` and :mod:`attacks.ladder.free`."""
 
 from __future__ import annotations
 

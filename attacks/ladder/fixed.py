@@ -1,9 +1,11 @@
 """``ladder_fixed``: label inference against the fixed-step Ladder (Blum & Hardt 2015, Algorithm 1), by threshold
 questions placed on its deterministic acceptance boundary.
 
-The weakness (Hardt, "Climbing a shaky ladder: Better adaptive risk estimation", 2017, whose attack separates
-the fixed-step Ladder from his randomized one): the Ladder accepts a submission iff its score ``s < R − η``,
-with ``R`` the released best and ``η`` the step, both known to the attacker. A submission whose score is a
+The weakness: the Ladder accepts a submission iff its score ``s < R − η``, with ``R`` the released best and
+``η`` the step, both known to the attacker — a deterministic threshold. Hardt ("Climbing a shaky ladder:
+Better adaptive risk estimation", 2017, arXiv:1706.02733) exhibits an attack separating the fixed-step Ladder
+from his randomized "Shaky Ladder", whose noisy threshold is the fix; only the abstract was retrievable here,
+so this construction is ours, aimed at the weakness his fix removes. A submission whose score is a
 known affine function of a few unknown labels, placed so that ``R − η`` falls between two of its values,
 turns the accept/reject answer into an exact yes/no question about those labels. A rejection changes
 nothing (the question was free); an acceptance lowers ``R`` to ``[s]_η``, one step, and its released value is
