@@ -14,7 +14,8 @@ label 0, reference with label 1 — so a block of ``m`` rows at predictions chos
 their moves are ``g`` apart (``g`` above the released resolution on the reference sum) is decoded by
 enumeration: the release ``ln 2 + Σ/n_ref`` (every other row at ½) names one state per row. ``n_ref`` comes
 first, from single-row probes at the clipping edge (a reference row labelled 1 moves the mean by
-``(A − ln 2)/n_ref``; two such rows must agree). A release that matches no state is a holdout answer: the same
+``(A − ln 2)/n_ref``; three near-integer
+readings must agree, which noise alone seldom does). A release that matches no state is a holdout answer: the same
 block is asked again. A holdout answer can match a state by chance (probability about ``3^m·10^-decimals /
 (4σ)``), so the labels are given with that posterior, not as exact: confidence ``1 − P(holdout answer)·P(chance
 match)``. Holdout rows get the majority class; their labels leak only through the noisy answers (ignored:
@@ -40,7 +41,7 @@ from attacks.result import AttackFailed, AttackResult, SubmissionRefused
 
 LN2 = math.log(2.0)
 #: Single-row probes spent reading the reference count at most.
-READING_PROBES = 60
+READING_PROBES = 150
 #: Rows per block (3^m states enumerated).
 BLOCK = 4
 #: Extra asks of a block whose release matched no state (holdout answers) before giving up on it.
@@ -95,6 +96,7 @@ def thresholdout(oracle: Oracle, *, max_queries: int | None = None, block: int =
 
     accounts = int(getattr(oracle, "accounts", 1) or 1)
     account = int(getattr(oracle, "account", 0))
+    switching = False  # only once the reference count is read: before that, silence is no Thresholdout sign
 
     def ask(p: np.ndarray) -> float | None:
         nonlocal used, account
@@ -106,7 +108,7 @@ def thresholdout(oracle: Oracle, *, max_queries: int | None = None, block: int =
                 value = None
             if value is not None:
                 return float(value)
-            if account + 1 >= accounts:
+            if account + 1 >= accounts or not switching:
                 return None
             account += 1  # this account's holdout budget is spent; the next one's is whole
             oracle.account = account  # type: ignore[attr-defined]
@@ -114,7 +116,7 @@ def thresholdout(oracle: Oracle, *, max_queries: int | None = None, block: int =
 
     state = np.full(n, -1, dtype=np.int64)  # -1 unknown, 0 holdout, 1 ref label 0, 2 ref label 1
     l1_edge = float(row_losses(np.array([eps]), np.array([1]), eps)[0])
-    # n_ref: two reference rows labelled 1 must give the same count.
+    # n_ref: three reference rows labelled 1 must give the same count.
     readings: list[int] = []
     row = 0
     if (n / 2) ** 2 * half / (l1_edge - LN2) >= 0.45:
@@ -130,13 +132,15 @@ def thresholdout(oracle: Oracle, *, max_queries: int | None = None, block: int =
         if move > 10 * half:
             est = (l1_edge - LN2) / move
             spread = est * half / move
-            if spread < 0.45:  # else a holdout answer (noise), not a reference row's move
+            # A reference row's reading is an integer up to the rounding; a holdout answer's is any number.
+            if spread < 0.45 and abs(est - round(est)) <= spread + 0.05:
                 readings.append(round(est))
-            if len(readings) >= 2 and readings[-1] == readings[-2]:
-                n_ref = readings[-1]
+                if readings.count(readings[-1]) >= 3:
+                    n_ref = readings[-1]
         row += 1
     if n_ref is None:
         raise AttackFailed("could not read the reference count (budget, or no reference row labelled 1 found)")
+    switching = True
     gap = 3.0 * n_ref * half
     p_block, moves = design(block, gap, eps)
     all_states = states(block)
