@@ -27,7 +27,7 @@ def test_thresholdout_attack_decodes_the_reference_side() -> None:
     oracle = attacks.LocalOracle(y, defenses=[{"name": "thresholdout"}], seed=5)
     result = attacks.run("thresholdout", oracle)
     reference = np.array(result.details["reference_mask"])
-    assert result.details["rows_decoded"] == 300
+    assert result.details["rows_decoded"] >= 280  # until the holdout budget ends the releases
     assert abs(int(reference.sum()) - result.details["reference_rows"]) <= 4  # a chance match may misplace a block
     decoded = result.fill_confidence() >= 0.99
     assert decoded.sum() >= 0.4 * 300
