@@ -259,9 +259,9 @@ def _adaptive_fallback(
     view: BudgetedView, plan: Plan, report: Fingerprint, reserve: int, reasoning: list[str]
 ) -> AttackResult | None:
     """After an exact attack failed on a binary log-loss board scoring every row: a privacy budget (noisy
-    releases, then withheld ones) gets ``budgeted`` on what is left; rows that move the score only some of the
-    time, or noise that comes and goes, may be Thresholdout's secret reference side: ``thresholdout`` tries
-    (it reads the reference count first and gives up after a few dozen probes if there is none)."""
+    releases, then withheld ones) gets ``budgeted`` on what is left; a board that looked clean, rows that never
+    move, or noise that comes and goes may be Thresholdout's secret reference side: ``thresholdout`` tries (it
+    reads the reference count first and gives up after at most 150 probes if there is none)."""
     from attacks.registry import available
 
     if not (view.metric == "binary_logloss" and view.n_classes == 2 and not report.ladder
@@ -273,7 +273,13 @@ def _adaptive_fallback(
         params: dict[str, Any] = {"max_queries": left, "prior": prior}
         if name not in available() or (left is not None and left < 2):
             continue
-        if name == "thresholdout" and (view.withheld or plan.attack == "thresholdout" or (left or 101) <= 100):
+        # Thresholdout's signs: an exact attack failing on a board that looked clean, rows that never move, or
+        # noise that came and went (the ½ baseline released exactly ln 2 yet another label-free probe did not).
+        # Plain noise shows none of them and keeps its budget for the likelihood decoder.
+        looks = (not report.noise or bool(report.only_public_moves)
+                 or abs(report.baseline_offset) <= report.tolerance)
+        if name == "thresholdout" and (view.withheld or plan.attack == "thresholdout" or (left or 101) <= 100
+                                       or not looks):
             continue
         if name == "budgeted":
             if not (view.withheld and report.noise):

@@ -48,6 +48,10 @@ def case_list() -> dict[str, dict[str, Any]]:
                                       "accounts": 10},
         "thresholdout": {"chain": [{"name": "thresholdout"}], "attack": "thresholdout", "accounts": 1},
         "thresholdout ×10": {"chain": [{"name": "thresholdout"}], "attack": "thresholdout", "accounts": 10},
+        "auto: thresholdout": {"chain": [{"name": "thresholdout"}], "attack": "auto", "accounts": 1},
+        "auto: budget ε=10 at 1/release ×10": {
+            "chain": [eps1, {"name": "privacy_budget", "epsilon": 10, "composition": "basic"}],
+            "attack": "auto", "accounts": 10},
         "budget ε=10 at 1/release": {"chain": [eps1, {"name": "privacy_budget", "epsilon": 10, "composition": "basic"}],
                                    "attack": "budgeted", "accounts": 1, "params": {"epsilon": 1.0}},
         "budget ε=10 at 1/release ×10": {
