@@ -192,6 +192,13 @@ def auto(
             details["attack_details"] = played.details
     if guess_plan is not None:
         guessed = _play_guess(view, guess_plan, report, reasoning)
+        if guessed is None and played is None and view.withheld:
+            # The guess stopped on withheld releases (a privacy budget): spend what is left of them, and any
+            # fresh account's, on rows and on the balance (measured at the clipping edge, far finer than a
+            # noisy 0.7 probe's).
+            guessed = _adaptive_fallback(view, plan, report, reserve, reasoning)
+            if guessed is not None:
+                details["fallback"] = guessed.attack
         if guessed is not None:
             details.setdefault("attack_details", guessed.details)
             open_rows = labels < 0
@@ -285,7 +292,7 @@ def _adaptive_fallback(
             if not (view.withheld and report.noise):
                 continue
             accounts = int(getattr(view, "accounts", 1) or 1)
-            params.update(scale=max(report.noise_spread, report.tolerance),
+            params.update(scale=max(report.noise_spread, report.tolerance), prior=None,
                           first_account=view.account + 1 if view.account + 1 < accounts else view.account)
         before = view.used
         try:

@@ -137,6 +137,8 @@ def budgeted(
         means = (losses.sum(axis=1) + (n - k) * math.log(2.0)) / n
         marginals[rows] = posterior(float(released), means, scale, share, zk)
         row += k
+    if releases == 0 or (prior is None and measure_balance):
+        raise AttackFailed("the privacy budget released nothing more (on every account left)")
     queried = ~np.isnan(marginals)
     # Each queried row's evidence as a log-likelihood ratio, weighed against the balance and floored at the
     # majority labeling unless it is confidently better (boosting's floor: never below the majority class).

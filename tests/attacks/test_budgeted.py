@@ -66,3 +66,12 @@ def test_budgeted_never_falls_below_the_majority_when_releases_say_little() -> N
     assert result.details["releases"] == 5
     assert result.accuracy(y) >= max(y.mean(), 1 - y.mean())
     assert (result.fill_confidence() < 1.0).all()  # nothing is claimed exact under Laplace noise
+
+
+def test_auto_spends_a_privacy_budget_and_stays_at_or_above_the_majority() -> None:
+    y = (np.random.default_rng(5).random(171) < 0.63).astype(np.int64)
+    chain = [{"name": "noise", "kind": "laplace", "epsilon": 1.0},
+             {"name": "privacy_budget", "epsilon": 10, "composition": "basic"}]
+    result = attacks.run("auto", attacks.LocalOracle(y, defenses=chain, seed=100, accounts=4), budget=342)
+    assert result.details["fallback"] == "budgeted"
+    assert result.accuracy(y) >= max(y.mean(), 1 - y.mean())

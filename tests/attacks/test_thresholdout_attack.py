@@ -33,3 +33,16 @@ def test_thresholdout_attack_decodes_the_reference_side() -> None:
     assert decoded.sum() >= 0.4 * 300
     assert (result.labels[decoded] == y[decoded]).mean() >= 0.98
     assert result.accuracy(y) >= max(y.mean(), 1 - y.mean())
+
+
+def test_auto_plays_thresholdout_when_rows_never_move_without_a_split() -> None:
+    # With this secret the fingerprint's row probes see reference rows move and holdout rows stay (no holdout
+    # answer among them): a secret reference side. (A holdout answer among the probes can instead look like
+    # subsetting or noise; see the report.)
+    y = (np.random.default_rng(4).random(300) < 0.6).astype(np.int64)
+    oracle = attacks.LocalOracle(y, defenses=[{"name": "thresholdout"}], seed=4, accounts=2)
+    result = attacks.run("auto", oracle, budget=600)
+    assert result.details["attack"] == "thresholdout"
+    decoded = result.fill_confidence() >= 0.99
+    assert decoded.sum() >= 100
+    assert result.accuracy(y) >= max(y.mean(), 1 - y.mean())
