@@ -11,9 +11,12 @@ from __future__ import annotations
 
 # Importing the attack modules registers them.
 from attacks import auto, balance, boosting, paper000, paper004  # noqa: F401
+from attacks import budgeted as _budgeted  # noqa: F401  (registers budgeted)
 from attacks import camouflage as _camouflage  # noqa: F401  (registers camouflage)
 from attacks import capacity as _capacity  # noqa: F401  (registers capacity, capacity_split)
+from attacks import ladder as _ladder  # noqa: F401  (registers ladder, ladder_fixed, ladder_free)
 from attacks import noisy as _noisy  # noqa: F401  (registers noisy)
+from attacks import thresholdout as _thresholdout  # noqa: F401  (registers thresholdout)
 from attacks.oracle import LocalOracle, Oracle
 from attacks.registry import available, register, run
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused

@@ -68,6 +68,7 @@ class BudgetedView:
         self.eps = inner.eps
         self.decimals = inner.decimals
         self._start = inner.queries
+        self.withheld = 0
 
     @property
     def queries(self) -> int:
@@ -100,7 +101,10 @@ class BudgetedView:
 
     def submit(self, predictions: Any) -> Released:
         self._spend()
-        return self._inner.submit(predictions)
+        value = self._inner.submit(predictions)
+        if value is None:
+            self.withheld += 1  # a budget or a detector withheld it: what the fallback looks at
+        return value
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._inner, name)
@@ -165,9 +169,18 @@ def auto(
                 details["fallback"] = guess_plan.attack
                 reasoning.append(f"the rows {plan.attack} left open go to noisy, with {_left_text(view, reserve)}")
         if played is None:
+            played = _adaptive_fallback(view, plan, report, reserve, reasoning)
+            if played is not None:
+                details["fallback"] = played.attack
+                exact = played.labels >= 0
+                labels[exact] = played.labels[exact]
+                confidence[exact] = played.fill_confidence()[exact]
+                details["attack_details"] = played.details
+        if played is None:
             refusing = bool(report.rejected or report.released_nothing)
             guess_plan = _noisy_plan(view, report, reserve, seed) or best_guess_plan(
                 view, report, f"{plan.attack} gave no labels", seed=seed, query_budget=_guess_budget(view, reserve),
+                accept="improvement" if report.ladder else "threshold",
                 margin=CAMOUFLAGE_MARGIN if refusing else 0.5)
             if params and attack is None:
                 guess_plan.params.update({k: v for k, v in params.items() if k in ("k", "margin", "accept")})
@@ -181,6 +194,13 @@ def auto(
             details["attack_details"] = played.details
     if guess_plan is not None:
         guessed = _play_guess(view, guess_plan, report, reasoning)
+        if guessed is None and played is None and view.withheld:
+            # The guess stopped on withheld releases (a privacy budget): spend what is left of them, and any
+            # fresh account's, on rows and on the balance (measured at the clipping edge, far finer than a
+            # noisy 0.7 probe's).
+            guessed = _adaptive_fallback(view, plan, report, reserve, reasoning)
+            if guessed is not None:
+                details["fallback"] = guessed.attack
         if guessed is not None:
             details.setdefault("attack_details", guessed.details)
             open_rows = labels < 0
@@ -242,6 +262,51 @@ def _cap_for_noise(
     reasoning.append(f"noise seen: {plan.attack} gets {cap} queries; if it has not finished, the likelihood decoder "
                      "(noisy) decodes the rest within the budget")
     return True
+
+
+def _adaptive_fallback(
+    view: BudgetedView, plan: Plan, report: Fingerprint, reserve: int, reasoning: list[str]
+) -> AttackResult | None:
+    """After an exact attack failed on a binary log-loss board scoring every row: a privacy budget (noisy
+    releases, then withheld ones) gets ``budgeted`` on what is left; a board that looked clean, rows that never
+    move, or noise that comes and goes may be Thresholdout's secret reference side: ``thresholdout`` tries (it
+    reads the reference count first and gives up after at most 150 probes if there is none)."""
+    from attacks.registry import available
+
+    if not (view.metric == "binary_logloss" and view.n_classes == 2 and not report.ladder
+            and report.public_fraction is None and str(getattr(view, "arithmetic", "float64")) == "float64"):
+        return None
+    prior = None if report.balance is None else report.balance[1]
+    for name in ("thresholdout", "budgeted"):
+        left = _guess_budget(view, reserve)
+        params: dict[str, Any] = {"max_queries": left, "prior": prior}
+        if name not in available() or (left is not None and left < 2):
+            continue
+        # Thresholdout's signs: an exact attack failing on a board that looked clean, rows that never move, or
+        # noise that came and went (the ½ baseline released exactly ln 2 yet another label-free probe did not).
+        # Plain noise shows none of them and keeps its budget for the likelihood decoder.
+        looks = (not report.noise or bool(report.only_public_moves)
+                 or abs(report.baseline_offset) <= report.tolerance)
+        if name == "thresholdout" and (view.withheld or plan.attack == "thresholdout" or (left or 101) <= 100
+                                       or not looks):
+            continue
+        if name == "budgeted":
+            if not (view.withheld and report.noise):
+                continue
+            accounts = int(getattr(view, "accounts", 1) or 1)
+            params.update(scale=max(report.noise_spread, report.tolerance), prior=None,
+                          first_account=view.account + 1 if view.account + 1 < accounts else view.account)
+        before = view.used
+        try:
+            result = run(name, view, **params)
+        except AttackFailed as exc:
+            reasoning.append(f"{name} (fallback) gave nothing after {view.used - before} queries: {exc}")
+            continue
+        decoded = int((result.fill_confidence() >= 0.99).sum())
+        reasoning.append(f"{name} (fallback): {decoded} row(s) decoded with confidence >= 0.99 in "
+                         f"{view.used - before} queries")
+        return result
+    return None
 
 
 def _guess_budget(view: BudgetedView, reserve: int) -> int | None:

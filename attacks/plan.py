@@ -7,9 +7,15 @@ The order, strongest first (every pick states its reason in :attr:`Plan.reason`)
   its cover when a query is refused; if even that is refused, auto falls back to the best guess); else the best
   guess: ``boosting`` on a binary board (with ±0.25 vectors, which are not the 0/1 vectors a detector looks
   for), else ``majority``;
-* a board that re-releases earlier scores (Ladder, threshold) or scores a fresh random subset per
-  submission: no exact attack applies; ``boosting`` (Blum & Hardt) with the class balance as its floor, with
-  ``accept="improvement"`` against a Ladder;
+* a board that re-releases earlier scores (a Ladder): ``ladder`` (threshold questions on the fixed step's
+  acceptance boundary, or ballast past the parameter-free test; :mod:`attacks.ladder`) on a fresh account when
+  the oracle has one (the fingerprint spent the first account's first score, which is the attack's height),
+  else ``boosting`` with ``accept="improvement"``;
+* noisy releases that stop (a privacy budget): ``budgeted`` (the releases left spent a few rows each);
+* rows that never move the score on a board without a private split (Thresholdout's secret reference side):
+  ``thresholdout`` (:mod:`attacks.thresholdout`);
+* a fresh random subset per submission: no exact attack applies; ``boosting`` (Blum & Hardt) with the class
+  balance as its floor;
 * binary log loss, float64, no noise, every row scored: ``capacity`` (ours, most labels per query), with
   the observed decimals;
 * binary log loss, only the public split scored: ``capacity_split`` (tells "not public" from "label 0");
@@ -29,7 +35,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import attacks.camouflage  # registers camouflage
-import attacks.capacity  # noqa: F401  (registers capacity and capacity_split)
+import attacks.capacity  # registers capacity and capacity_split
+import attacks.ladder  # noqa: F401  (registers ladder, ladder_fixed, ladder_free)
 from attacks.balance import share_se
 from attacks.fingerprint import Fingerprint
 from attacks.oracle import Oracle
@@ -96,6 +103,13 @@ def best_guess_plan(
     return Plan("majority", {"rates": report.balance}, reason)
 
 
+def fresh_account(oracle: Oracle) -> int | None:
+    """An account after the current one that nothing was submitted from yet (oracles with several accounts)."""
+    accounts = int(getattr(oracle, "accounts", 1) or 1)
+    following = int(getattr(oracle, "account", 0)) + 1
+    return following if following < accounts else None
+
+
 def choose(
     oracle: Oracle,
     report: Fingerprint,
@@ -125,6 +139,15 @@ def choose(
         chosen.params.update(params)
         return chosen
 
+    if (report.released_nothing and report.noise and not report.rejected and oracle.metric == "binary_logloss"
+            and binary and not split and "budgeted" in names):
+        # Noisy releases that stop: a privacy budget. What counts is releases, not submissions.
+        fresh = fresh_account(oracle)
+        scale = max(report.noise_spread, report.tolerance)
+        return plan("budgeted", f"noisy releases that stop (a privacy budget): each remaining release spent on a "
+                    f"few rows, decoded by their posterior (noise ~{scale:.3g})", scale=scale,
+                    prior=None if report.balance is None else report.balance[1], max_queries=query_budget,
+                    first_account=fresh)
     if report.rejected or report.released_nothing:
         if (oracle.metric == "binary_logloss" and binary and arithmetic == "float64" and not split
                 and not report.ladder and not report.subsetting and "camouflage" in names):
@@ -136,7 +159,22 @@ def choose(
         return guess(f"{report.rejected} probe(s) refused and some released nothing: the exact attacks need every "
                      "score released", margin=CAMOUFLAGE_MARGIN)
     if report.ladder:
-        return guess("released scores stick (Ladder/threshold): only improvements are seen", accept="improvement")
+        fresh = fresh_account(oracle)
+        if oracle.metric == "binary_logloss" and binary and not split and "ladder" in names and fresh is not None:
+            # The fingerprint spent this account's first score (its height); a fresh account's is the attacker's.
+            return plan("ladder", f"released scores stick (Ladder): threshold questions on a fresh account "
+                        f"({fresh}), whose first score the attack sets", first_account=fresh,
+                        max_queries=query_budget, prior=None if report.balance is None else report.balance[1])
+        return guess("released scores stick (Ladder/threshold): only improvements are seen"
+                     + ("" if fresh is not None else "; the fingerprint spent the only account's first score, "
+                        "which the Ladder attacks need (give accounts >= 2)"), accept="improvement")
+    if (report.only_public_moves and getattr(oracle, "public_fraction", None) is None and not report.subsetting
+            and oracle.metric == "binary_logloss" and binary and "thresholdout" in names):
+        # Every row is scored per the metadata, yet some never move the score: a secret reference side, as
+        # Thresholdout keeps; its reference mean is released exactly.
+        return plan("thresholdout", "some rows never move the score although none is private: a secret reference "
+                    "side (Thresholdout); three states a row (holdout, reference 0, reference 1) decoded by blocks",
+                    max_queries=query_budget, prior=None if report.balance is None else report.balance[1])
     if report.subsetting:
         return guess("a fresh random subset of rows is scored per submission: no exact attack applies")
     if oracle.metric == "binary_logloss" and binary:

@@ -1,0 +1,153 @@
+"""``budgeted``: the most labels a privacy budget's released count allows (``privacy_budget`` after Laplace noise).
+
+A per-participant privacy budget releases ``k`` noisy scores and then withholds (``defenses.privacy_budget``):
+the leak is at most ``k × C`` bits, ``C`` the capacity of one noisy release
+(:func:`attacks.information.privacy_budget_bits`). What limits an attacker is the count of releases, not of
+submissions, so every release must carry as much as it can about individual labels:
+
+* one release scores ``m`` chosen rows at weights ``A, A/2, …, A/2^(m−1)`` on the summed loss (a row at a
+  logit ``±w`` moves the sum by ``w`` between its labels; the others sit at ½, loss ``ln 2`` whatever their
+  label), so ``r = μ(z) + Laplace(b)`` with ``μ`` known for each labeling ``z`` of the ``m`` rows;
+* ``m`` is the most rows whose smallest weight still stands ``SPACING`` noise scales clear
+  (``m = ⌊log2(A / (SPACING·b_N))⌋ + 1``, at least 1: with ε = 1 per release the noise on the summed loss is
+  ``A`` itself, one row's whole swing, and a release says little about even one row);
+* the decoder is exact Bayes: the posterior of the ``2^m`` labelings given the release (Laplace likelihood,
+  the class balance as prior), each row's label its posterior majority, its confidence the posterior. Nothing
+  is claimed exact (Laplace noise is unbounded).
+* ``accounts: k`` multiplies the releases: when one account's budget withholds, the next account goes on.
+
+Rows never queried get the majority class (the balance), so the labeling is never worse than the majority.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from attacks.boosting import floored_labels
+from attacks.ladder.common import edge_logit, row_losses
+from attacks.oracle import Oracle
+from attacks.registry import register
+from attacks.result import AttackFailed, AttackResult, SubmissionRefused
+
+#: Noise scales between neighbouring weights: the smallest weight still separates its labels with Laplace
+#: odds e^SPACING ≈ 50.
+SPACING = 4.0
+MAX_ROWS = 12
+
+
+def rows_per_release(n: int, scale: float, eps: float) -> int:
+    """``m``: rows one release holds for Laplace noise of ``scale`` on the mean (see the module docstring).
+
+    >>> rows_per_release(2201, 34.54 / 2201, 1e-15), rows_per_release(2201, 1e-3, 1e-15)
+    (1, 2)
+    """
+    b_sum = scale * n
+    a = edge_logit(eps)
+    if b_sum <= 0:
+        return MAX_ROWS
+    return max(1, min(MAX_ROWS, math.floor(math.log2(a / (SPACING * b_sum))) + 1))
+
+
+def posterior(released: float, means: np.ndarray, scale: float, prior: float, z: np.ndarray) -> np.ndarray:
+    """``P(z_j = 1 | r)`` per row, for labelings ``z`` (lines) with mean scores ``means`` and Laplace ``scale``."""
+    log_like = -np.abs(released - means) / scale
+    ones = z.sum(axis=1)
+    p = min(max(prior, 1e-9), 1 - 1e-9)
+    log_prior = ones * math.log(p) + (z.shape[1] - ones) * math.log(1 - p)
+    w = log_like + log_prior
+    w = np.exp(w - w.max())
+    w /= w.sum()
+    return np.asarray(w @ z)
+
+
+@register("budgeted", exact=False)
+def budgeted(
+    oracle: Oracle,
+    *,
+    scale: float | None = None,
+    epsilon: float | None = None,
+    prior: float | None = None,
+    max_queries: int | None = None,
+    first_account: int | None = None,
+) -> AttackResult:
+    """Spend every release of a privacy budget on a few rows at a time (module docstring). ``scale``: the
+    Laplace scale on the released mean if known; else ``epsilon`` (the ε each release spends, disclosed by the
+    host) gives ``b = Δ/ε`` with ``Δ = A/N`` (the log-loss sensitivity). ``prior``: the share of ones (the
+    fingerprint's balance); if unknown, the first release measures it. Submits until every account's budget
+    withholds or ``max_queries``."""
+    if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
+        raise AttackFailed("budgeted needs a binary log-loss board")
+    if getattr(oracle, "public_fraction", None) is not None:
+        raise AttackFailed("budgeted assumes every row is scored (no public split)")
+    n, eps = oracle.n_rows, oracle.eps
+    a = edge_logit(eps)
+    if scale is None:
+        if epsilon is None:
+            raise AttackFailed("budgeted needs the noise: give 'scale' or the per-release 'epsilon'")
+        scale = (math.log1p(-eps) - math.log(eps)) / n / epsilon
+    share = 0.5 if prior is None else float(prior)
+    measure_balance = prior is None
+    m = min(rows_per_release(n, scale, eps), n)
+    z = ((np.arange(1 << m)[:, None] >> np.arange(m)[None, :]) & 1).astype(np.int64)
+    weights = a / 2.0 ** np.arange(m)
+    p_design = 1.0 / (1.0 + np.exp(-weights))  # logit w: loss −ln p (label 1) vs −ln(1 − p) (label 0)
+    accounts = int(getattr(oracle, "accounts", 1) or 1)
+    account = int(getattr(oracle, "account", 0)) if first_account is None else first_account
+    budget = max_queries if max_queries is not None else 10 * n
+    marginals = np.full(n, np.nan)
+    used = releases = withheld = 0
+    row = 0
+    while row < n and used < budget and account < accounts:
+        oracle.account = account  # type: ignore[attr-defined]
+        if measure_balance:
+            # The class balance first (the floor needs the majority class): every row at the edge scores
+            # share·A on the mean, so one release reads the share to about 1/(N·ε) — a row or so.
+            try:
+                value = oracle.submit(np.full(n, eps))
+            except SubmissionRefused:
+                value = None
+            used += 1
+            if value is None:
+                account += 1
+                continue
+            releases += 1
+            measure_balance = False
+            share = min(max(float(value) / a, 0.0), 1.0)
+            continue
+        rows = np.arange(row, min(row + m, n))
+        k = len(rows)
+        p = np.full(n, 0.5)
+        p[rows] = p_design[:k]
+        try:
+            released = oracle.submit(p)
+        except SubmissionRefused:
+            released = None
+        used += 1
+        if released is None:
+            withheld += 1
+            account += 1  # this account's budget is spent: the next one's is fresh
+            continue
+        releases += 1
+        zk = z[: 1 << k, :k]
+        losses = np.where(zk == 1, row_losses(p[rows], np.ones(k, dtype=np.int64), eps),
+                          row_losses(p[rows], np.zeros(k, dtype=np.int64), eps))
+        means = (losses.sum(axis=1) + (n - k) * math.log(2.0)) / n
+        marginals[rows] = posterior(float(released), means, scale, share, zk)
+        row += k
+    if releases == 0 or (prior is None and measure_balance):
+        raise AttackFailed("the privacy budget released nothing more (on every account left)")
+    queried = ~np.isnan(marginals)
+    # Each queried row's evidence as a log-likelihood ratio, weighed against the balance and floored at the
+    # majority labeling unless it is confidently better (boosting's floor: never below the majority class).
+    clipped = np.clip(np.where(queried, marginals, share), 1e-12, 1 - 1e-12)
+    p0 = min(max(share, 1e-12), 1 - 1e-12)
+    evidence = np.log(clipped / (1 - clipped)) - math.log(p0 / (1 - p0))
+    ties = np.full(n, 1 if share >= 0.5 else 0, dtype=np.int64)
+    labels, confidence, floor = floored_labels(share, evidence, ties)
+    details: dict[str, Any] = {"rows_per_release": m, "releases": releases, "withheld": withheld,
+                               "queries": used, "rows_queried": int(queried.sum()), "scale": scale,
+                               "accounts_used": min(account + 1, accounts), "floored": floor.get("floored")}
+    return AttackResult("budgeted", labels, details=details, confidence=confidence)

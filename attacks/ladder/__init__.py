@@ -1,0 +1,69 @@
+"""Attacks on the Ladder (Blum & Hardt, ICML 2015): ``ladder_fixed`` (threshold questions on the fixed step's
+deterministic acceptance boundary, the weakness Hardt's 2017 Shaky Ladder removes), ``ladder_free`` (the
+parameter-free Ladder's paired test, passed with ballast rows) and ``ladder`` (tells the two apart from the
+first release and plays the right one). See :mod:`attacks.ladder.fixed` and :mod:`attacks.ladder.free`."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from attacks.ladder.common import release_tolerance
+from attacks.ladder.fixed import DEFAULT_BLOCK, FixedLadderAttack, candidate_steps, ladder_fixed_attack
+from attacks.ladder.free import FreeLadderAttack, ladder_free_attack
+from attacks.oracle import Oracle
+from attacks.registry import register
+from attacks.result import AttackFailed, AttackResult
+
+__all__ = ["ladder", "ladder_fixed", "ladder_fixed_attack", "ladder_free", "ladder_free_attack"]
+
+
+@register("ladder_fixed", exact=False)
+def ladder_fixed(oracle: Oracle, **params: Any) -> AttackResult:
+    """:func:`attacks.ladder.fixed.ladder_fixed_attack` (it checks itself: every answer must fit the model)."""
+    return ladder_fixed_attack(oracle, **params)
+
+
+@register("ladder_free", exact=False)
+def ladder_free(oracle: Oracle, **params: Any) -> AttackResult:
+    """:func:`attacks.ladder.free.ladder_free_attack` (it checks itself: every release must fit one labeling)."""
+    return ladder_free_attack(oracle, **params)
+
+
+@register("ladder", exact=False)
+def ladder(
+    oracle: Oracle, *, eta: float | None = None, max_queries: int | None = None, first_account: int | None = None,
+    prior: float | None = None,
+) -> AttackResult:
+    """Either Ladder, told apart by the first release of a fresh account: the parameter-free attack's opening
+    (every row at the edge but one block) is released exactly by the parameter-free Ladder, which fits one
+    (count of ones, block) pair; the fixed-step Ladder releases a multiple of its step, which does not, and the
+    fixed-step attack takes the account over from there (the opening is its height)."""
+    if first_account is not None:
+        oracle.account = first_account  # type: ignore[attr-defined]
+    free = FreeLadderAttack(oracle, max_queries=max_queries, block=None)
+    try:
+        free.first()
+        # An exact release fits some (count, block) pair by chance about as often as the block's sums are
+        # dense; a multiple of the step (the defaults, or the given one) is the fixed Ladder's sign, and an
+        # exact score lands on one with probability ~10^-decimals/step.
+        assert free.released is not None
+        on_step = any(abs(float(round(Fraction(free.released) / step) * step) - free.released)
+                      <= release_tolerance(oracle.decimals) for step in candidate_steps(oracle.n_rows, eta))
+        if on_step:
+            raise AttackFailed("the first release is a multiple of the Ladder's step")
+    except AttackFailed as exc:
+        if free.opening is None:
+            raise
+        result = FixedLadderAttack(oracle, eta=eta, max_queries=max_queries, block=DEFAULT_BLOCK,
+                                   first_account=int(getattr(oracle, "account", 0)), prior=prior).run(
+            opening=free.opening)
+        result.details["mode"] = "fixed"
+        result.details["told_apart"] = f"first release not exact ({exc})"
+        return result
+    while free.step():
+        pass
+    result = free.result()
+    result.details["mode"] = "parameter_free"
+    result.details["told_apart"] = "first release exact: one (count, block) pair fits it"
+    return result

@@ -1,0 +1,144 @@
+"""The Ladder attacks (attacks/ladder): the arithmetic-coding pieces against brute force, each attack against its
+defense at small N, and auto's routing."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import attacks
+from attacks.ladder.common import bernoulli_cdf, interval_marginals, split_point
+from attacks.ladder.free import FreeLadderAttack, labelings
+
+FIXED = [{"name": "ladder", "mode": "fixed"}]
+FREE = [{"name": "ladder", "mode": "parameter_free"}]
+
+
+def _labels(n: int, share: float, seed: int) -> np.ndarray:
+    return (np.random.default_rng(seed).random(n) < share).astype(np.int64)
+
+
+def _brute(k: int, prior: float) -> list[float]:
+    """P(V = v) for every v, V the k bits (most significant first) of independent Bernoulli(prior) labels."""
+    out = []
+    for v in range(1 << k):
+        bits = [(v >> (k - 1 - j)) & 1 for j in range(k)]
+        out.append(math.prod(prior if b else 1 - prior for b in bits))
+    return out
+
+
+@pytest.mark.parametrize("prior", [0.5, 0.3, 0.85])
+def test_bernoulli_cdf_matches_brute_force(prior: float) -> None:
+    k = 5
+    probs = _brute(k, prior)
+    for t in range((1 << k) + 1):
+        assert bernoulli_cdf(t, k, prior) == pytest.approx(sum(probs[:t]), abs=1e-12)
+
+
+def test_interval_marginals_match_brute_force() -> None:
+    k, prior = 4, 0.35
+    probs = _brute(k, prior)
+    for lo, hi in itertools.combinations(range((1 << k) + 1), 2):
+        mass = sum(probs[lo:hi])
+        expected = [sum(probs[v] for v in range(lo, hi) if (v >> (k - 1 - j)) & 1) / mass for j in range(k)]
+        assert interval_marginals(lo, hi, k, prior) == pytest.approx(expected, abs=1e-9)
+
+
+def test_split_point_puts_the_asked_share_above_it() -> None:
+    k, prior = 10, 0.6
+    for q in (0.05, 0.2, 0.5):
+        t = split_point(3, 1000, k, prior, q)
+        assert 3 < t < 1000
+        upper = (bernoulli_cdf(1000, k, prior) - bernoulli_cdf(t, k, prior)) / (
+            bernoulli_cdf(1000, k, prior) - bernoulli_cdf(3, k, prior))
+        assert abs(upper - q) < 0.05
+
+
+def test_free_acceptance_model_is_the_defense_formula() -> None:
+    """The attack's test (Σd, Σd² only) against the defense's paired test on the whole loss vector."""
+    rng = np.random.default_rng(0)
+    oracle = attacks.LocalOracle(_labels(50, 0.5, 0), defenses=FREE)
+    attack = FreeLadderAttack(oracle, max_queries=None, block=None)
+    n = oracle.n_rows
+    for _ in range(200):
+        d = np.zeros(n)
+        rows = rng.choice(n, size=4, replace=False)
+        d[rows] = rng.normal(-3, 10, size=4)
+        defense = d.mean() < -np.std(d, ddof=1) / math.sqrt(n)
+        model = bool(attack.accepted(np.array([d.sum()]), np.array([(d**2).sum()]))[0])
+        assert model <= defense  # the model's "accepted" (with a margin) is never wrong
+        if abs(d.mean() + np.std(d, ddof=1) / math.sqrt(n)) > 1e-6:
+            assert model == defense
+
+
+def test_labelings_are_every_vector_once() -> None:
+    rows = {tuple(r) for r in labelings(4).tolist()}
+    assert rows == set(itertools.product((0, 1), repeat=4))
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_ladder_fixed_recovers_every_label_with_enough_height(seed: int) -> None:
+    y = _labels(150, 0.6, seed)
+    oracle = attacks.LocalOracle(y, defenses=FIXED, accounts=2)
+    result = attacks.run("ladder_fixed", oracle, max_queries=600)
+    assert result.exact == 150
+    assert np.array_equal(result.labels, y)
+    assert result.details["count_of_ones"] == int(y.sum())
+
+
+def test_ladder_fixed_within_a_small_budget_is_exact_where_it_claims_and_above_the_majority() -> None:
+    y = _labels(200, 0.6, 3)
+    oracle = attacks.LocalOracle(y, defenses=[{"name": "ladder", "mode": "fixed", "eta": 0.05}])
+    result = attacks.run("ladder_fixed", oracle, eta=0.05, max_queries=60)
+    sure = result.fill_confidence() >= 1.0
+    assert 0 < sure.sum() < 200
+    assert np.array_equal(result.labels[sure], y[sure])
+    assert result.accuracy(y) >= max(y.mean(), 1 - y.mean())
+    assert oracle.queries <= 60
+
+
+def test_ladder_fixed_refuses_an_unknown_step() -> None:
+    oracle = attacks.LocalOracle(_labels(100, 0.6, 4), defenses=[{"name": "ladder", "mode": "fixed", "eta": 0.03}])
+    with pytest.raises(attacks.AttackFailed, match="step"):
+        attacks.run("ladder_fixed", oracle, max_queries=50)
+
+
+def test_ladder_free_recovers_every_label() -> None:
+    y = _labels(180, 0.55, 5)
+    oracle = attacks.LocalOracle(y, defenses=FREE)
+    result = attacks.run("ladder_free", oracle)
+    assert np.array_equal(result.labels, y)
+    assert result.exact == 180
+    assert oracle.queries < 180 / 5  # blocks of about ten rows
+
+
+@pytest.mark.parametrize(("chain", "mode"), [(FIXED, "fixed"), (FREE, "parameter_free")])
+def test_ladder_tells_the_two_apart(chain: list[dict[str, str]], mode: str) -> None:
+    y = _labels(160, 0.6, 6)
+    oracle = attacks.LocalOracle(y, defenses=chain, accounts=2)
+    result = attacks.run("ladder", oracle, max_queries=500)
+    assert result.details["mode"] == mode
+    sure = result.fill_confidence() >= 1.0
+    assert np.array_equal(result.labels[sure], y[sure])
+    assert sure.sum() == 160
+
+
+def test_auto_plays_ladder_on_a_fresh_account() -> None:
+    y = _labels(160, 0.6, 7)
+    oracle = attacks.LocalOracle(y, defenses=FIXED, accounts=3)
+    result = attacks.run("auto", oracle, budget=500)
+    assert result.details["attack"] == "ladder"
+    assert result.details["exact"] == 160
+    assert np.array_equal(result.labels, y)
+
+
+def test_auto_with_one_account_stays_at_or_above_the_majority() -> None:
+    y = _labels(160, 0.6, 8)
+    oracle = attacks.LocalOracle(y, defenses=FIXED)
+    result = attacks.run("auto", oracle, budget=60)
+    assert result.details["attack"] == "boosting"
+    assert any("accounts >= 2" in line for line in result.details["reasoning"])
+    assert result.accuracy(y) >= max(y.mean(), 1 - y.mean()) - 1e-9
