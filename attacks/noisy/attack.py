@@ -31,7 +31,8 @@ from typing import Any
 import numpy as np
 
 from attacks import information
-from attacks.noisy.decoder import NoiseModel, amp, refine
+from attacks.noisy.decoder import NoiseModel, amp_signs, refine_signs
+from attacks.noisy.design import SignDesign
 from attacks.oracle import Oracle
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
@@ -124,78 +125,70 @@ def noisy(
     oracle: Oracle,
     *,
     budget: int | None = None,
-    probes: int = 24,
+    probes: int | None = None,
     target: float = 1e-3,
-    start_ratio: float = 0.45,
-    step_ratio: float = 0.05,
+    start_ratio: float = 0.3,
+    step_ratio: float = 0.03,
     max_ratio: int = 6,
     seed: int = 0,
 ) -> AttackResult:
     """Recover binary labels through noise (see the module docstring).
 
-    ``budget`` caps the submissions (probes included); ``target`` is the tolerated expected number of wrong
-    labels (each posterior must reach ``1 − target/N``); ``start_ratio``/``step_ratio`` size the first and each
-    further batch of design queries as a fraction of ``N``; without a ``budget`` it stops at ``max_ratio·N`` design
-    queries. Returns every row's best label, its posterior
-    (``details["confidence"]``) and ``details["complete"]`` (the stopping rule was met within the budget).
+    ``budget`` caps the submissions (probes included); ``probes`` defaults to :func:`default_probes`;
+    ``target`` is the tolerated expected number of wrong labels (each posterior must reach ``1 − target/N``);
+    ``start_ratio``/``step_ratio`` size the first and each further batch of design queries as a fraction of
+    ``N``; without a ``budget`` it stops at ``max_ratio·N`` design queries. Returns every row's best label, its
+    posterior (``details["confidence"]``) and ``details["complete"]`` (the stopping rule was met within the budget).
     """
     if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
         raise AttackFailed(f"noisy: needs binary log loss, not {oracle.metric} with {oracle.n_classes} classes")
     n, eps = oracle.n_rows, oracle.eps
     start_queries = oracle.queries
-    limit = budget if budget is not None else max_ratio * n + probes
-    fitted = fit_noise(oracle, min(probes, max(4, limit // 4)))
+    n_probes = default_probes(n) if probes is None else probes
+    limit = budget if budget is not None else max_ratio * n + n_probes
+    fitted = fit_noise(oracle, min(n_probes, max(4, limit // 4)))
     delta = 10.0 ** -oracle.decimals if oracle.decimals is not None else 1e-15
     floor = delta / math.sqrt(12)
-    loss0, loss1 = edge_rows(eps)
     rng = np.random.default_rng(seed)
-    weights: list[np.ndarray] = []
-    observed: list[float] = []
-    releases: list[float] = []
+    design = SignDesign(n, eps)
     labels = np.zeros(n, dtype=np.int64)
     confidence = np.full(n, 0.5)
     complete = False
     fit_stat = math.inf
     want = math.ceil(start_ratio * n)
     while True:
-        while len(weights) < want and oracle.queries - start_queries < limit:
-            side = rng.integers(0, 2, n)
-            released = _submit(oracle, np.where(side == 1, 1.0 - eps, eps))
-            if released is None:
-                continue
-            offset = float(loss0[side].sum()) / n
-            weights.append((loss1[side] - loss0[side]) / n)
-            observed.append(released - offset)
-            releases.append(released)
-        if not weights:
+        while len(design) < want and oracle.queries - start_queries < limit:
+            signs = rng.integers(0, 2, n) * 2 - 1
+            released = _submit(oracle, design.predictions(signs))
+            if released is not None:
+                design.add(signs, released)
+        if not len(design):
             break
-        w = np.array(weights)
-        r = np.array(observed)
-        noise = fitted.model_for(np.array(releases), floor)
+        r = design.observed()
+        noise = fitted.model_for(np.asarray(design.releases), floor)
         std = np.broadcast_to(noise.std(), r.shape)
-        x = amp(w, r, std, prior=fitted.balance)
-        labels, confidence = refine(w, r, noise, (x > 0.5).astype(np.int64), prior=fitted.balance,
-                                    max_flips=n // 10 + 10)
-        residual = (r - w @ labels) / std
+        x = amp_signs(design, r, std, prior=fitted.balance)
+        labels, confidence = refine_signs(design, r, noise, (x > 0.5).astype(np.int64), prior=fitted.balance)
+        residual = (r - design.unit * design.matvec(labels.astype(np.float64))) / std
         kurt = 6.0 if noise.kind == "laplace" else 3.0
         fit_stat = float(np.mean(residual**2))
         # The scale came from ``fitted.probes`` residuals: allow its sampling error as well as the residuals'.
-        # A wrong label adds (A/N)² to every query's residual variance, so the test never needs to be finer
-        # than half of that.
-        unit2 = float(np.mean(w**2)) / float(np.mean(std**2))
+        # A wrong label adds c² to every query's residual variance, so the test never needs to be finer than
+        # half of that.
+        unit2 = design.unit**2 / float(np.mean(std**2))
         slack = 4 * math.sqrt((kurt - 1) / len(r)) + 2 * math.sqrt((kurt - 1) / fitted.probes)
         fits = fit_stat <= max(1 + slack, 1 + 0.5 * unit2) + 0.5 * (fitted.kind == "rounding")
         # Posteriors with the scale the design residuals themselves show (many more than the probes; inflated,
         # hence conservative, if a label is still wrong).
         rescale = math.sqrt(max(fit_stat, 1.0))
         noise = NoiseModel(noise.kind, np.asarray(noise.scale) * rescale)
-        labels, confidence = refine(w, r, noise, labels, prior=fitted.balance, max_flips=n // 10 + 10)
+        labels, confidence = refine_signs(design, r, noise, labels, prior=fitted.balance)
         if fits and confidence.min() >= 1 - target / n:
             complete = True
             break
         if oracle.queries - start_queries >= limit:
             break
-        want = len(weights) + max(1, math.ceil(step_ratio * n))
+        want = len(design) + max(1, math.ceil(step_ratio * n))
     used = oracle.queries - start_queries
     bits = _bound(oracle, fitted)
     return AttackResult(
@@ -207,13 +200,19 @@ def noisy(
             "confidence": confidence,
             "complete": complete,
             "noise": {"kind": fitted.kind, "scale": fitted.scale, "std": fitted.std, "balance": fitted.balance},
-            "design_queries": len(weights),
+            "design_queries": len(design),
+            "probes": fitted.probes,
             "fit": fit_stat,
             "bound_bits_per_query": bits,
             "bound_queries": information.queries_lower_bound(n, bits, fitted.balance),
             "bits_per_query": information.label_entropy_bits(n, fitted.balance) / max(used, 1),
         },
     )
+
+
+def default_probes(n: int) -> int:
+    """Noise probes: 24, fewer on small boards where they would be a large share of the submissions."""
+    return int(min(24, max(8, n // 10)))
 
 
 def _bound(oracle: Oracle, fitted: FittedNoise) -> float:
