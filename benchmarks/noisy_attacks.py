@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import math
 import time
+from typing import Any
 
 import numpy as np
 
@@ -33,7 +34,7 @@ CHAINS: dict[str, list[dict[str, object]]] = {
 
 
 #: The earlier settings, for the ``before`` column.
-BEFORE = {"probes": 24, "start_ratio": 0.45, "step_ratio": 0.05}
+BEFORE: dict[str, Any] = {"probes": 24, "start_ratio": 0.45, "step_ratio": 0.05}
 
 
 def true_bound(chain: list[dict[str, object]], n: int) -> tuple[float, float | None]:
