@@ -33,6 +33,7 @@ import numpy as np
 from attacks import information
 from attacks.noisy.decoder import NoiseModel, amp_signs, refine_signs
 from attacks.noisy.design import SignDesign
+from attacks.noisy.groups import GroupDecoder, group_size
 from attacks.oracle import Oracle
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
@@ -130,6 +131,7 @@ def noisy(
     start_ratio: float = 0.3,
     step_ratio: float = 0.03,
     max_ratio: int = 6,
+    groups: str = "auto",
     seed: int = 0,
 ) -> AttackResult:
     """Recover binary labels through noise (see the module docstring).
@@ -137,8 +139,11 @@ def noisy(
     ``budget`` caps the submissions (probes included); ``probes`` defaults to :func:`default_probes`;
     ``target`` is the tolerated expected number of wrong labels (each posterior must reach ``1 − target/N``);
     ``start_ratio``/``step_ratio`` size the first and each further batch of design queries as a fraction of
-    ``N``; without a ``budget`` it stops at ``max_ratio·N`` design queries. Returns every row's best label, its
-    posterior (``details["confidence"]``) and ``details["complete"]`` (the stopping rule was met within the budget).
+    ``N``; without a ``budget`` it stops at ``max_ratio·N`` design queries. ``groups`` (``"auto"``, ``"always"``,
+    ``"never"``) picks the binary-weighted group design of :mod:`attacks.noisy.groups` where one row's weight is
+    far above the noise (``auto``: when a group would hold at least ``GROUP_MIN`` rows). Returns every row's best
+    label, its posterior (``details["confidence"]``) and ``details["complete"]`` (the stopping rule was met within
+    the budget).
     """
     if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
         raise AttackFailed(f"noisy: needs binary log loss, not {oracle.metric} with {oracle.n_classes} classes")
@@ -151,6 +156,12 @@ def noisy(
     floor = delta / math.sqrt(12)
     rng = np.random.default_rng(seed)
     design = SignDesign(n, eps)
+    threshold = 1 - target / n
+    if _use_groups(design, fitted, floor, groups):
+        played = _play_groups(oracle, design, fitted, floor, threshold, limit - (oracle.queries - start_queries),
+                              rng, start_queries)
+        if played is not None:
+            return played
     labels = np.zeros(n, dtype=np.int64)
     confidence = np.full(n, 0.5)
     complete = False
@@ -183,12 +194,21 @@ def noisy(
         rescale = math.sqrt(max(fit_stat, 1.0))
         noise = NoiseModel(noise.kind, np.asarray(noise.scale) * rescale)
         labels, confidence = refine_signs(design, r, noise, labels, prior=fitted.balance)
-        if fits and confidence.min() >= 1 - target / n:
+        if fits and confidence.min() >= threshold:
             complete = True
             break
         if oracle.queries - start_queries >= limit:
             break
         want = len(design) + max(1, math.ceil(step_ratio * n))
+    return _result(oracle, fitted, labels, confidence, complete, start_queries, fit_stat,
+                   design="signs", design_queries=len(design))
+
+
+def _result(
+    oracle: Oracle, fitted: FittedNoise, labels: np.ndarray, confidence: np.ndarray, complete: bool,
+    start_queries: int, fit_stat: float, *, design: str, design_queries: int,
+) -> AttackResult:
+    n = oracle.n_rows
     used = oracle.queries - start_queries
     bits = _bound(oracle, fitted)
     return AttackResult(
@@ -200,7 +220,8 @@ def noisy(
             "confidence": confidence,
             "complete": complete,
             "noise": {"kind": fitted.kind, "scale": fitted.scale, "std": fitted.std, "balance": fitted.balance},
-            "design_queries": len(design),
+            "design": design,
+            "design_queries": design_queries,
             "probes": fitted.probes,
             "fit": fit_stat,
             "bound_bits_per_query": bits,
@@ -210,9 +231,64 @@ def noisy(
     )
 
 
+#: Residual noise over the probes' beyond which the group design is abandoned for the random-sign one.
+GROUP_FACTOR_LIMIT = 3.0
+#: Rows per group from which the group design beats the random-sign one (AMP needs ~0.45 queries a row).
+GROUP_MIN = 3
+
+
+def _noise_std_at(fitted: FittedNoise, level: float, floor: float) -> float:
+    return float(np.asarray(fitted.model_for(np.array([level]), floor).std()).ravel()[0])
+
+
+def _group_std(design: SignDesign, fitted: FittedNoise, floor: float, waiting: int) -> float:
+    """The noise std a group query meets: its score is ``ln 2`` per waiting row plus about ``c`` for the group."""
+    level = math.log(2) * waiting / design.n + design.unit
+    return _noise_std_at(fitted, level, floor)
+
+
+def _use_groups(design: SignDesign, fitted: FittedNoise, floor: float, groups: str) -> bool:
+    if groups != "auto":
+        return groups == "always"
+    # A multiplicative noise shrinks with the score as rows settle: judge it at half the rows waiting.
+    return group_size(design.unit, _group_std(design, fitted, floor, design.n // 2)) >= GROUP_MIN
+
+
+def _play_groups(
+    oracle: Oracle, design: SignDesign, fitted: FittedNoise, floor: float, threshold: float, left: int,
+    rng: np.random.Generator, start_queries: int,
+) -> AttackResult | None:
+    """The group design (:mod:`attacks.noisy.groups`); None when the residuals show it cannot be trusted."""
+    n = design.n
+    decoder = GroupDecoder(oracle, design.p_lo, fitted.balance,
+                           lambda level: fitted.model_for(np.array([level]), floor), threshold, fitted.probes)
+    order = rng.permutation(n)
+    done = 0
+    while done < n and decoder.queries < left:
+        g = min(group_size(design.unit, _group_std(design, fitted, floor, n - done) * decoder.factor), n - done)
+        decoder.run_group(order[done:done + g], rng, left - decoder.queries)
+        done += g
+        if decoder.factor > GROUP_FACTOR_LIMIT and len(decoder.groups) >= 3:
+            # The noise is far from what the probes showed (a wrongly picked kind, say): a settled label may be
+            # wrong and bias every later query. The random-sign design does not depend on settled labels.
+            return None
+    decoder.recheck(rng, left - decoder.queries)
+    fit_stat = decoder.fit
+    count = decoder._count
+    kurt = 6.0 if fitted.kind == "laplace" else 3.0
+    # The fit is judged at the scale the residuals themselves show (decoder.factor): what remains is whether
+    # the probes and the residuals agree, within both samples' error.
+    slack = 4 * math.sqrt((kurt - 1) / max(count, 1)) + 4 * math.sqrt((kurt - 1) / fitted.probes)
+    fits = fit_stat / decoder.factor**2 <= 1 + slack + 0.5 * (fitted.kind == "rounding")
+    confidence = decoder.confidence
+    complete = bool(done >= n and fits and confidence.min() >= threshold)
+    return _result(oracle, fitted, decoder.labels, confidence, complete, start_queries, fit_stat,
+                   design="groups", design_queries=decoder.queries)
+
+
 def default_probes(n: int) -> int:
     """Noise probes: 24, fewer on small boards where they would be a large share of the submissions."""
-    return int(min(24, max(8, n // 10)))
+    return int(min(24, max(12, n // 10)))
 
 
 def _bound(oracle: Oracle, fitted: FittedNoise) -> float:
