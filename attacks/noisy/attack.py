@@ -33,7 +33,7 @@ import numpy as np
 from attacks import information
 from attacks.noisy.decoder import NoiseModel, amp_signs, refine_signs
 from attacks.noisy.design import SignDesign
-from attacks.noisy.groups import GroupDecoder, group_size
+from attacks.noisy.groups import ROUNDING_SPACING, SPACING, GroupDecoder, group_size
 from attacks.oracle import Oracle
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
@@ -128,7 +128,7 @@ def noisy(
     budget: int | None = None,
     probes: int | None = None,
     target: float = 1e-3,
-    start_ratio: float = 0.3,
+    start_ratio: float | None = None,
     step_ratio: float = 0.03,
     max_ratio: int = 6,
     groups: str = "auto",
@@ -166,7 +166,9 @@ def noisy(
     confidence = np.full(n, 0.5)
     complete = False
     fit_stat = math.inf
-    want = math.ceil(start_ratio * n)
+    # AMP on this design needs ~0.44·N queries at best; on large boards each decoding costs a minute, so they
+    # start nearer that threshold.
+    want = math.ceil((start_ratio if start_ratio is not None else (0.3 if n < 5000 else 0.4)) * n)
     while True:
         while len(design) < want and oracle.queries - start_queries < limit:
             signs = rng.integers(0, 2, n) * 2 - 1
@@ -251,7 +253,11 @@ def _use_groups(design: SignDesign, fitted: FittedNoise, floor: float, groups: s
     if groups != "auto":
         return groups == "always"
     # A multiplicative noise shrinks with the score as rows settle: judge it at half the rows waiting.
-    return group_size(design.unit, _group_std(design, fitted, floor, design.n // 2)) >= GROUP_MIN
+    return group_size(design.unit, _group_std(design, fitted, floor, design.n // 2), _spacing(fitted)) >= GROUP_MIN
+
+
+def _spacing(fitted: FittedNoise) -> float:
+    return ROUNDING_SPACING if fitted.kind == "rounding" else SPACING
 
 
 def _play_groups(
@@ -265,7 +271,8 @@ def _play_groups(
     order = rng.permutation(n)
     done = 0
     while done < n and decoder.queries < left:
-        g = min(group_size(design.unit, _group_std(design, fitted, floor, n - done) * decoder.factor), n - done)
+        std = _group_std(design, fitted, floor, n - done) * decoder.factor
+        g = min(group_size(design.unit, std, _spacing(fitted)), n - done)
         decoder.run_group(order[done:done + g], rng, left - decoder.queries)
         done += g
         if decoder.factor > GROUP_FACTOR_LIMIT and len(decoder.groups) >= 3:
