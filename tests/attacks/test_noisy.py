@@ -140,8 +140,13 @@ def test_noisy_identifies_the_noise_kind() -> None:
 def test_noisy_respects_the_budget_and_refuses_other_metrics() -> None:
     y = np.random.default_rng(1).integers(0, 2, 80)
     oracle = LocalOracle(y, decimals=5, defenses=CHAINS["laplace_1e-2"])
-    result = attacks.run("noisy", oracle, budget=30)
-    assert result.queries <= 30 and not result.details["complete"]
+    for groups in ("auto", "never"):  # 80 rows in 30 queries: the group design (~4 rows a query) can, AMP cannot
+        result = attacks.run("noisy", LocalOracle(y, decimals=5, defenses=CHAINS["laplace_1e-2"]), budget=30,
+                             groups=groups)
+        assert result.queries <= 30
+        assert result.details["complete"] == (groups == "auto")
+    result = attacks.run("noisy", oracle, budget=16)
+    assert result.queries <= 16 and not result.details["complete"]
     with pytest.raises(AttackFailed):
         attacks.run("noisy", LocalOracle([0, 1, 2, 1], metric="multiclass_logloss"))
 
