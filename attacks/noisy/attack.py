@@ -181,6 +181,12 @@ def noisy(
         noise = fitted.model_for(np.asarray(design.releases), floor)
         std = np.broadcast_to(noise.std(), r.shape)
         x = amp_signs(design, r, std, prior=fitted.balance)
+        out_of_budget = oracle.queries - start_queries >= limit
+        if float(np.mean(np.minimum(x, 1 - x) > 0.01)) > AMP_UNDECIDED and not out_of_budget:
+            # AMP stalled below its threshold: flips cannot rescue that (and cost minutes at 25,000 rows).
+            labels, confidence = (x > 0.5).astype(np.int64), np.maximum(x, 1 - x)
+            want = len(design) + max(1, math.ceil(step_ratio * n))
+            continue
         labels, confidence = refine_signs(design, r, noise, (x > 0.5).astype(np.int64), prior=fitted.balance)
         residual = (r - design.unit * design.matvec(labels.astype(np.float64))) / std
         kurt = 6.0 if noise.kind == "laplace" else 3.0
@@ -233,6 +239,8 @@ def _result(
     )
 
 
+#: Share of rows AMP leaves between 1 % and 99 % above which another batch is sent before any refinement.
+AMP_UNDECIDED = 0.02
 #: Residual noise over the probes' beyond which the group design is abandoned for the random-sign one.
 GROUP_FACTOR_LIMIT = 3.0
 #: Rows per group from which the group design beats the random-sign one (AMP needs ~0.45 queries a row).
