@@ -9,15 +9,28 @@ Instead of assuming a bounded error (paper 001's τ), the attack models the nois
    gives the class balance ``π``, its spread the noise at a high score level. The residuals pick the noise
    model by likelihood (Laplace, Gaussian; multiplicative when the spread grows with the score) and its scale;
    rounding alone is modelled as noise of std ``δ/√12``.
-2. **A design for the noisy channel.** Every query puts every row at the clipping edge with a fresh random sign
-   (``p = eps`` or ``1 − eps``): the released mean is ``offset + Σ_i w_qi y_i + noise`` with ``|w_qi| = A/N``,
-   the largest per-row signal the metric allows, and every file differs, so averaging is built into the design
-   rather than bought with resubmissions.
-3. **Decoding under the noise model.** Approximate message passing with the binary prior
-   (:func:`attacks.noisy.decoder.amp`), then maximum likelihood under the fitted noise density, one label flip
-   at a time (:func:`~attacks.noisy.decoder.refine`), which also gives each label's posterior given the rest.
-   Queries are added in batches until the residuals fit the noise model (a labeling with even one wrong label
-   leaves residuals of variance ``σ² + (A/N)²`` in every query) and every posterior clears ``1 − target/N``.
+2. **A design for the noisy channel**, chosen by one row's weight ``c = A/N`` against the noise std ``σ``:
+
+   * ``c`` far above ``σ`` (small boards, a 1e-3 scale, rounding only, multiplicative noise on a small score):
+     **binary-weighted groups** (:mod:`attacks.noisy.groups`): a query weighs ``g = 1 + ⌊log2(c/(6σ))⌋`` rows
+     with ``c, c/2, …``, the others at 0.5 or, once settled, on their label's side; each group is decoded by its
+     exact posterior and queried again until sure. A group holds 3 to 12 rows, where the random-sign design
+     below names ~2.2 labels a query;
+   * otherwise **random signs**: every query puts every row at the clipping edge with a fresh random sign: the
+     released mean is ``offset + c·Σ_i s_qi y_i + noise``, the largest per-row signal the metric allows, and
+     every file differs, so averaging is built into the design rather than bought with resubmissions. The
+     signs are kept as float32 blocks (:class:`attacks.noisy.design.SignDesign`) so 25,000 rows fit.
+3. **Decoding under the noise model** (random signs). Approximate message passing with the binary prior
+   (:func:`attacks.noisy.decoder.amp_signs`), then maximum likelihood under the fitted noise density by label
+   flips whose gains all come from one ``Sᵀ`` product (:func:`~attacks.noisy.decoder.refine_signs`), which also
+   gives each label's posterior given the rest. Queries are added in batches until the residuals fit the noise
+   model (a labeling with even one wrong label leaves residuals of variance ``σ² + c²`` in every query) and every
+   posterior clears ``1 − target/N``; while AMP has stalled (its threshold is ~0.44·N queries) no refinement is
+   tried.
+
+Where the submissions go against the information bound: the random-sign design is limited by AMP's threshold
+(~0.44 queries a row whatever the noise, where :mod:`attacks.information` allows ``h(π)/C``, C ≈ 10–14 bits),
+the group design by the resolution ``c/σ`` (``log2`` of it labels a query).
 
 It only calls ``oracle.submit`` and reads ``n_rows``, ``n_classes``, ``metric``, ``eps`` and ``decimals``.
 """
