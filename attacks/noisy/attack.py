@@ -124,12 +124,6 @@ def fit_noise(oracle: Oracle, probes: int) -> FittedNoise:
     return FittedNoise("gaussian", std, balance, std, len(pooled))
 
 
-def edge_rows(eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """For predictions ``[eps, 1 − eps]``: the per-row loss when the label is 0 and when it is 1."""
-    p = np.clip(np.array([eps, 1.0 - eps]), eps, 1.0 - eps)
-    return -np.log1p(-p), -np.log(p)
-
-
 #: The highest confidence a posterior reports (1.0 is kept for exact, confirmed labels).
 GUESS_CEILING = 1.0 - 1e-9
 
