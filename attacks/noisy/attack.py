@@ -202,7 +202,9 @@ def noisy(
         # A wrong label adds c² to every query's residual variance, so the test never needs to be finer than
         # half of that.
         unit2 = design.unit**2 / float(np.mean(std**2))
-        slack = 4 * math.sqrt((kurt - 1) / len(r)) + 2 * math.sqrt((kurt - 1) / fitted.probes)
+        # The probes' term uses Laplace's kurtosis whatever kind won: 24 Laplace draws are often read as a
+        # Gaussian 30 % narrower (seen at 25,000 rows), and the test must not then refuse a right labeling.
+        slack = 4 * math.sqrt((kurt - 1) / len(r)) + 3 * math.sqrt(5 / fitted.probes)
         fits = fit_stat <= max(1 + slack, 1 + 0.5 * unit2) + 0.5 * (fitted.kind == "rounding")
         # Posteriors with the scale the design residuals themselves show (many more than the probes; inflated,
         # hence conservative, if a label is still wrong).
@@ -282,7 +284,8 @@ def _play_groups(
     """The group design (:mod:`attacks.noisy.groups`); None when the residuals show it cannot be trusted."""
     n = design.n
     decoder = GroupDecoder(oracle, design.p_lo, fitted.balance,
-                           lambda level: fitted.model_for(np.array([level]), floor), threshold, fitted.probes)
+                           lambda level: fitted.model_for(np.array([level]), floor), threshold, fitted.probes,
+                           settled_at_edge=fitted.kind in ("multiplicative", "rounding"))
     order = rng.permutation(n)
     done = 0
     while done < n and decoder.queries < left:

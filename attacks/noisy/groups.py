@@ -4,7 +4,8 @@ With ``c = A/N`` far above the noise's std ``σ`` (small boards, a 1e-3 scale; r
 once the score is small), a random-sign design wastes the release: its score is a signed count of rows, whose
 resolution ``c`` is hundreds of ``σ``. Here a query weighs ``g`` rows with ``c, c/2, …, c/2^(g−1)`` (logits
 ``±A·2^−j``), every other row at 0.5 (no weight) or, once settled, at the edge on its label's side (no loss if
-right, which keeps a multiplicative noise small): the ``2^g`` labelings of the group release ``2^g`` scores
+right, which keeps a multiplicative noise small; under additive noise they stay at 0.5, clear of the site's clamp
+at 0): the ``2^g`` labelings of the group release ``2^g`` scores
 spaced ``c/2^(g−1)`` apart, so one query names ``g`` labels (the binary-search / coin-weighing design of the
 exact attacks, with the spacing sized to the noise: ``g = 1 + ⌊log2(c/(K·σ))⌋``). Decoding is the exact posterior
 over the group's ``2^g`` labelings under the fitted noise model, every query of the group multiplied in; a group
@@ -50,7 +51,7 @@ class GroupDecoder:
 
     def __init__(
         self, oracle: Oracle, p_lo: float, balance: float, noise_for: Callable[[float], NoiseModel],
-        threshold: float, probes: int,
+        threshold: float, probes: int, *, settled_at_edge: bool = True,
     ) -> None:
         self.oracle = oracle
         self.n = oracle.n_rows
@@ -61,6 +62,7 @@ class GroupDecoder:
         self.noise_for = noise_for  # release level -> NoiseModel (the probes' scale)
         self.threshold = threshold
         self.probes = probes
+        self.settled_at_edge = settled_at_edge
         self.labels = np.full(self.n, self.majority, dtype=np.int64)
         self.confidence = np.full(self.n, max(balance, 1 - balance))
         self.settled = np.zeros(self.n, dtype=bool)
@@ -86,10 +88,13 @@ class GroupDecoder:
         return NoiseModel(base.kind, np.asarray(base.scale) * factor)
 
     def _base(self) -> np.ndarray:
-        """Settled rows on their label's side, the rest at 0.5."""
+        """Settled rows on their label's side (``settled_at_edge``), the rest at 0.5. Under additive noise every
+        other row stays at 0.5: the site clamps a released log loss at 0, so a score near 0 would come back
+        censored (and a wrongly settled label would bias every later query)."""
         p = np.full(self.n, 0.5)
-        s = self.settled
-        p[s] = np.where(self.labels[s] == 1, 1.0 - self.p_lo, self.p_lo)
+        if self.settled_at_edge:
+            s = self.settled
+            p[s] = np.where(self.labels[s] == 1, 1.0 - self.p_lo, self.p_lo)
         return p
 
     def _posterior(
