@@ -9,15 +9,28 @@ Instead of assuming a bounded error (paper 001's τ), the attack models the nois
    gives the class balance ``π``, its spread the noise at a high score level. The residuals pick the noise
    model by likelihood (Laplace, Gaussian; multiplicative when the spread grows with the score) and its scale;
    rounding alone is modelled as noise of std ``δ/√12``.
-2. **A design for the noisy channel.** Every query puts every row at the clipping edge with a fresh random sign
-   (``p = eps`` or ``1 − eps``): the released mean is ``offset + Σ_i w_qi y_i + noise`` with ``|w_qi| = A/N``,
-   the largest per-row signal the metric allows, and every file differs, so averaging is built into the design
-   rather than bought with resubmissions.
-3. **Decoding under the noise model.** Approximate message passing with the binary prior
-   (:func:`attacks.noisy.decoder.amp`), then maximum likelihood under the fitted noise density, one label flip
-   at a time (:func:`~attacks.noisy.decoder.refine`), which also gives each label's posterior given the rest.
-   Queries are added in batches until the residuals fit the noise model (a labeling with even one wrong label
-   leaves residuals of variance ``σ² + (A/N)²`` in every query) and every posterior clears ``1 − target/N``.
+2. **A design for the noisy channel**, chosen by one row's weight ``c = A/N`` against the noise std ``σ``:
+
+   * ``c`` far above ``σ`` (small boards, a 1e-3 scale, rounding only, multiplicative noise on a small score):
+     **binary-weighted groups** (:mod:`attacks.noisy.groups`): a query weighs ``g = 1 + ⌊log2(c/(6σ))⌋`` rows
+     with ``c, c/2, …``, the others at 0.5 or, once settled, on their label's side; each group is decoded by its
+     exact posterior and queried again until sure. A group holds 3 to 12 rows, where the random-sign design
+     below names ~2.2 labels a query;
+   * otherwise **random signs**: every query puts every row at the clipping edge with a fresh random sign: the
+     released mean is ``offset + c·Σ_i s_qi y_i + noise``, the largest per-row signal the metric allows, and
+     every file differs, so averaging is built into the design rather than bought with resubmissions. The
+     signs are kept as float32 blocks (:class:`attacks.noisy.design.SignDesign`) so 25,000 rows fit.
+3. **Decoding under the noise model** (random signs). Approximate message passing with the binary prior
+   (:func:`attacks.noisy.decoder.amp_signs`), then maximum likelihood under the fitted noise density by label
+   flips whose gains all come from one ``Sᵀ`` product (:func:`~attacks.noisy.decoder.refine_signs`), which also
+   gives each label's posterior given the rest. Queries are added in batches until the residuals fit the noise
+   model (a labeling with even one wrong label leaves residuals of variance ``σ² + c²`` in every query) and every
+   posterior clears ``1 − target/N``; while AMP has stalled (its threshold is ~0.44·N queries) no refinement is
+   tried.
+
+Where the submissions go against the information bound: the random-sign design is limited by AMP's threshold
+(~0.44 queries a row whatever the noise, where :mod:`attacks.information` allows ``h(π)/C``, C ≈ 10–14 bits),
+the group design by the resolution ``c/σ`` (``log2`` of it labels a query).
 
 It only calls ``oracle.submit`` and reads ``n_rows``, ``n_classes``, ``metric``, ``eps`` and ``decimals``.
 """
@@ -31,7 +44,9 @@ from typing import Any
 import numpy as np
 
 from attacks import information
-from attacks.noisy.decoder import NoiseModel, amp, refine
+from attacks.noisy.decoder import NoiseModel, amp_signs, refine_signs
+from attacks.noisy.design import SignDesign
+from attacks.noisy.groups import ROUNDING_SPACING, SPACING, GroupDecoder, group_size
 from attacks.oracle import Oracle
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
@@ -109,12 +124,6 @@ def fit_noise(oracle: Oracle, probes: int) -> FittedNoise:
     return FittedNoise("gaussian", std, balance, std, len(pooled))
 
 
-def edge_rows(eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """For predictions ``[eps, 1 − eps]``: the per-row loss when the label is 0 and when it is 1."""
-    p = np.clip(np.array([eps, 1.0 - eps]), eps, 1.0 - eps)
-    return -np.log1p(-p), -np.log(p)
-
-
 #: The highest confidence a posterior reports (1.0 is kept for exact, confirmed labels).
 GUESS_CEILING = 1.0 - 1e-9
 
@@ -124,78 +133,99 @@ def noisy(
     oracle: Oracle,
     *,
     budget: int | None = None,
-    probes: int = 24,
+    probes: int | None = None,
     target: float = 1e-3,
-    start_ratio: float = 0.45,
-    step_ratio: float = 0.05,
+    start_ratio: float | None = None,
+    step_ratio: float = 0.03,
     max_ratio: int = 6,
+    groups: str = "auto",
     seed: int = 0,
 ) -> AttackResult:
     """Recover binary labels through noise (see the module docstring).
 
-    ``budget`` caps the submissions (probes included); ``target`` is the tolerated expected number of wrong
-    labels (each posterior must reach ``1 − target/N``); ``start_ratio``/``step_ratio`` size the first and each
-    further batch of design queries as a fraction of ``N``; without a ``budget`` it stops at ``max_ratio·N`` design
-    queries. Returns every row's best label, its posterior
-    (``details["confidence"]``) and ``details["complete"]`` (the stopping rule was met within the budget).
+    ``budget`` caps the submissions (probes included); ``probes`` defaults to :func:`default_probes`;
+    ``target`` is the tolerated expected number of wrong labels (each posterior must reach ``1 − target/N``);
+    ``start_ratio``/``step_ratio`` size the first and each further batch of design queries as a fraction of
+    ``N``; without a ``budget`` it stops at ``max_ratio·N`` design queries. ``groups`` (``"auto"``, ``"always"``,
+    ``"never"``) picks the binary-weighted group design of :mod:`attacks.noisy.groups` where one row's weight is
+    far above the noise (``auto``: when a group would hold at least ``GROUP_MIN`` rows). Returns every row's best
+    label, its posterior (``details["confidence"]``) and ``details["complete"]`` (the stopping rule was met within
+    the budget).
     """
     if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
         raise AttackFailed(f"noisy: needs binary log loss, not {oracle.metric} with {oracle.n_classes} classes")
     n, eps = oracle.n_rows, oracle.eps
     start_queries = oracle.queries
-    limit = budget if budget is not None else max_ratio * n + probes
-    fitted = fit_noise(oracle, min(probes, max(4, limit // 4)))
+    n_probes = default_probes(n) if probes is None else probes
+    limit = budget if budget is not None else max_ratio * n + n_probes
+    fitted = fit_noise(oracle, min(n_probes, max(4, limit // 4)))
     delta = 10.0 ** -oracle.decimals if oracle.decimals is not None else 1e-15
     floor = delta / math.sqrt(12)
-    loss0, loss1 = edge_rows(eps)
     rng = np.random.default_rng(seed)
-    weights: list[np.ndarray] = []
-    observed: list[float] = []
-    releases: list[float] = []
+    design = SignDesign(n, eps)
+    threshold = 1 - target / n
+    if _use_groups(design, fitted, floor, groups):
+        played = _play_groups(oracle, design, fitted, floor, threshold, limit - (oracle.queries - start_queries),
+                              rng, start_queries)
+        if played is not None:
+            return played
     labels = np.zeros(n, dtype=np.int64)
     confidence = np.full(n, 0.5)
     complete = False
     fit_stat = math.inf
-    want = math.ceil(start_ratio * n)
+    # AMP on this design needs ~0.44·N queries at best; on large boards each decoding costs a minute, so they
+    # start nearer that threshold.
+    want = math.ceil((start_ratio if start_ratio is not None else (0.3 if n < 5000 else 0.4)) * n)
     while True:
-        while len(weights) < want and oracle.queries - start_queries < limit:
-            side = rng.integers(0, 2, n)
-            released = _submit(oracle, np.where(side == 1, 1.0 - eps, eps))
-            if released is None:
-                continue
-            offset = float(loss0[side].sum()) / n
-            weights.append((loss1[side] - loss0[side]) / n)
-            observed.append(released - offset)
-            releases.append(released)
-        if not weights:
+        while len(design) < want and oracle.queries - start_queries < limit:
+            signs = rng.integers(0, 2, n) * 2 - 1
+            released = _submit(oracle, design.predictions(signs))
+            if released is not None:
+                design.add(signs, released)
+        if not len(design):
             break
-        w = np.array(weights)
-        r = np.array(observed)
-        noise = fitted.model_for(np.array(releases), floor)
+        r = design.observed()
+        noise = fitted.model_for(np.asarray(design.releases), floor)
         std = np.broadcast_to(noise.std(), r.shape)
-        x = amp(w, r, std, prior=fitted.balance)
-        labels, confidence = refine(w, r, noise, (x > 0.5).astype(np.int64), prior=fitted.balance,
-                                    max_flips=n // 10 + 10)
-        residual = (r - w @ labels) / std
+        x = amp_signs(design, r, std, prior=fitted.balance)
+        out_of_budget = oracle.queries - start_queries >= limit
+        if float(np.mean(np.minimum(x, 1 - x) > 0.01)) > AMP_UNDECIDED and not out_of_budget:
+            # AMP stalled below its threshold: flips cannot rescue that (and cost minutes at 25,000 rows).
+            labels, confidence = (x > 0.5).astype(np.int64), np.maximum(x, 1 - x)
+            want = len(design) + max(1, math.ceil(step_ratio * n))
+            continue
+        labels, confidence = refine_signs(design, r, noise, (x > 0.5).astype(np.int64), prior=fitted.balance)
+        residual = (r - design.unit * design.matvec(labels.astype(np.float64))) / std
         kurt = 6.0 if noise.kind == "laplace" else 3.0
         fit_stat = float(np.mean(residual**2))
         # The scale came from ``fitted.probes`` residuals: allow its sampling error as well as the residuals'.
-        # A wrong label adds (A/N)² to every query's residual variance, so the test never needs to be finer
-        # than half of that.
-        unit2 = float(np.mean(w**2)) / float(np.mean(std**2))
-        slack = 4 * math.sqrt((kurt - 1) / len(r)) + 2 * math.sqrt((kurt - 1) / fitted.probes)
+        # A wrong label adds c² to every query's residual variance, so the test never needs to be finer than
+        # half of that.
+        unit2 = design.unit**2 / float(np.mean(std**2))
+        # The probes' term uses Laplace's kurtosis whatever kind won: 24 Laplace draws are often read as a
+        # Gaussian 30 % narrower (seen at 25,000 rows), and the test must not then refuse a right labeling.
+        slack = 4 * math.sqrt((kurt - 1) / len(r)) + 3 * math.sqrt(5 / fitted.probes)
         fits = fit_stat <= max(1 + slack, 1 + 0.5 * unit2) + 0.5 * (fitted.kind == "rounding")
         # Posteriors with the scale the design residuals themselves show (many more than the probes; inflated,
         # hence conservative, if a label is still wrong).
         rescale = math.sqrt(max(fit_stat, 1.0))
         noise = NoiseModel(noise.kind, np.asarray(noise.scale) * rescale)
-        labels, confidence = refine(w, r, noise, labels, prior=fitted.balance, max_flips=n // 10 + 10)
-        if fits and confidence.min() >= 1 - target / n:
+        labels, confidence = refine_signs(design, r, noise, labels, prior=fitted.balance)
+        if fits and confidence.min() >= threshold:
             complete = True
             break
         if oracle.queries - start_queries >= limit:
             break
-        want = len(weights) + max(1, math.ceil(step_ratio * n))
+        want = len(design) + max(1, math.ceil(step_ratio * n))
+    return _result(oracle, fitted, labels, confidence, complete, start_queries, fit_stat,
+                   design="signs", design_queries=len(design))
+
+
+def _result(
+    oracle: Oracle, fitted: FittedNoise, labels: np.ndarray, confidence: np.ndarray, complete: bool,
+    start_queries: int, fit_stat: float, *, design: str, design_queries: int,
+) -> AttackResult:
+    n = oracle.n_rows
     used = oracle.queries - start_queries
     bits = _bound(oracle, fitted)
     return AttackResult(
@@ -207,13 +237,83 @@ def noisy(
             "confidence": confidence,
             "complete": complete,
             "noise": {"kind": fitted.kind, "scale": fitted.scale, "std": fitted.std, "balance": fitted.balance},
-            "design_queries": len(weights),
+            "design": design,
+            "design_queries": design_queries,
+            "probes": fitted.probes,
             "fit": fit_stat,
             "bound_bits_per_query": bits,
             "bound_queries": information.queries_lower_bound(n, bits, fitted.balance),
             "bits_per_query": information.label_entropy_bits(n, fitted.balance) / max(used, 1),
         },
     )
+
+
+#: Share of rows AMP leaves between 1 % and 99 % above which another batch is sent before any refinement.
+AMP_UNDECIDED = 0.02
+#: Residual noise over the probes' beyond which the group design is abandoned for the random-sign one.
+GROUP_FACTOR_LIMIT = 3.0
+#: Rows per group from which the group design beats the random-sign one (AMP needs ~0.45 queries a row).
+GROUP_MIN = 3
+
+
+def _noise_std_at(fitted: FittedNoise, level: float, floor: float) -> float:
+    return float(np.asarray(fitted.model_for(np.array([level]), floor).std()).ravel()[0])
+
+
+def _group_std(design: SignDesign, fitted: FittedNoise, floor: float, waiting: int) -> float:
+    """The noise std a group query meets: its score is ``ln 2`` per waiting row plus about ``c`` for the group."""
+    level = math.log(2) * waiting / design.n + design.unit
+    return _noise_std_at(fitted, level, floor)
+
+
+def _use_groups(design: SignDesign, fitted: FittedNoise, floor: float, groups: str) -> bool:
+    if groups != "auto":
+        return groups == "always"
+    # A multiplicative noise shrinks with the score as rows settle: judge it at half the rows waiting.
+    return group_size(design.unit, _group_std(design, fitted, floor, design.n // 2), _spacing(fitted)) >= GROUP_MIN
+
+
+def _spacing(fitted: FittedNoise) -> float:
+    return ROUNDING_SPACING if fitted.kind == "rounding" else SPACING
+
+
+def _play_groups(
+    oracle: Oracle, design: SignDesign, fitted: FittedNoise, floor: float, threshold: float, left: int,
+    rng: np.random.Generator, start_queries: int,
+) -> AttackResult | None:
+    """The group design (:mod:`attacks.noisy.groups`); None when the residuals show it cannot be trusted."""
+    n = design.n
+    decoder = GroupDecoder(oracle, design.p_lo, fitted.balance,
+                           lambda level: fitted.model_for(np.array([level]), floor), threshold, fitted.probes,
+                           settled_at_edge=fitted.kind in ("multiplicative", "rounding"))
+    order = rng.permutation(n)
+    done = 0
+    while done < n and decoder.queries < left:
+        std = _group_std(design, fitted, floor, n - done) * decoder.factor
+        g = min(group_size(design.unit, std, _spacing(fitted)), n - done)
+        decoder.run_group(order[done:done + g], rng, left - decoder.queries)
+        done += g
+        if decoder.factor > GROUP_FACTOR_LIMIT and len(decoder.groups) >= 3:
+            # The noise is far from what the probes showed (a wrongly picked kind, say): a settled label may be
+            # wrong and bias every later query. The random-sign design does not depend on settled labels.
+            return None
+    decoder.recheck(rng, left - decoder.queries)
+    fit_stat = decoder.fit
+    count = decoder._count
+    kurt = 6.0 if fitted.kind == "laplace" else 3.0
+    # The fit is judged at the scale the residuals themselves show (decoder.factor): what remains is whether
+    # the probes and the residuals agree, within both samples' error.
+    slack = 4 * math.sqrt((kurt - 1) / max(count, 1)) + 4 * math.sqrt((kurt - 1) / fitted.probes)
+    fits = fit_stat / decoder.factor**2 <= 1 + slack + 0.5 * (fitted.kind == "rounding")
+    confidence = decoder.confidence
+    complete = bool(done >= n and fits and confidence.min() >= threshold)
+    return _result(oracle, fitted, decoder.labels, confidence, complete, start_queries, fit_stat,
+                   design="groups", design_queries=decoder.queries)
+
+
+def default_probes(n: int) -> int:
+    """Noise probes: 24, fewer on small boards where they would be a large share of the submissions."""
+    return int(min(24, max(12, n // 10)))
 
 
 def _bound(oracle: Oracle, fitted: FittedNoise) -> float:

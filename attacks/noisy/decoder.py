@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from attacks.noisy.design import SignDesign
+
 
 @dataclass(frozen=True)
 class NoiseModel:
@@ -122,3 +124,89 @@ def brute_force(
     post = np.exp(logpost - logpost.max())
     post /= post.sum()
     return cands[int(np.argmax(logpost))], post @ cands
+
+
+def amp_signs(
+    design: SignDesign, r: np.ndarray, noise_std: np.ndarray | float, *, prior: float = 0.5, iterations: int = 60,
+    damping: float = 0.3, start: np.ndarray | None = None,
+) -> np.ndarray:
+    """:func:`amp` for the weights ``c·S`` of a :class:`~attacks.noisy.design.SignDesign`, without ever forming
+    the matrix: each iteration is one ``S x`` and one ``Sᵀ z`` over the stored blocks. ``start`` warm-starts the
+    posterior means (the previous decoding's, when queries were added)."""
+    m, n = len(design), design.n
+    std = np.broadcast_to(np.asarray(noise_std, dtype=np.float64), (m,))
+    ref = float(np.median(std))
+    row = ref / std  # whitening, as in amp
+    unit = design.unit * math.sqrt(float(np.sum(row**2)))  # column norm of the whitened weights
+    a = design.unit * row / unit  # f = diag(a)·S
+    y = np.asarray(r, dtype=np.float64) * row / unit
+    logit_prior = math.log(prior / (1 - prior))
+    x = np.full(n, prior) if start is None else np.clip(np.asarray(start, dtype=np.float64), 1e-6, 1 - 1e-6)
+    z = y - design.matvec(x, a)
+    for _ in range(iterations):
+        tau2 = max(float(z @ z) / m, 1e-30)
+        rhat = x + design.rmatvec(z, a)
+        x_new = _sigmoid((rhat - 0.5) / tau2 + logit_prior)
+        v_new = x_new * (1 - x_new)
+        x_new = damping * x + (1 - damping) * x_new
+        z = y - design.matvec(x_new, a) + (n / m) * float(v_new.mean()) / tau2 * z
+        if np.max(np.abs(x_new - x)) < 1e-9:
+            x = x_new
+            break
+        x = x_new
+    return np.asarray(x)
+
+
+def sign_gains(
+    design: SignDesign, residual: np.ndarray, noise: NoiseModel, labels: np.ndarray, prior: float
+) -> np.ndarray:
+    """Each label's log-posterior gain from flipping it, the others fixed, with one ``Sᵀ`` product.
+
+    Flipping label ``i`` moves residual ``q`` by ``−c·s_qi·d_i`` (``d_i = 1 − 2y_i``), one of two values per
+    query: with ``g±(q) = ℓ(res_q ∓ c) − ℓ(res_q)`` the gain is ``Σ_q (g⁺+g⁻)/2 + d_i·(Sᵀ (g⁺−g⁻)/2)_i`` plus the
+    prior's term, whatever the log-density ``ℓ`` (Laplace's is not quadratic, so no closed form otherwise)."""
+    c = design.unit
+    base = noise.loglik(residual)
+    g_plus = noise.loglik(residual - c) - base
+    g_minus = noise.loglik(residual + c) - base
+    d = 1 - 2 * np.asarray(labels, dtype=np.float64)
+    logit_prior = math.log(prior / (1 - prior))
+    return float(np.sum(g_plus + g_minus)) / 2 + d * design.rmatvec((g_plus - g_minus) / 2) + d * logit_prior
+
+
+def refine_signs(
+    design: SignDesign, r: np.ndarray, noise: NoiseModel, start: np.ndarray, *, prior: float = 0.5,
+    rounds: int = 200,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`refine` for a :class:`~attacks.noisy.design.SignDesign` at scale: each round computes every gain
+    with :func:`sign_gains` and flips all labels that gain, keeping the flips only if the log-posterior rose
+    (else it flips the best one alone, which always gains). Returns the labels and each one's posterior given
+    the rest."""
+    y = np.asarray(start, dtype=np.int64).copy()
+    r = np.asarray(r, dtype=np.float64)
+    residual = r - design.unit * design.matvec(y.astype(np.float64))
+    logit_prior = math.log(prior / (1 - prior))
+
+    def objective(res: np.ndarray, labels: np.ndarray) -> float:
+        return float(noise.loglik(res).sum()) + float(labels.sum()) * logit_prior
+
+    gains = sign_gains(design, residual, noise, y, prior)
+    for _ in range(rounds):
+        flip = np.flatnonzero(gains > 1e-12)
+        if len(flip) == 0:
+            break
+        current = objective(residual, y)
+        if len(flip) > 1:
+            trial = y.copy()
+            trial[flip] ^= 1
+            res_trial = r - design.unit * design.matvec(trial.astype(np.float64))
+            if objective(res_trial, trial) > current:
+                y, residual = trial, res_trial
+                gains = sign_gains(design, residual, noise, y, prior)
+                continue
+        best = int(np.argmax(gains))
+        residual = residual - design.unit * design.column(best) * (1 - 2 * y[best])
+        y[best] ^= 1
+        gains = sign_gains(design, residual, noise, y, prior)
+    confidence = _sigmoid(-np.clip(gains, -700, 700))
+    return y, confidence
