@@ -13,6 +13,7 @@ from __future__ import annotations
 from attacks import auto, balance, boosting, paper000, paper004  # noqa: F401
 from attacks import capacity as _capacity  # noqa: F401  (registers capacity, capacity_split)
 from attacks import noisy as _noisy  # noqa: F401  (registers noisy)
+from attacks import subset as _subset  # noqa: F401  (registers subsetting, randomized_response)
 from attacks.oracle import LocalOracle, Oracle
 from attacks.registry import available, register, run
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused

@@ -93,6 +93,30 @@ def best_guess_plan(
     return Plan("majority", {"rates": report.balance}, reason)
 
 
+def label_side_plan(oracle: Oracle, report: Fingerprint, names: set[str] | None = None,
+                    *, after_failure: bool = False) -> Plan | None:
+    """The attack of :mod:`attacks.subset` for a binary log-loss board whose rows or labels are redrawn per
+    submission without noise: ``subsetting`` when a fresh subset is seen, ``randomized_response`` when fresh
+    flips are. ``after_failure``: an exact attack failed on a board that looked plain — a fresh subset (when
+    fewer than every row seemed scored) or fresh flips are then the likely cause."""
+    names = set(load_attacks()) if names is None else names
+    plain = (oracle.metric == "binary_logloss" and oracle.n_classes == 2 and not report.noise and not report.ladder
+             and not report.rejected and not report.released_nothing
+             and str(getattr(oracle, "arithmetic", "float64")) == "float64")
+    if not plain:
+        return None
+    if report.subsetting and "subsetting" in names:
+        return Plan("subsetting", {}, "a fresh random subset of rows is scored per submission: exact decoding "
+                    "with the not-scored state modelled (ternary and heavy rows, every outcome enumerated)")
+    if report.fresh_flips and "randomized_response" in names:
+        return Plan("randomized_response", {}, "the same row's label flipped between submissions (fresh randomized "
+                    "response): exact per-query observations voted by a sequential likelihood-ratio test")
+    if after_failure and "randomized_response" in names and report.public_fraction is None:
+        return Plan("randomized_response", {}, "an exact attack's labels did not hold on a board without noise: "
+                    "fresh randomized response is the likely cause (the attack measures the flip rate)")
+    return None
+
+
 def choose(
     oracle: Oracle,
     report: Fingerprint,
@@ -127,6 +151,9 @@ def choose(
                      "score released", margin=CAMOUFLAGE_MARGIN)
     if report.ladder:
         return guess("released scores stick (Ladder/threshold): only improvements are seen", accept="improvement")
+    label_side = label_side_plan(oracle, report, names)
+    if label_side is not None:
+        return Plan(label_side.attack, {**label_side.params, **params}, label_side.reason)
     if report.subsetting:
         return guess("a fresh random subset of rows is scored per submission: no exact attack applies")
     if oracle.metric == "binary_logloss" and binary:

@@ -1,0 +1,138 @@
+"""Probe groups whose every outcome decodes exactly from one rounded release (see :mod:`attacks.subset`).
+
+A released mean over ``m`` scored rows pins ``T`` (the probe group's summed ``loss − ln 2``) to a window of
+width ``W ≈ m·10^-decimals``. A row at ``p > 1/2`` contributes ``0`` (not scored), ``c0 = −ln(2(1−p)) > 0``
+(label 0) or ``c1 = −ln(2p) ∈ (−ln 2, 0)`` (label 1): three states, one of them never further than ``ln 2`` from
+"not scored". Two kinds of digits, lowest first:
+
+* **ternary** rows (:func:`subset_design`): ``|c1| = ln(2p)`` just above the span ``L`` of everything below
+  plus ``W`` (so are the gaps to ``c0 > |c1|``): each row triples the span; they stop while the whole ternary
+  part stays below one count unit (next item). Each reveals its label whenever it is scored.
+* **heavy** rows: ``c_big`` above all below (``p`` near 1 or near 0, alternating which label is heavy), so
+  "scored with the heavy label" is read off exactly; their light states (``≈ −ln 2`` each) add up to a *count*
+  of light rows, read off too (the ternary part fits inside one count unit). Heavy label: exact; light label:
+  exact when the count says every non-heavy row of the group was scored (probability ``f^{J}`` or so).
+
+Randomized response without subsetting has two states per row (:func:`binary_design`): superincreasing
+logit gaps, ``log2(A/W)`` rows per query, each row's (flipped) label read off exactly.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+LN2 = math.log(2.0)
+
+
+@dataclass(frozen=True)
+class SubsetDesign:
+    """``ternary`` predictions (lowest digit first), then ``heavy`` magnitudes ``a`` (a heavy row is submitted at
+    ``1 − e^-a/2`` or ``e^-a/2``), for a window ``width``."""
+
+    width: float
+    ternary: tuple[float, ...]
+    heavy: tuple[float, ...]
+
+    @property
+    def rows(self) -> int:
+        return len(self.ternary) + len(self.heavy)
+
+    def expected_labels(self, fraction: float) -> float:
+        """Labels one query is expected to reveal when each row is scored with probability ``fraction``."""
+        j = len(self.heavy)
+        # A heavy row: its heavy label (half the time) whenever scored; its light label when every row of the
+        # group's heavy part was scored (then the count leaves no doubt).
+        return fraction * len(self.ternary) + j * fraction * (0.5 + 0.5 * fraction ** max(j - 1, 0))
+
+    def max_abs_sum(self) -> float:
+        """The most ``|T|`` this design can produce (sizes the window's subset-size term)."""
+        pos = sum(-math.log(2 * (1 - p)) for p in self.ternary) + sum(self.heavy)
+        neg = sum(math.log(2 * p) for p in self.ternary) + LN2 * len(self.heavy)
+        return max(pos, neg)
+
+
+def _light(a: float) -> float:
+    """``|light state|`` of a heavy row of magnitude ``a``: ``ln(2 − e^-a)`` (just under ln 2)."""
+    return math.log(2.0 - math.exp(-a))
+
+
+def subset_design(width: float, eps: float, *, margin: float = 0.1, fraction: float = 0.5,
+                  heavy_floors: tuple[float, ...] = (3.0, 4.0, 5.0, 6.0, 8.0)) -> SubsetDesign:
+    """The design with the most expected labels per query for window ``width`` (over the heavy rows' least
+    magnitude: a smaller one fits more heavy rows, a larger one keeps their light states closer to ``ln 2``,
+    which leaves more room to the ternary rows)."""
+    best: SubsetDesign | None = None
+    for floor in heavy_floors:
+        design = _design(width, eps, margin, floor)
+        if best is None or design.expected_labels(fraction) > best.expected_labels(fraction):
+            best = design
+    assert best is not None
+    return best
+
+
+def _design(width: float, eps: float, margin: float, floor: float) -> SubsetDesign:
+    top = -math.log(2 * eps) * (1 - 1e-9)  # the largest heavy contribution (p = 1 − eps)
+    # Heavy rows first, on top of a ternary part of span at most one count unit (their least light state) less
+    # their spread: the count of light rows must decode whatever the ternary rows did.
+    unit = _light(floor)
+    heavy: list[float] = []
+    span = 0.0
+    # Reserve the ternary part's room; the heavy rows sit above it.
+    for _ in range(12):
+        need = (1 + margin) * (span + unit + width) if heavy else (1 + margin) * (unit + width + unit)
+        a = max(floor, need)
+        if a > top:
+            break
+        heavy.append(a)
+        span += a + _light(a)
+    spread = sum(LN2 - _light(a) for a in heavy)
+    room = unit * (1 - margin) - spread - width
+    ternary: list[float] = []
+    low = 0.0  # span of the ternary digits placed so far
+    while True:
+        gap = (1 + margin) * (low + width + spread)
+        if gap >= LN2:
+            break
+        p = math.exp(gap) / 2
+        c0 = -math.log(2 * (1 - p))
+        new = low + gap + c0
+        if heavy and new > room:
+            break
+        ternary.append(p)
+        low = new
+        if len(ternary) > 40:
+            break
+    # The heavy rows were sized for a ternary part of span ``unit``; with the real (smaller) one they could be
+    # lighter, but their floor usually dominates. Re-size them on the actual span to be sure they are enough.
+    heavy_fixed: list[float] = []
+    span = low
+    for _ in heavy:
+        a = max(floor, (1 + margin) * (span + width + spread + LN2))
+        if a > top:
+            break
+        heavy_fixed.append(a)
+        span += a + LN2
+    return SubsetDesign(width, tuple(ternary), tuple(heavy_fixed))
+
+
+def heavy_prediction(a: float, heavy_label: int) -> float:
+    """The prediction whose ``heavy_label`` contributes ``+a`` (the other label ``≈ −ln 2``)."""
+    tail = math.exp(-a) / 2
+    return 1.0 - tail if heavy_label == 0 else tail
+
+
+def binary_design(width: float, eps: float, *, margin: float = 0.1) -> tuple[float, ...]:
+    """Predictions ``p_k > 1/2`` with superincreasing gaps ``|c0 − c1| = ln(p/(1−p))`` (each above ``(1 +
+    margin)×`` the span below plus ``width``): every pair of (flipped) labelings of these rows releases scores
+    more than a window apart, so one release gives every label."""
+    top = math.log((1 - eps) / eps)
+    out: list[float] = []
+    span = 0.0
+    while True:
+        gap = (1 + margin) * (span + width)
+        if gap > top:
+            break
+        out.append(1.0 / (1.0 + math.exp(-gap)))
+        span += gap
+    return tuple(out)
