@@ -366,7 +366,8 @@ def _row_probes(prober: _Prober, report: Fingerprint, n: int, base: float, previ
             report.subsetting = abs(again) <= tol or abs(again - moved[0]) > max(2 * tol, abs(moved[0]) / 2)
             # Both moves exactly a label's value with every row scored, one of each label: the label flipped.
             full = [(loss - LN2) / n for loss in (-math.log(ROW_PROBE), -math.log(1 - ROW_PROBE))]
-            if report.subsetting and all(min(abs(m - v) for v in full) <= tol for m in (again, moved[0])) and (
+            # Each move is a difference of two rounded releases: within two tolerances of its exact value.
+            if report.subsetting and all(min(abs(m - v) for v in full) <= 2 * tol for m in (again, moved[0])) and (
                     again * moved[0] < 0):
                 report.subsetting = False
                 report.fresh_flips = True

@@ -64,56 +64,53 @@ def subset_design(width: float, eps: float, *, margin: float = 0.1, fraction: fl
     which leaves more room to the ternary rows)."""
     best: SubsetDesign | None = None
     for floor in heavy_floors:
-        design = _design(width, eps, margin, floor)
+        design = _design(width, eps, margin, floor, fraction)
         if best is None or design.expected_labels(fraction) > best.expected_labels(fraction):
             best = design
     assert best is not None
     return best
 
 
-def _design(width: float, eps: float, margin: float, floor: float) -> SubsetDesign:
+def _design(width: float, eps: float, margin: float, floor: float, fraction: float = 0.5) -> SubsetDesign:
+    """The best design whose heavy rows weigh at least ``floor``, over the number of heavy rows ``J``."""
+    best = SubsetDesign(width, (), ())
+    for j in range(0, 9):
+        design = _design_with(width, eps, margin, floor, j)
+        if design is not None and design.expected_labels(fraction) > best.expected_labels(fraction):
+            best = design
+    return best
+
+
+def _design_with(width: float, eps: float, margin: float, floor: float, j: int) -> SubsetDesign | None:
     top = -math.log(2 * eps) * (1 - 1e-9)  # the largest heavy contribution (p = 1 − eps)
-    # Heavy rows first, on top of a ternary part of span at most one count unit (their least light state) less
-    # their spread: the count of light rows must decode whatever the ternary rows did.
+    # Every heavy row weighs at least ``floor``, so its light state is within ``spread`` of −ln 2: the light
+    # rows' sum is a count in units of at least ``unit``, known to within the heavy rows' total spread.
     unit = _light(floor)
-    heavy: list[float] = []
-    span = 0.0
-    # Reserve the ternary part's room; the heavy rows sit above it.
-    for _ in range(12):
-        need = (1 + margin) * (span + unit + width) if heavy else (1 + margin) * (unit + width + unit)
-        a = max(floor, need)
-        if a > top:
-            break
-        heavy.append(a)
-        span += a + _light(a)
-    spread = sum(LN2 - _light(a) for a in heavy)
-    room = unit * (1 - margin) - spread - width
+    spread = j * (LN2 - unit)
+    room = unit * (1 - margin) - spread - width if j else math.inf
     ternary: list[float] = []
     low = 0.0  # span of the ternary digits placed so far
-    while True:
+    while len(ternary) < 40:
         gap = (1 + margin) * (low + width + spread)
         if gap >= LN2:
             break
         p = math.exp(gap) / 2
-        c0 = -math.log(2 * (1 - p))
-        new = low + gap + c0
-        if heavy and new > room:
+        new = low + gap - math.log(2 * (1 - p))
+        if new > room:
             break
         ternary.append(p)
         low = new
-        if len(ternary) > 40:
-            break
-    # The heavy rows were sized for a ternary part of span ``unit``; with the real (smaller) one they could be
-    # lighter, but their floor usually dominates. Re-size them on the actual span to be sure they are enough.
-    heavy_fixed: list[float] = []
-    span = low
-    for _ in heavy:
-        a = max(floor, (1 + margin) * (span + width + spread + LN2))
+    # Heavy row k must stand above everything else any outcome can add: the ternary span, the heavy rows below
+    # it at full weight, and the light states of *every* other heavy row (up to ln 2 each), plus the window.
+    heavy: list[float] = []
+    below = 0.0
+    for _ in range(j):
+        a = max(floor, (1 + margin) * (low + width + below + (j - 1) * LN2 + spread))
         if a > top:
-            break
-        heavy_fixed.append(a)
-        span += a + LN2
-    return SubsetDesign(width, tuple(ternary), tuple(heavy_fixed))
+            return None
+        heavy.append(a)
+        below += a
+    return SubsetDesign(width, tuple(ternary), tuple(heavy))
 
 
 def heavy_prediction(a: float, heavy_label: int) -> float:
