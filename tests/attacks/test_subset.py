@@ -49,7 +49,7 @@ def test_the_decoder_finds_exactly_the_assignments_brute_force_finds(seed: int) 
 
 def test_a_label_is_reported_only_when_every_consistent_assignment_agrees() -> None:
     codes = [row_code(0, 0.9, EPS), row_code(1, 0.6, EPS)]
-    both = [(1, 0), (1, 2)]  # row 0 scored as 0 in both; row 1 not scored or label 1
+    both: list[tuple[int, ...]] = [(1, 0), (1, 2)]  # row 0 scored as 0 in both; row 1 not scored or label 1
     assert agreed_labels(codes, both) == {0: 0}
     assert agreed_labels(codes, [(0, 1)]) == {1: 0}  # a row not scored tells nothing
     assert codes[0].states[0] == NOT_SCORED
@@ -99,7 +99,7 @@ def test_subsetting_recovers_every_label_exactly(n: int, fraction: float, same_f
     oracle = subset_board(y, fraction=fraction, same_file=same_file)
     result = attacks.run("subsetting", oracle)
     assert (result.labels == y).all()
-    assert (result.confidence == 1.0).all()
+    assert (result.fill_confidence() == 1.0).all()
     m = math.ceil(fraction * n - 1e-9)
     assert result.details["subset_size"] == [m, m]  # estimated, not told
     assert result.details["bound_queries"] < result.queries < 6 * result.details["bound_queries"]
@@ -117,7 +117,7 @@ def test_a_budget_cut_returns_only_exact_labels() -> None:
     known = result.labels >= 0
     assert result.queries == 10 and 0 < known.sum() < 171
     assert (result.labels[known] == y[known]).all()
-    assert (result.confidence[~known] == 0).all()
+    assert (result.fill_confidence()[~known] == 0).all()
 
 
 @pytest.mark.parametrize("seed", range(3))
