@@ -221,10 +221,14 @@ def subsetting_attack(
             if k < len(group):
                 probe.add(int(group[k]), p, eps)
                 k += 1
+        decoded_labels = labels[labels >= 0]
+        majority = int(decoded_labels.mean() > 0.5) if len(decoded_labels) else 0
         for a in design.heavy:
             if k < len(group):
                 row = int(group[k])
-                probe.add(row, heavy_prediction(a, int((row + seen[row]) % 2)), eps)
+                # The heavy label is read whenever the row is scored: the likelier class first, then the other
+                # (a row left open by its light label is heavy on its next probe).
+                probe.add(row, heavy_prediction(a, majority ^ int(seen[row] % 2)), eps)
                 k += 1
         seen[group] += 1
         play(probe)

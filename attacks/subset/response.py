@@ -80,7 +80,7 @@ def randomized_response_attack(
     p: float | None = None,
     max_queries: int | None = None,
     target: float = 1e-2,
-    margin: float = 0.1,
+    margin: float = 0.02,
     max_repeats: int = 60,
 ) -> AttackResult:
     """Every row's most likely label and its posterior (see the module docstring). ``p``: the disclosed flip
