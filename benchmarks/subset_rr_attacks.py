@@ -88,9 +88,10 @@ def main() -> None:
         for name in args.defenses.split(","):
             attack, defense, same_file = DEFENSES[name]
 
-            def board() -> LocalOracle:
+            def board(y: np.ndarray = y, defense: dict[str, Any] = defense, same_file: bool = same_file
+                      ) -> LocalOracle:
                 return LocalOracle(y, decimals=5, defenses=[defense], same_file_same_score=same_file,
-                                   seed=100 + args.seed)  # noqa: B023
+                                   seed=100 + args.seed)
 
             started = time.perf_counter()
             result = attacks.run(attack, board())
