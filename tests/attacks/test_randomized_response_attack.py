@@ -102,3 +102,13 @@ def test_auto_on_fresh_randomized_response_with_a_small_budget_stays_above_the_m
     result = attacks.run("auto", rr_board(y, 0.2), budget=budget)
     assert result.accuracy(y) >= max(y.mean(), 1 - y.mean())
     assert result.queries <= budget
+
+
+def test_the_fingerprint_tells_a_flipped_row_from_a_subset() -> None:
+    """A row probed twice that moved the mean as label 0, then as label 1 (both with every row scored): fresh
+    flips, not subsetting. (Seeded: this board flips the re-probed row.)"""
+    from attacks.fingerprint import fingerprint
+
+    report = fingerprint(rr_board(seeded_labels(171, 11), 0.2))
+    assert report.fresh_flips and not report.subsetting
+    assert any("fresh flips" in line for line in report.describe())

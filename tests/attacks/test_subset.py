@@ -145,3 +145,14 @@ def test_auto_on_a_subsetting_board_never_falls_below_the_majority_class(budget:
     result = attacks.run("auto", subset_board(y, fraction=0.9), budget=budget)
     assert result.accuracy(y) >= max(y.mean(), 1 - y.mean())
     assert result.queries <= budget
+
+
+def test_the_fingerprint_sees_a_subset_from_how_far_one_row_moves_the_mean() -> None:
+    """Every row is public, yet a row moves the mean by (loss − ln 2)/154, not /171: rows are subsampled."""
+    from attacks.fingerprint import fingerprint
+
+    report = fingerprint(subset_board(seeded_labels(171, 6), fraction=0.9))
+    assert report.subsetting and not report.fresh_flips
+    assert report.scored_rows_estimate == pytest.approx(154, rel=0.02)
+    plain = fingerprint(LocalOracle(seeded_labels(171, 6), decimals=5))
+    assert not plain.subsetting and not plain.fresh_flips
