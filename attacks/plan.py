@@ -5,9 +5,12 @@ The order, strongest first (every pick states its reason in :attr:`Plan.reason`)
 * probes refused or withheld (a probe detector, an exhausted privacy budget): the exact attacks need every
   score, so the best guess: ``boosting`` on a binary board (with ±0.25 vectors, which are not the 0/1 vectors
   a detector looks for), else ``majority``;
-* a board that re-releases earlier scores (Ladder, threshold) or scores a fresh random subset per
-  submission: no exact attack applies; ``boosting`` (Blum & Hardt) with the class balance as its floor, with
-  ``accept="improvement"`` against a Ladder;
+* a board that re-releases earlier scores (Ladder, threshold): no exact attack applies; ``boosting`` (Blum &
+  Hardt) with the class balance as its floor, with ``accept="improvement"``;
+* binary log loss without noise, a fresh random subset scored per submission: ``subsetting`` (exact, the
+  not-scored state modelled); the same row's label flipping between submissions (fresh randomized response):
+  ``randomized_response`` (exact observations voted per row). ``auto`` also turns to the latter when
+  ``capacity`` fails on a board that looked plain (:func:`label_side_plan` with ``after_failure``);
 * binary log loss, float64, no noise, every row scored: ``capacity`` (ours, most labels per query), with
   the observed decimals;
 * binary log loss, only the public split scored: ``capacity_split`` (tells "not public" from "label 0");

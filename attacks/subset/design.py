@@ -13,14 +13,16 @@ width ``W ≈ m·10^-decimals``. A row at ``p > 1/2`` contributes ``0`` (not sco
   of light rows, read off too (the ternary part fits inside one count unit). Heavy label: exact; light label:
   exact when the count says every non-heavy row of the group was scored (probability ``f^{J}`` or so).
 
-Randomized response without subsetting has two states per row (:func:`binary_design`): superincreasing
-logit gaps, ``log2(A/W)`` rows per query, each row's (flipped) label read off exactly.
+Randomized response without subsetting has two states per row (:func:`binary_design`): logit gaps on a
+Conway–Guy set, about ``log2(A/W) + 1`` rows per query, each row's (flipped) label read off exactly.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+
+from attacks.capacity.design import conway_guy_set
 
 LN2 = math.log(2.0)
 
@@ -119,14 +121,27 @@ def heavy_prediction(a: float, heavy_label: int) -> float:
     return 1.0 - tail if heavy_label == 0 else tail
 
 
+#: Conway–Guy groups at most this large (their elements are all of one size, so the decoder's work grows as 2^K).
+CONWAY_GUY_MAX = 17
+
+
 def binary_design(width: float, eps: float, *, margin: float = 0.1) -> tuple[float, ...]:
-    """Predictions ``p_k > 1/2`` with superincreasing gaps ``|c0 − c1| = ln(p/(1−p))`` (each above ``(1 +
-    margin)×`` the span below plus ``width``): every pair of (flipped) labelings of these rows releases scores
-    more than a window apart, so one release gives every label."""
+    """Predictions ``p_k > 1/2`` whose logit gaps ``|c0 − c1| = ln(p/(1−p))`` are a Conway–Guy set scaled by
+    ``(1 + margin)·width`` (:func:`attacks.capacity.design.conway_guy_set`: distinct subset sums, one or two
+    rows more than powers of two): every pair of (flipped) labelings of these rows releases scores more than
+    a window apart, so one release gives every label."""
     top = math.log((1 - eps) / eps)
+    unit = (1 + margin) * width
+    size = 0
+    while size < CONWAY_GUY_MAX and max(conway_guy_set(size + 1), default=0) * unit <= top:
+        size += 1
+    if size < CONWAY_GUY_MAX:
+        return tuple(1.0 / (1.0 + math.exp(-unit * g)) for g in sorted(conway_guy_set(size)))
+    # A fine release: superincreasing gaps (the exhaustive decoder prunes them at once, while Conway–Guy
+    # elements are all of one size and would make it enumerate).
     out: list[float] = []
     span = 0.0
-    while True:
+    while len(out) < 60:
         gap = (1 + margin) * (span + width)
         if gap > top:
             break
