@@ -60,7 +60,9 @@ def bound_bits(defense: dict[str, Any], n: int) -> float:
 def note_for(result: attacks.AttackResult, y: np.ndarray) -> str:
     d = result.details
     if result.attack == "subsetting":
-        return f"{d['design']['ternary']}+{d['design']['heavy']} rows/query, m={d['subset_size'][0]}"
+        lo, hi = d["subset_size"]
+        size = f"m={lo}" if lo == hi else f"m in [{lo}, {hi}]"
+        return f"{d['design']['ternary']}+{d['design']['heavy']} rows/query, {size}"
     if result.attack == "randomized_response":
         return f"p̂={d['flip_rate']:.3f}, {d['observations_per_row']:.1f} obs/row, K={d['group_rows']}"
     return f"flipped share {float((result.labels != y).mean()):.4f} (ceiling 1 − share)"
