@@ -43,12 +43,13 @@ from attacks.confirm import confirm as confirm_claims
 from attacks.confirm import slack_from
 from attacks.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
 from attacks.oracle import Oracle, Released
-from attacks.plan import CAMOUFLAGE_MARGIN, Plan, best_guess_plan, choose
+from attacks.plan import CAMOUFLAGE_MARGIN, Plan, best_guess_plan, choose, label_side_plan
 from attacks.registry import CONFIRMED, register, run
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
 
 #: Exact attacks that take ``max_queries`` and return what they decoded when it runs out.
-TRUNCATABLE = frozenset({"camouflage", "capacity", "prime_batched", "robust_batched", "prime_powers"})
+TRUNCATABLE = frozenset({"camouflage", "capacity", "prime_batched", "robust_batched", "prime_powers", "subsetting",
+                         "randomized_response"})
 
 
 class BudgetSpent(AttackFailed):
@@ -161,6 +162,14 @@ def auto(
     if plan.exact:
         capped = _cap_for_noise(view, plan, report, reserve, seed, reasoning)
         played, cut = _play_exact(view, plan, reserve, reasoning)
+        second = label_side_plan(view, report, after_failure=True) if played is None and plan.attack == "capacity" \
+            else None
+        if second is not None:
+            # The board looked plain but its scores did not hold still: rows or labels redrawn per submission.
+            reasoning.append(f"chose {second.attack}: {second.reason}")
+            plan = second
+            details["attack"] = second.attack
+            played, cut = _play_exact(view, second, reserve, reasoning)
         details["cut_by_budget"] = cut
         if played is not None and cut and capped:
             # The exact design did not finish within its share: the likelihood decoder takes the other rows.
@@ -188,6 +197,10 @@ def auto(
             reasoning.append(f"falling back to the best guess, {guess_plan.attack}, with "
                              f"{_left_text(view, reserve)}")
         else:
+            if plan.attack in CONFIRMED and played.recovered:
+                reasoning.append("note: exact labels are the labels the board scores against; a fixed randomized "
+                                 "response (which no score can tell from true labels) would make them its flipped "
+                                 "labels, right at 1 − p against the true ones: the ceiling that defense promises")
             exact = played.labels >= 0
             labels[exact] = played.labels[exact]
             confidence[exact] = played.fill_confidence()[exact]

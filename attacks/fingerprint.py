@@ -66,6 +66,8 @@ class Fingerprint:
     scored_rows_estimate: float | None = None
     only_public_moves: bool | None = None
     subsetting: bool | None = None
+    #: The same row moved the score to the other label's value (a fresh randomized response per submission).
+    fresh_flips: bool | None = None
     #: Class shares of the scored rows (sum 1), from constant probes; ``None`` when not measured.
     balance: list[float] | None = None
     balance_exact: dict[int, int] = field(default_factory=dict)
@@ -102,6 +104,8 @@ class Fingerprint:
         if self.rows_probed:
             scored = "" if self.scored_rows_estimate is None else f", ~{self.scored_rows_estimate:.0f} rows scored"
             lines.append(f"row probes: {self.rows_moved} of {self.rows_probed} probed rows moved the score{scored}")
+        if self.fresh_flips:
+            lines.append("fresh flips: the same row moved the score as label 0, then as label 1 (or back)")
         if self.subsetting:
             lines.append("subsetting: the same row moved the score differently twice")
         elif self.only_public_moves:
@@ -360,7 +364,23 @@ def _row_probes(prober: _Prober, report: Fingerprint, n: int, base: float, previ
             # than the noise-widened tolerance), not merely beyond the spread of two noisy releases.
             again = float(value) - base
             report.subsetting = abs(again) <= tol or abs(again - moved[0]) > max(2 * tol, abs(moved[0]) / 2)
+            # Both moves exactly a label's value with every row scored, one of each label: the label flipped.
+            full = [(loss - LN2) / n for loss in (-math.log(ROW_PROBE), -math.log(1 - ROW_PROBE))]
+            # Each move is a difference of two rounded releases: within two tolerances of its exact value.
+            if report.subsetting and all(min(abs(m - v) for v in full) <= 2 * tol for m in (again, moved[0])) and (
+                    again * moved[0] < 0):
+                report.subsetting = False
+                report.fresh_flips = True
+    if (not report.subsetting and not report.noise and report.public_fraction is None and moved
+            and report.scored_rows_estimate is not None):
+        # Every row is public, yet one row moves the mean as if fewer rows were scored: a subset is drawn. (The
+        # estimate's error is the rounding over the move, relative.)
+        error = tol / min(abs(m) for m in moved)
+        if report.scored_rows_estimate < n * (1 - 3 * error - 0.01):
+            report.subsetting = True
+            report.notes.append(f"a row moved the mean as if ~{report.scored_rows_estimate:.0f} of {n} rows were "
+                                "scored: rows are subsampled per submission")
     if report.public_fraction is None and report.only_public_moves and not report.subsetting:
         report.notes.append("some rows never move the score although the metadata says every row is public")
-    if report.subsetting:
+    if report.subsetting and not any("subsampled" in note for note in report.notes):
         report.notes.append("the same row moved the score differently twice: rows are subsampled per submission")

@@ -14,8 +14,10 @@ The order, strongest first (every pick states its reason in :attr:`Plan.reason`)
 * noisy releases that stop (a privacy budget): ``budgeted`` (the releases left spent a few rows each);
 * rows that never move the score on a board without a private split (Thresholdout's secret reference side):
   ``thresholdout`` (:mod:`attacks.thresholdout`);
-* a fresh random subset per submission: no exact attack applies; ``boosting`` (Blum & Hardt) with the class
-  balance as its floor;
+* binary log loss without noise, a fresh random subset scored per submission: ``subsetting`` (exact, the
+  not-scored state modelled); the same row's label flipping between submissions (fresh randomized response):
+  ``randomized_response`` (exact observations voted per row). ``auto`` also turns to the latter when
+  ``capacity`` fails on a board that looked plain (:func:`label_side_plan` with ``after_failure``);
 * binary log loss, float64, no noise, every row scored: ``capacity`` (ours, most labels per query), with
   the observed decimals;
 * binary log loss, only the public split scored: ``capacity_split`` (tells "not public" from "label 0");
@@ -110,6 +112,30 @@ def fresh_account(oracle: Oracle) -> int | None:
     return following if following < accounts else None
 
 
+def label_side_plan(oracle: Oracle, report: Fingerprint, names: set[str] | None = None,
+                    *, after_failure: bool = False) -> Plan | None:
+    """The attack of :mod:`attacks.subset` for a binary log-loss board whose rows or labels are redrawn per
+    submission without noise: ``subsetting`` when a fresh subset is seen, ``randomized_response`` when fresh
+    flips are. ``after_failure``: an exact attack failed on a board that looked plain — a fresh subset (when
+    fewer than every row seemed scored) or fresh flips are then the likely cause."""
+    names = set(load_attacks()) if names is None else names
+    plain = (oracle.metric == "binary_logloss" and oracle.n_classes == 2 and not report.noise and not report.ladder
+             and not report.rejected and not report.released_nothing
+             and str(getattr(oracle, "arithmetic", "float64")) == "float64")
+    if not plain:
+        return None
+    if report.subsetting and "subsetting" in names:
+        return Plan("subsetting", {}, "a fresh random subset of rows is scored per submission: exact decoding "
+                    "with the not-scored state modelled (ternary and heavy rows, every outcome enumerated)")
+    if report.fresh_flips and "randomized_response" in names:
+        return Plan("randomized_response", {}, "the same row's label flipped between submissions (fresh randomized "
+                    "response): exact per-query observations voted by a sequential likelihood-ratio test")
+    if after_failure and "randomized_response" in names and report.public_fraction is None:
+        return Plan("randomized_response", {}, "an exact attack's labels did not hold on a board without noise: "
+                    "fresh randomized response is the likely cause (the attack measures the flip rate)")
+    return None
+
+
 def choose(
     oracle: Oracle,
     report: Fingerprint,
@@ -175,6 +201,9 @@ def choose(
         return plan("thresholdout", "some rows never move the score although none is private: a secret reference "
                     "side (Thresholdout); three states a row (holdout, reference 0, reference 1) decoded by blocks",
                     max_queries=query_budget, prior=None if report.balance is None else report.balance[1])
+    label_side = label_side_plan(oracle, report, names)
+    if label_side is not None:
+        return Plan(label_side.attack, {**label_side.params, **params}, label_side.reason)
     if report.subsetting:
         return guess("a fresh random subset of rows is scored per submission: no exact attack applies")
     if oracle.metric == "binary_logloss" and binary:
