@@ -432,7 +432,8 @@ class HostAuditApi(APIView):
         audit = audit_request(competition=competition, user=request.user, **payload.validated_data)
         return Response(s.AuditSerializer(audit).data, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(summary="The latest leakage audit", responses={200: s.AuditSerializer, **HOST_ERRORS})
+    @extend_schema(operation_id="v1_host_competitions_audit_latest", summary="The latest leakage audit",
+                   responses={200: s.AuditSerializer, **HOST_ERRORS})
     def get(self, request: Request, slug: str) -> Response:
         competition = _host_competition(request, slug)
         audits_expire(competition=competition)
