@@ -1,10 +1,12 @@
 """Play the standard game (``games/files/standard.toml``) and write the README's table and charts.
 
-Writes ``docs/figures/standard_game.md`` (the summary table, Markdown), ``docs/figures/standard_game_frontier.png``
-(privacy–utility frontier) and ``docs/figures/standard_game_queries.png`` (accuracy vs queries); the full report
-(CSV, JSON, HTML) goes to ``--out``.
+Writes ``docs/figures/standard_game.md`` (the summary table, Markdown), ``docs/figures/standard_game_frontier.svg``
+and ``.json`` (the privacy–utility frontier per budget, the recommended chain) and
+``docs/figures/standard_game_queries.png`` (accuracy vs queries); the full report (CSV, JSON, HTML) goes to ``--out``.
+The README section names the recommended chain per data set with its measured leakage and honest cost, and what
+each chain does not protect, with this run's figures.
 
-    .venv/bin/python -m benchmarks.standard_game [--jobs 2] [--out var/games/standard] [--game PATH]
+    .venv/bin/python -m benchmarks.standard_game [--jobs 2] [--out var/games/standard] [--game PATH] [--no-readme]
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import time
 from pathlib import Path
 
 from games import load_game, run_game
-from games.report import defense_table, markdown_table, summarize, write_report
+from games.report import attack_lines, chain_verdicts, frontier_table, markdown_table, summarize, write_report
+from games.runner import GameResult
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "docs" / "figures"
@@ -32,6 +35,36 @@ def splice_readme(readme: Path, section: str) -> None:
     head, rest = text.split(README_START, 1)
     _, tail = rest.split(README_END, 1)
     readme.write_text(f"{head}{README_START}\n{section}{README_END}{tail}", encoding="utf-8")
+
+
+def answer_text(result: GameResult) -> str:
+    """The README's answer: the frontier table, then per data set the recommended chain and what each chain does
+    not protect (with this run's figures)."""
+    from games.frontier import chain_points, recommend
+
+    lines = attack_lines(result.cells)
+    points = chain_points(result, lines)
+    recommended = recommend(points, result.game.utility_tolerance)
+    out = [frontier_table(points, recommended)]
+    for dataset, verdicts in chain_verdicts(result, lines, points).items():
+        choice = recommended[dataset]
+        budget = "no cap" if choice.budget is None else f"{choice.budget:,} submissions"
+        if choice.point is None:
+            out.append(f"\n**{dataset}**: no chain keeps the honest cost within {choice.tolerance}.\n")
+        else:
+            p = choice.point
+            accuracy = "every attack failed" if p.label_accuracy is None else (
+                f"{100 * p.label_accuracy:.1f} % of labels right ({p.attack})")
+            out.append(
+                f"\n**{dataset}: recommended `{p.defense}`** — at {budget}, {accuracy} against "
+                f"{100 * (p.majority_rate or 0):.1f} % for the majority class: leakage {p.leakage:.2f}; honest cost "
+                f"1 − τ = {p.cost:.3f} (tolerance {choice.tolerance}), best model wins in "
+                f"{100 * (p.best_wins_rate or 0):.0f} % of seeds.\n"
+            )
+        out.append("\nWhat each chain does not protect:\n")
+        for verdict in verdicts:
+            out.append(f"- `{verdict.defense}`: " + " ".join(verdict.caveats) + "\n")
+    return "".join(out)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -56,18 +89,23 @@ def main(argv: list[str] | None = None) -> int:
         + table,
         encoding="utf-8",
     )
-    shutil.copyfile(paths["frontier_png"], figures / "standard_game_frontier.png")
+    shutil.copyfile(paths["frontier_svg"], figures / "standard_game_frontier.svg")
+    shutil.copyfile(paths["frontier_json"], figures / "standard_game_frontier.json")
     shutil.copyfile(paths["queries_png"], figures / "standard_game_queries.png")
-    by_defense = defense_table(summarize(result.cells))
+    answer = answer_text(result)
+    section = (
+        f"{spec.n_cells} cells ({len(spec.seeds)} seeds each; attacker budgets "
+        f"{', '.join(f'{b:,}' for b in spec.levels if b is not None) or 'uncapped'}) in "
+        f"{time.perf_counter() - started:.0f} s with {cores}; the full table is "
+        "[docs/figures/standard_game.md](docs/figures/standard_game.md), the frontier's figures "
+        "[docs/figures/standard_game_frontier.json](docs/figures/standard_game_frontier.json), the HTML report is "
+        "served at `/games/standard/` after a run.\n\n" + answer
+        + "\n![privacy–utility frontier](docs/figures/standard_game_frontier.svg)\n"
+    )
+    (figures / "standard_game_answer.md").write_text(section, encoding="utf-8")
     if args.readme:
-        splice_readme(
-            ROOT / "README.md",
-            f"{spec.n_cells} cells ({len(spec.seeds)} seeds each) in {time.perf_counter() - started:.0f} s; "
-            "the full table is [docs/figures/standard_game.md](docs/figures/standard_game.md), "
-            "the HTML report is served at `/games/standard/` after a run.\n\n" + by_defense
-            + "\n![privacy–utility frontier](docs/figures/standard_game_frontier.png)\n",
-        )
-    print(by_defense, end="")
+        splice_readme(ROOT / "README.md", section)
+    print(answer, end="")
     print(f"\nreport: {paths['html']}; figures: {figures}/standard_game_*")
     return 0
 
