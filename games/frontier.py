@@ -72,7 +72,7 @@ class Recommendation:
 def leakage(accuracy: float | None, majority: float | None) -> float:
     """Labels leaked beyond the majority guess: ``(accuracy − majority) / (1 − majority)``, clipped to [0, 1].
 
-    >>> leakage(0.8, 0.6), leakage(0.55, 0.6), leakage(None, 0.6), leakage(1.0, 1.0)
+    >>> round(leakage(0.8, 0.6), 6), leakage(0.55, 0.6), leakage(None, 0.6), leakage(1.0, 1.0)
     (0.5, 0.0, 0.0, 0.0)
     """
     if accuracy is None or majority is None or majority >= 1.0:

@@ -70,7 +70,7 @@ def nice_step(span: float, ticks: int = 5) -> float:
     """A 1-2-5 tick step that puts about ``ticks`` ticks on ``span``.
 
     >>> nice_step(1.0), nice_step(0.12), nice_step(0.7)
-    (0.2, 0.02, 0.2)
+    (0.2, 0.05, 0.2)
     """
     raw = span / ticks
     power = 10 ** math.floor(math.log10(raw))
