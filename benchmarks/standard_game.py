@@ -12,6 +12,8 @@ each chain does not protect, with this run's figures.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import pickle
 import shutil
 import sys
 import time
@@ -74,10 +76,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--figures", default=str(FIGURES))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--no-readme", dest="readme", action="store_false", help="leave README.md as it is")
+    parser.add_argument("--seeds", type=int, nargs="+", default=None,
+                        help="play only these seeds (a reduced run; the figures then say so)")
+    parser.add_argument("--keep", default=None,
+                        help="also pickle the played game here (re-render a report without re-playing it)")
     args = parser.parse_args(argv)
     spec = load_game(args.game)
+    if args.seeds:
+        spec = dataclasses.replace(spec, seeds=list(args.seeds))
     started = time.perf_counter()
     result = run_game(spec, progress=lambda line: print(line, file=sys.stderr, flush=True), jobs=args.jobs)
+    if args.keep:
+        Path(args.keep).write_bytes(pickle.dumps(result))
     paths = write_report(result, args.out)
     figures = Path(args.figures)
     figures.mkdir(parents=True, exist_ok=True)
@@ -93,8 +103,9 @@ def main(argv: list[str] | None = None) -> int:
     shutil.copyfile(paths["frontier_json"], figures / "standard_game_frontier.json")
     shutil.copyfile(paths["queries_png"], figures / "standard_game_queries.png")
     answer = answer_text(result)
+    seeds = f"{len(spec.seeds)} seeds each" if len(spec.seeds) > 1 else f"seed {spec.seeds[0]} only: a reduced run"
     section = (
-        f"{spec.n_cells} cells ({len(spec.seeds)} seeds each; attacker budgets "
+        f"{spec.n_cells} cells ({seeds}; attacker budgets "
         f"{', '.join(f'{b:,}' for b in spec.levels if b is not None) or 'uncapped'}) in "
         f"{time.perf_counter() - started:.0f} s with {cores}; the full table is "
         "[docs/figures/standard_game.md](docs/figures/standard_game.md), the frontier's figures "

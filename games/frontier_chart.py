@@ -18,7 +18,8 @@ from games.frontier import ChainPoint, Recommendation
 WIDTH = 1100
 PANEL_HEIGHT = 430
 LEFT, RIGHT_LEGEND, TOP, BOTTOM = 72, 250, 46, 56
-DODGE = 16  # px between chains drawn side by side
+DODGE = 24  # px between chains drawn side by side
+LEVEL_SHIFT = 6  # px between one chain's budgets, so equal values stay visible
 #: Light to dark: a larger budget is a stronger attacker.
 PALETTE = ("#9ecae1", "#4292c6", "#08306b", "#6a51a3", "#cb181d")
 
@@ -131,7 +132,9 @@ def _panel(
     columns = []
     for number, defense in enumerate(defenses, start=1):
         mine = [p for p in points if p.defense == defense]
-        markers = [Marker(position[defense], sy(p.leakage), colors[p.budget], p.on_frontier, _tip(p)) for p in mine]
+        shift = {level: (i - (len(levels) - 1) / 2) * LEVEL_SHIFT for i, level in enumerate(levels)}
+        markers = [Marker(position[defense] + shift[p.budget], sy(p.leakage), colors[p.budget], p.on_frontier, _tip(p))
+                   for p in mine]
         ys = [m.y for m in markers]
         columns.append(Column(number, defense, position[defense], min(ys), max(ys), markers, defense == chosen))
     steps = []
@@ -139,8 +142,9 @@ def _panel(
         front = sorted((p for p in points if p.budget == level and p.on_frontier),
                        key=lambda p: (position[p.defense], p.leakage))
         coords: list[tuple[float, float]] = []
+        shift = (levels.index(level) - (len(levels) - 1) / 2) * LEVEL_SHIFT
         for p in front:
-            x, y = position[p.defense], sy(p.leakage)
+            x, y = position[p.defense] + shift, sy(p.leakage)
             if coords:
                 coords.append((x, coords[-1][1]))
             coords.append((x, y))
