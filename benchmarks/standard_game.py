@@ -78,12 +78,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-readme", dest="readme", action="store_false", help="leave README.md as it is")
     parser.add_argument("--seeds", type=int, nargs="+", default=None,
                         help="play only these seeds (a reduced run; the figures then say so)")
+    parser.add_argument("--datasets", nargs="+", default=None,
+                        help="play only these data sets (a reduced run; the figures then say so)")
+    parser.add_argument("--budgets", type=int, nargs="+", default=None,
+                        help="attacker budgets instead of the game's (a reduced run; the figures then say so)")
     parser.add_argument("--keep", default=None,
                         help="also pickle the played game here (re-render a report without re-playing it)")
     args = parser.parse_args(argv)
     spec = load_game(args.game)
     if args.seeds:
         spec = dataclasses.replace(spec, seeds=list(args.seeds))
+    if args.budgets:
+        spec = dataclasses.replace(spec, budgets=sorted(set(args.budgets)))
+    if args.datasets:
+        unknown = set(args.datasets) - {d.name for d in spec.datasets}
+        if unknown:
+            parser.error(f"unknown data set(s) {', '.join(sorted(unknown))}")
+        spec = dataclasses.replace(spec, datasets=[d for d in spec.datasets if d.name in args.datasets])
     started = time.perf_counter()
     result = run_game(spec, progress=lambda line: print(line, file=sys.stderr, flush=True), jobs=args.jobs)
     if args.keep:

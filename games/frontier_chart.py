@@ -142,9 +142,9 @@ def _panel(
         front = sorted((p for p in points if p.budget == level and p.on_frontier),
                        key=lambda p: (position[p.defense], p.leakage))
         coords: list[tuple[float, float]] = []
-        shift = (levels.index(level) - (len(levels) - 1) / 2) * LEVEL_SHIFT
+        offset_x = (levels.index(level) - (len(levels) - 1) / 2) * LEVEL_SHIFT
         for p in front:
-            x, y = position[p.defense] + shift, sy(p.leakage)
+            x, y = position[p.defense] + offset_x, sy(p.leakage)
             if coords:
                 coords.append((x, coords[-1][1]))
             coords.append((x, y))
