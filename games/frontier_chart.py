@@ -1,7 +1,8 @@
 """The frontier chart as SVG drawn on the server (``games/templates/frontier.svg``; no script, no CDN): one panel
 per data set, x = honest-utility cost, y = leakage, one column of points per chain (one point per budget,
-darker for larger budgets), each budget's Pareto frontier as a step line, frontier points filled, the
-recommended chain ringed, the utility tolerance dashed. Chains at (nearly) the same cost stand side by side.
+darker for larger budgets, a few pixels apart so equal values stay visible), each budget's Pareto frontier as
+a step line, frontier points filled, the recommended chain ringed, the utility tolerance dashed. Every point sits
+at its chain's true cost; chains that share a spot share one label ("1, 2, 5").
 
 This module only computes the geometry (pixels, colours, texts); the template draws it.
 """
@@ -17,8 +18,8 @@ from games.frontier import ChainPoint, Recommendation
 
 WIDTH = 1100
 PANEL_HEIGHT = 430
-LEFT, RIGHT_LEGEND, TOP, BOTTOM = 72, 250, 46, 56
-DODGE = 24  # px between chains drawn side by side
+LEFT, RIGHT_LEGEND, TOP, BOTTOM = 72, 250, 64, 56
+NEAR = 10  # px: chains whose top points are closer than this share one label
 LEVEL_SHIFT = 6  # px between one chain's budgets, so equal values stay visible
 #: Light to dark: a larger budget is a stronger attacker.
 PALETTE = ("#9ecae1", "#4292c6", "#08306b", "#6a51a3", "#cb181d")
@@ -45,10 +46,18 @@ class Column:
 
 
 @dataclass
+class Label:
+    x: float
+    y: float
+    text: str
+
+
+@dataclass
 class Panel:
     dataset: str
     offset: float
     columns: list[Column]
+    labels: list[Label]
     steps: list[dict[str, Any]]  # {"color", "points": "x,y x,y ..."}
     x_ticks: list[dict[str, Any]]
     y_ticks: list[dict[str, Any]]
@@ -115,19 +124,7 @@ def _panel(
     def sy(value: float) -> float:
         return y1 - (y1 - y0) * value
 
-    # Chains within DODGE px of each other stand side by side, in game order, centred on their cost.
-    base = {d: sx(cost[d]) for d in defenses}
-    groups: list[list[str]] = []
-    for defense in sorted(defenses, key=lambda d: (base[d], defenses.index(d))):
-        if groups and base[defense] - base[groups[-1][0]] < DODGE:
-            groups[-1].append(defense)
-        else:
-            groups.append([defense])
-    position: dict[str, float] = {}
-    for group in groups:
-        centre = sum(base[d] for d in group) / len(group)
-        for i, defense in enumerate(sorted(group, key=defenses.index)):
-            position[defense] = centre + (i - (len(group) - 1) / 2) * DODGE
+    position = {d: sx(cost[d]) for d in defenses}
     chosen = None if choice is None or choice.point is None else choice.point.defense
     columns = []
     for number, defense in enumerate(defenses, start=1):
@@ -137,6 +134,13 @@ def _panel(
                    for p in mine]
         ys = [m.y for m in markers]
         columns.append(Column(number, defense, position[defense], min(ys), max(ys), markers, defense == chosen))
+    labels: list[Label] = []
+    for column in columns:  # chains whose top points (nearly) coincide share one label
+        near = [label for label in labels if abs(label.x - column.x) < NEAR and abs(label.y - column.top) < NEAR]
+        if near:
+            near[0].text += f", {column.number}"
+        else:
+            labels.append(Label(column.x, column.top, str(column.number)))
     steps = []
     for level in levels:
         front = sorted((p for p in points if p.budget == level and p.on_frontier),
@@ -154,7 +158,7 @@ def _panel(
     y_ticks = [{"y": sy(v / 4), "text": f"{25 * v} %"} for v in range(5)]
     legend = [{"color": colors[level], "text": f"budget {_budget_text(level)}"} for level in levels]
     return Panel(
-        dataset=dataset, offset=offset, columns=columns, steps=steps, x_ticks=x_ticks, y_ticks=y_ticks,
+        dataset=dataset, offset=offset, columns=columns, labels=labels, steps=steps, x_ticks=x_ticks, y_ticks=y_ticks,
         tolerance_x=sx(tolerance) if tolerance <= x_max else None, legend=legend,
         recommended=chosen or "none within the tolerance",
         plot={"x0": x0, "x1": x1, "y0": y0, "y1": y1, "legend_x": x1 + 20},

@@ -314,7 +314,8 @@ def test_the_chart_draws_every_point_ring_and_frontier_line() -> None:
     assert svg.startswith("<svg xmlns=") and "hand &lt;made&gt;" in svg  # escaped
     assert len(re.findall(r'<circle class="(on-frontier|dominated)"', svg)) == 8
     assert svg.count('<polyline class="frontier-line"') == 2 and svg.count('class="recommended"') == 1
-    # Chains at the same cost stand side by side, not on top of each other.
+    # Every chain sits at its true cost; chains on one spot share one label instead of hiding each other's.
     xs = {m.group(1): float(m.group(2)) for m in re.finditer(r'data-defense="(\w+)">\s*<line x1="([\d.]+)"', svg)}
-    assert abs(xs["none"] - xs["rounding"]) >= 14
+    assert xs["none"] == xs["rounding"] < xs["ladder"] < xs["rr"]
+    assert re.findall(r'class="chain-label"[^>]*>([^<]*)<', svg) == ["1, 2", "3", "4"]
     assert 'viewBox="0 0 1100 ' in svg
