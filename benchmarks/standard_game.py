@@ -16,11 +16,18 @@ import dataclasses
 import pickle
 import shutil
 import sys
-import time
 from pathlib import Path
 
 from games import load_game, run_game
-from games.report import attack_lines, chain_verdicts, frontier_table, markdown_table, summarize, write_report
+from games.report import (
+    attack_lines,
+    chain_verdicts,
+    frontier_table,
+    markdown_table,
+    notes_of,
+    summarize,
+    write_report,
+)
 from games.runner import GameResult
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,8 +55,7 @@ def answer_text(result: GameResult) -> str:
     points = chain_points(result, lines)
     recommended = recommend(points, result.game.utility_tolerance)
     out = [frontier_table(points, recommended)]
-    for dataset, verdicts in chain_verdicts(result, lines, points).items():
-        choice = recommended[dataset]
+    for dataset, choice in recommended.items():
         budget = "no cap" if choice.budget is None else f"{choice.budget:,} submissions"
         if choice.point is None:
             out.append(f"\n**{dataset}**: no chain keeps the honest cost within {choice.tolerance}.\n")
@@ -63,9 +69,9 @@ def answer_text(result: GameResult) -> str:
                 f"1 − τ = {p.cost:.3f} (tolerance {choice.tolerance}), best model wins in "
                 f"{100 * (p.best_wins_rate or 0):.0f} % of seeds.\n"
             )
-        out.append("\nWhat each chain does not protect:\n")
-        for verdict in verdicts:
-            out.append(f"- `{verdict.defense}`: " + " ".join(verdict.caveats) + "\n")
+    out.append("\nWhat each defense does not protect, and what this run measured through it:\n")
+    for note in notes_of(chain_verdicts(result, lines, points)):
+        out.append(f"- {note.statement} Measured: " + "; ".join(note.measured) + ".\n")
     return "".join(out)
 
 
@@ -84,6 +90,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="attacker budgets instead of the game's (a reduced run; the figures then say so)")
     parser.add_argument("--keep", default=None,
                         help="also pickle the played game here (re-render a report without re-playing it)")
+    parser.add_argument("--replay", default=None,
+                        help="write the outputs of a game kept with --keep instead of playing one")
     args = parser.parse_args(argv)
     spec = load_game(args.game)
     if args.seeds:
@@ -95,8 +103,11 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             parser.error(f"unknown data set(s) {', '.join(sorted(unknown))}")
         spec = dataclasses.replace(spec, datasets=[d for d in spec.datasets if d.name in args.datasets])
-    started = time.perf_counter()
-    result = run_game(spec, progress=lambda line: print(line, file=sys.stderr, flush=True), jobs=args.jobs)
+    if args.replay:
+        result = pickle.loads(Path(args.replay).read_bytes())  # our own file, written by --keep
+        spec = result.game
+    else:
+        result = run_game(spec, progress=lambda line: print(line, file=sys.stderr, flush=True), jobs=args.jobs)
     if args.keep:
         Path(args.keep).write_bytes(pickle.dumps(result))
     paths = write_report(result, args.out)
@@ -106,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     cores = f"{args.jobs} worker process{'es' if args.jobs > 1 else ''}"
     (figures / "standard_game.md").write_text(
         f"Standard game (`games/files/standard.toml`, {result.mode}): {spec.n_cells} cells, "
-        f"{time.perf_counter() - started:.0f} s with {cores}. Regenerate: `python -m benchmarks.standard_game`.\n\n"
+        f"{result.seconds:.0f} s with {cores}. Regenerate: `python -m benchmarks.standard_game`.\n\n"
         + table,
         encoding="utf-8",
     )
@@ -118,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
     section = (
         f"{spec.n_cells} cells ({seeds}; attacker budgets "
         f"{', '.join(f'{b:,}' for b in spec.levels if b is not None) or 'uncapped'}) in "
-        f"{time.perf_counter() - started:.0f} s with {cores}; the full table is "
+        f"{result.seconds:.0f} s with {cores}; the full table is "
         "[docs/figures/standard_game.md](docs/figures/standard_game.md), the frontier's figures "
         "[docs/figures/standard_game_frontier.json](docs/figures/standard_game_frontier.json), the HTML report is "
         "served at `/games/standard/` after a run.\n\n" + answer

@@ -7,7 +7,8 @@ attack actually got through the chain, so a re-run with stronger attacks updates
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -92,6 +93,53 @@ CAVEATS: dict[str, Callable[[dict[str, Any]], str]] = {
 }
 
 
+NO_DEFENSE = "No defense: every released score is the true score at full precision."
+
+
+def statements(chain: list[dict[str, Any]]) -> list[str]:
+    """What each defense of ``chain`` does not protect, one statement per defense."""
+    if not chain:
+        return [NO_DEFENSE]
+    return [CAVEATS[step["name"]](step) if step.get("name") in CAVEATS
+            else f"{step.get('name')}: no statement on file for this defense." for step in chain]
+
+
+@dataclass
+class DefenseNote:
+    """One statement of what a defense does not protect, and what the game measured through every chain that
+    holds that defense (one line per data set and chain)."""
+
+    statement: str
+    measured: list[str] = field(default_factory=list)
+
+
+def defense_notes(chains: Sequence[tuple[list[dict[str, Any]], ChainPoint]]) -> list[DefenseNote]:
+    """Each distinct statement once, in order of first appearance, with the figures of every chain holding it.
+
+    >>> from games.frontier import ChainPoint
+    >>> p = ChainPoint("d", "r5", 1000, 0.0, 1.0, 1.0, 1.0, 0.0, 0.6, 1.0, 1.0, "capacity", 1000, 12.0)
+    >>> q = ChainPoint("d", "n+r5", 1000, 0.0, 0.5, 1.0, 1.0, 0.0, 0.6, 0.8, 0.0, "auto", 1000, 900.0)
+    >>> notes = defense_notes([([{"name": "rounding"}], p), ([{"name": "noise", "scale": 1e-3}, {"name": "rounding"}], q)])
+    >>> [len(note.measured) for note in notes], notes[0].measured[1]
+    ([2, 1], 'd · n+r5: 80.0 % of the labels right within 1,000 submissions (auto; majority class 60.0 %), leakage 0.50')
+    """  # noqa: E501
+    notes: dict[str, DefenseNote] = {}
+    for chain, point in chains:
+        for statement in statements(chain):
+            notes.setdefault(statement, DefenseNote(statement)).measured.append(short_measure(point))
+    return list(notes.values())
+
+
+def short_measure(point: ChainPoint) -> str:
+    """One chain's figures at its budget, in one line."""
+    budget = "without a cap" if point.budget is None else f"within {point.budget:,} submissions"
+    majority = "–" if point.majority_rate is None else f"{100 * point.majority_rate:.1f} %"
+    if point.attack is None or point.label_accuracy is None:
+        return f"{point.dataset} · {point.defense}: every attack failed {budget} (majority class {majority})"
+    return (f"{point.dataset} · {point.defense}: {100 * point.label_accuracy:.1f} % of the labels right {budget} "
+            f"({point.attack}; majority class {majority}), leakage {point.leakage:.2f}")
+
+
 def measured(point: ChainPoint) -> str:
     """What the game measured through the chain at its budget, as one sentence."""
     budget = "without a cap" if point.budget is None else f"within {point.budget:,} submissions"
@@ -115,9 +163,4 @@ def chain_caveats(chain: list[dict[str, Any]], point: ChainPoint) -> list[str]:
     Rounding to 5 decimals hides digits, not labels: an exact attack reads each released score to that step, so rounding only costs it queries (fewer labels per query).
     Measured here: within 1,000 submissions the strongest attack (capacity) got 100.0 % of the labels right, 100.0 % exactly in 12 submissions, against 60.0 % for the majority class (leakage 1.00).
     """  # noqa: E501
-    if not chain:
-        statements = ["No defense: every released score is the true score at full precision."]
-    else:
-        statements = [CAVEATS[step["name"]](step) if step.get("name") in CAVEATS
-                      else f"{step.get('name')}: no statement on file for this defense." for step in chain]
-    return [*statements, measured(point)]
+    return [*statements(chain), measured(point)]

@@ -34,7 +34,7 @@ import jinja2
 import markupsafe
 import numpy as np
 
-from games.caveats import chain_caveats
+from games.caveats import DefenseNote, chain_caveats, defense_notes
 from games.frontier import (
     ChainPoint,
     Recommendation,
@@ -513,6 +513,11 @@ def chain_verdicts(
     return verdicts
 
 
+def notes_of(verdicts: dict[str, list[ChainVerdict]]) -> list[DefenseNote]:
+    """What each defense of the game does not protect, once each, with every chain's figures."""
+    return defense_notes([(v.chain, v.point) for rows in verdicts.values() for v in rows])
+
+
 def _percent(value: float | None) -> str:
     """A share as a percentage for people: ``0.5409 → '54.1 %'``, ``1.0 → '100 %'``."""
     if value is None:
@@ -562,6 +567,7 @@ def html_report(result: GameResult, summary: Sequence[dict[str, Any]], frontier:
     boards = [(board, rows_of(board)) for board in result.boards]
     lines = attack_lines(result.cells)
     points = chain_points(result, lines)
+    verdicts = chain_verdicts(result, lines, points)
     return _templates().get_template("report.html").render(
         game=result.game,
         mode=result.mode,
@@ -569,7 +575,8 @@ def html_report(result: GameResult, summary: Sequence[dict[str, Any]], frontier:
         seconds=result.seconds,
         summary=summary,
         lines=lines,
-        verdicts=chain_verdicts(result, lines, points),
+        verdicts=verdicts,
+        notes=notes_of(verdicts),
         recommended=recommend(points, result.game.utility_tolerance),
         points=points,
         levels=result.game.levels,

@@ -121,5 +121,5 @@ def test_a_game_report_draws_its_frontier_chart_readably_at_1280_px(page: Page, 
     shot = site.shots / "game-frontier.png"
     chart.screenshot(path=str(shot))
     site.taken.append(shot)
-    expect(page.get_by_text("What each chain does not protect (balanced-40)")).to_be_visible()
+    expect(page.get_by_role("heading", name="What each defense does not protect")).to_be_visible()
     screenshot(site, page, "game-report-frontier")

@@ -185,7 +185,7 @@ def test_the_report_writes_the_frontier_as_json_and_svg(played: tuple[GameResult
     assert svg.count("<circle class=\"on-frontier\"") + svg.count("<circle class=\"dominated\"") == 4
     assert svg.count('class="recommended"') == 1
     page = paths["html"].read_text()
-    assert "What each chain does not protect" in page and "The Ladder releases a new score only" in page
+    assert "What each defense does not protect" in page and "The Ladder releases a new score only" in page
     assert "Budget (submissions)" in page
 
 
