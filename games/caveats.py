@@ -120,13 +120,21 @@ def defense_notes(chains: Sequence[tuple[list[dict[str, Any]], ChainPoint]]) -> 
     >>> p = ChainPoint("d", "r5", 1000, 0.0, 1.0, 1.0, 1.0, 0.0, 0.6, 1.0, 1.0, "capacity", 1000, 12.0)
     >>> q = ChainPoint("d", "n+r5", 1000, 0.0, 0.5, 1.0, 1.0, 0.0, 0.6, 0.8, 0.0, "auto", 1000, 900.0)
     >>> notes = defense_notes([([{"name": "rounding"}], p), ([{"name": "noise", "scale": 1e-3}, {"name": "rounding"}], q)])
-    >>> [len(note.measured) for note in notes], notes[0].measured[1]
-    ([2, 1], 'd · n+r5: 80.0 % of the labels right within 1,000 submissions (auto; majority class 60.0 %), leakage 0.50')
+    >>> [len(note.measured) for note in notes], notes[1].measured[0]
+    ([1, 1], 'd · n+r5: 80.0 % of the labels right within 1,000 submissions (auto; majority class 60.0 %), leakage 0.50')
     """  # noqa: E501
     notes: dict[str, DefenseNote] = {}
     for chain, point in chains:
-        for statement in statements(chain):
-            notes.setdefault(statement, DefenseNote(statement)).measured.append(short_measure(point))
+        # A chain's figures go under the defenses that make it what it is: rounding only when it rounds alone
+        # (nearly every chain ends with it, and it is not what stops an attack there).
+        key = [step for step in chain if step.get("name") != "rounding"] or chain
+        for step in chain:
+            for statement in statements([step]):
+                note = notes.setdefault(statement, DefenseNote(statement))
+                if step in key:
+                    note.measured.append(short_measure(point))
+        if not chain:
+            notes.setdefault(NO_DEFENSE, DefenseNote(NO_DEFENSE)).measured.append(short_measure(point))
     return list(notes.values())
 
 
