@@ -1,22 +1,34 @@
 """Play the standard game (``games/files/standard.toml``) and write the README's table and charts.
 
-Writes ``docs/figures/standard_game.md`` (the summary table, Markdown), ``docs/figures/standard_game_frontier.png``
-(privacy–utility frontier) and ``docs/figures/standard_game_queries.png`` (accuracy vs queries); the full report
-(CSV, JSON, HTML) goes to ``--out``.
+Writes ``docs/figures/standard_game.md`` (the summary table, Markdown), ``docs/figures/standard_game_frontier.svg``
+and ``.json`` (the privacy–utility frontier per budget, the recommended chain) and
+``docs/figures/standard_game_queries.png`` (accuracy vs queries); the full report (CSV, JSON, HTML) goes to ``--out``.
+The README section names the recommended chain per data set with its measured leakage and honest cost, and what
+each chain does not protect, with this run's figures.
 
-    .venv/bin/python -m benchmarks.standard_game [--jobs 2] [--out var/games/standard] [--game PATH]
+    .venv/bin/python -m benchmarks.standard_game [--jobs 2] [--out var/games/standard] [--game PATH] [--no-readme]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import pickle
 import shutil
 import sys
-import time
 from pathlib import Path
 
 from games import load_game, run_game
-from games.report import defense_table, markdown_table, summarize, write_report
+from games.report import (
+    attack_lines,
+    chain_verdicts,
+    frontier_table,
+    markdown_table,
+    notes_of,
+    summarize,
+    write_report,
+)
+from games.runner import GameResult
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "docs" / "figures"
@@ -34,6 +46,35 @@ def splice_readme(readme: Path, section: str) -> None:
     readme.write_text(f"{head}{README_START}\n{section}{README_END}{tail}", encoding="utf-8")
 
 
+def answer_text(result: GameResult) -> str:
+    """The README's answer: the frontier table, then per data set the recommended chain and what each chain does
+    not protect (with this run's figures)."""
+    from games.frontier import chain_points, recommend
+
+    lines = attack_lines(result.cells)
+    points = chain_points(result, lines)
+    recommended = recommend(points, result.game.utility_tolerance)
+    out = [frontier_table(points, recommended)]
+    for dataset, choice in recommended.items():
+        budget = "no cap" if choice.budget is None else f"{choice.budget:,} submissions"
+        if choice.point is None:
+            out.append(f"\n**{dataset}**: no chain keeps the honest cost within {choice.tolerance}.\n")
+        else:
+            p = choice.point
+            accuracy = "every attack failed" if p.label_accuracy is None else (
+                f"{100 * p.label_accuracy:.1f} % of labels right ({p.attack})")
+            out.append(
+                f"\n**{dataset}: recommended `{p.defense}`** — at {budget}, {accuracy} against "
+                f"{100 * (p.majority_rate or 0):.1f} % for the majority class: leakage {p.leakage:.2f}; honest cost "
+                f"1 − τ = {p.cost:.3f} (tolerance {choice.tolerance}), best model wins in "
+                f"{100 * (p.best_wins_rate or 0):.0f} % of seeds.\n"
+            )
+    out.append("\nWhat each defense does not protect, and what this run measured through it:\n")
+    for note in notes_of(chain_verdicts(result, lines, points)):
+        out.append(f"- {note.statement} Measured: " + "; ".join(note.measured) + ".\n")
+    return "".join(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", default=str(ROOT / "games" / "files" / "standard.toml"))
@@ -41,10 +82,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--figures", default=str(FIGURES))
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--no-readme", dest="readme", action="store_false", help="leave README.md as it is")
+    parser.add_argument("--seeds", type=int, nargs="+", default=None,
+                        help="play only these seeds (a reduced run; the figures then say so)")
+    parser.add_argument("--datasets", nargs="+", default=None,
+                        help="play only these data sets (a reduced run; the figures then say so)")
+    parser.add_argument("--budgets", type=int, nargs="+", default=None,
+                        help="attacker budgets instead of the game's (a reduced run; the figures then say so)")
+    parser.add_argument("--keep", default=None,
+                        help="also pickle the played game here (re-render a report without re-playing it)")
+    parser.add_argument("--replay", default=None,
+                        help="write the outputs of a game kept with --keep instead of playing one")
     args = parser.parse_args(argv)
     spec = load_game(args.game)
-    started = time.perf_counter()
-    result = run_game(spec, progress=lambda line: print(line, file=sys.stderr, flush=True), jobs=args.jobs)
+    if args.seeds:
+        spec = dataclasses.replace(spec, seeds=list(args.seeds))
+    if args.budgets:
+        spec = dataclasses.replace(spec, budgets=sorted(set(args.budgets)))
+    if args.datasets:
+        unknown = set(args.datasets) - {d.name for d in spec.datasets}
+        if unknown:
+            parser.error(f"unknown data set(s) {', '.join(sorted(unknown))}")
+        spec = dataclasses.replace(spec, datasets=[d for d in spec.datasets if d.name in args.datasets])
+    if args.replay:
+        result = pickle.loads(Path(args.replay).read_bytes())  # our own file, written by --keep
+        spec = result.game
+    else:
+        result = run_game(spec, progress=lambda line: print(line, file=sys.stderr, flush=True), jobs=args.jobs)
+    if args.keep:
+        Path(args.keep).write_bytes(pickle.dumps(result))
     paths = write_report(result, args.out)
     figures = Path(args.figures)
     figures.mkdir(parents=True, exist_ok=True)
@@ -52,22 +117,28 @@ def main(argv: list[str] | None = None) -> int:
     cores = f"{args.jobs} worker process{'es' if args.jobs > 1 else ''}"
     (figures / "standard_game.md").write_text(
         f"Standard game (`games/files/standard.toml`, {result.mode}): {spec.n_cells} cells, "
-        f"{time.perf_counter() - started:.0f} s with {cores}. Regenerate: `python -m benchmarks.standard_game`.\n\n"
+        f"{result.seconds:.0f} s with {cores}. Regenerate: `python -m benchmarks.standard_game`.\n\n"
         + table,
         encoding="utf-8",
     )
-    shutil.copyfile(paths["frontier_png"], figures / "standard_game_frontier.png")
+    shutil.copyfile(paths["frontier_svg"], figures / "standard_game_frontier.svg")
+    shutil.copyfile(paths["frontier_json"], figures / "standard_game_frontier.json")
     shutil.copyfile(paths["queries_png"], figures / "standard_game_queries.png")
-    by_defense = defense_table(summarize(result.cells))
+    answer = answer_text(result)
+    seeds = f"{len(spec.seeds)} seeds each" if len(spec.seeds) > 1 else f"seed {spec.seeds[0]} only: a reduced run"
+    section = (
+        f"{spec.n_cells} cells ({seeds}; attacker budgets "
+        f"{', '.join(f'{b:,}' for b in spec.levels if b is not None) or 'uncapped'}) in "
+        f"{result.seconds:.0f} s with {cores}; the full table is "
+        "[docs/figures/standard_game.md](docs/figures/standard_game.md), the frontier's figures "
+        "[docs/figures/standard_game_frontier.json](docs/figures/standard_game_frontier.json), the HTML report is "
+        "served at `/games/standard/` after a run.\n\n" + answer
+        + "\n![privacy–utility frontier](docs/figures/standard_game_frontier.svg)\n"
+    )
+    (figures / "standard_game_answer.md").write_text(section, encoding="utf-8")
     if args.readme:
-        splice_readme(
-            ROOT / "README.md",
-            f"{spec.n_cells} cells ({len(spec.seeds)} seeds each) in {time.perf_counter() - started:.0f} s; "
-            "the full table is [docs/figures/standard_game.md](docs/figures/standard_game.md), "
-            "the HTML report is served at `/games/standard/` after a run.\n\n" + by_defense
-            + "\n![privacy–utility frontier](docs/figures/standard_game_frontier.png)\n",
-        )
-    print(by_defense, end="")
+        splice_readme(ROOT / "README.md", section)
+    print(answer, end="")
     print(f"\nreport: {paths['html']}; figures: {figures}/standard_game_*")
     return 0
 

@@ -10,6 +10,8 @@ runs, and an error names the file, the table, the entry and the key::
     metric = "binary_logloss"       # default
     # decimals = 5                  # displayed precision; omitted = full float64 (use a rounding defense)
     final_confidence = 0.9999       # the attacker's final submission: this probability on each claimed label
+    budgets = [1000, 10000]         # optional: play each attack at each of these query budgets (a game dimension)
+    utility_tolerance = 0.05        # the recommended chain costs honest players at most this (1 − Kendall τ)
 
     [[datasets]]
     name = "breast_cancer"
@@ -25,8 +27,18 @@ runs, and an error names the file, the table, the entry and the key::
     [[attacks]]
     name = "boosting-200"           # the row label in the report (default: the attack's name)
     attack = "boosting"             # registry name (default: name)
-    budget = 200                    # optional hard cap on queries, enforced by the runner
+    budget = 200                    # optional: this attack at this budget only (else the game's budgets)
+    accounts = 1                    # participants the attacker controls (each with its own defense state)
     params = {k = 200}              # keyword parameters of the attack
+
+Budgets: a budget caps an attacker's submissions (every account's together), enforced by the runner; ``auto``
+plans within it. An attack with its own ``budget`` is played at that budget only; any other attack is played
+once per entry of the game's ``budgets`` (without ``budgets``: once, with no cap). An attack stops when it has
+its labels, so a large budget costs only the queries an attack decides to spend.
+
+Accounts: ``accounts = k`` gives the attacker ``k`` participants on the board (``LocalOracle(accounts=k)``;
+an attack picks the submitter with ``oracle.account``), each with its own defense state — a Ladder, a privacy
+budget, a detector's history — as real attackers have used several accounts. Offline games only.
 """
 
 from __future__ import annotations
@@ -39,10 +51,14 @@ from pathlib import Path
 from typing import Any
 
 SOURCES = ("breast_cancer", "digits", "balanced")
-GAME_KEYS = {"name", "description", "seeds", "metric", "eps", "decimals", "final_confidence"}
+GAME_KEYS = {
+    "name", "description", "seeds", "metric", "eps", "decimals", "final_confidence", "budgets", "utility_tolerance",
+}
 DATASET_KEYS = {"name", "source", "test_fraction", "population_seed", "n_rows", "public_fraction"}
 DEFENSE_KEYS = {"name", "chain", "description"}
-ATTACK_KEYS = {"name", "attack", "budget", "params"}
+ATTACK_KEYS = {"name", "attack", "budget", "params", "accounts"}
+#: The recommended chain's default limit on the honest players' utility cost (1 − Kendall τ).
+UTILITY_TOLERANCE = 0.05
 
 
 class GameFileError(ValueError):
@@ -72,12 +88,14 @@ class DefenseSpec:
 
 @dataclass(frozen=True)
 class AttackSpec:
-    """One attack configuration: the registry name, its keyword parameters and an optional query budget."""
+    """One attack configuration: the registry name, its keyword parameters, an optional query budget of its
+    own (else it plays at the game's budgets) and the number of accounts the attacker controls."""
 
     name: str
     attack: str
     params: dict[str, Any] = field(default_factory=dict)
     budget: int | None = None
+    accounts: int = 1
 
 
 @dataclass(frozen=True)
@@ -94,11 +112,30 @@ class GameSpec:
     eps: float = 1e-15
     decimals: int | None = None
     final_confidence: float = 0.9999
+    budgets: list[int] | None = None
+    utility_tolerance: float = UTILITY_TOLERANCE
     source: str = "<string>"
+
+    def budgets_of(self, attack: AttackSpec) -> list[int | None]:
+        """The budgets ``attack`` is played at: its own, else the game's, else one run without a cap.
+
+        >>> game = GameSpec("g", [0], [], [], [], budgets=[100, 1000])
+        >>> game.budgets_of(AttackSpec("auto", "auto")), game.budgets_of(AttackSpec("b", "boosting", budget=50))
+        ([100, 1000], [50])
+        """
+        if attack.budget is not None:
+            return [attack.budget]
+        return list(self.budgets) if self.budgets else [None]
+
+    @property
+    def levels(self) -> list[int | None]:
+        """The budgets the report compares chains at: the game's budgets, or one level without a cap."""
+        return list(self.budgets) if self.budgets else [None]
 
     @property
     def n_cells(self) -> int:
-        return len(self.datasets) * len(self.defenses) * len(self.attacks) * len(self.seeds)
+        plays = sum(len(self.budgets_of(a)) for a in self.attacks)
+        return len(self.datasets) * len(self.defenses) * plays * len(self.seeds)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready copy (``source`` dropped, so a game's outputs do not depend on where its file lives)."""
@@ -186,6 +223,16 @@ class _Validator:
             raise self.fail("[game]", f"'decimals' must be an integer from 0 to 15 (omit it for float64), got "
                             f"{decimals!r}")
         confidence = self.number("[game]", game, "final_confidence", 0.9999, low=0.5, high=1.0, open_high=False)
+        budgets = game.get("budgets")
+        if budgets is not None and (
+            not isinstance(budgets, list)
+            or not budgets
+            or not all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in budgets)
+            or len(set(budgets)) != len(budgets)
+        ):
+            raise self.fail("[game]", f"'budgets' must be a non-empty list of distinct positive integers (query "
+                            f"budgets), got {budgets!r}")
+        tolerance = self.number("[game]", game, "utility_tolerance", UTILITY_TOLERANCE, low=0.0, high=2.0)
         datasets = [self.dataset(i, d) for i, d in enumerate(self.entries("datasets", data))]
         defenses = [self.defense(i, d, metric, eps) for i, d in enumerate(self.entries("defenses", data))]
         attacks = [self.attack(i, a) for i, a in enumerate(self.entries("attacks", data))]
@@ -202,6 +249,8 @@ class _Validator:
             eps=eps,
             decimals=decimals,
             final_confidence=confidence,
+            budgets=None if budgets is None else sorted(budgets),
+            utility_tolerance=tolerance,
             datasets=datasets,
             defenses=defenses,
             attacks=attacks,
@@ -293,7 +342,11 @@ class _Validator:
         budget = entry.get("budget")
         if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
             raise self.fail(where, f"'budget' must be a positive integer (a cap on queries), got {budget!r}")
-        return AttackSpec(name=label, attack=registry_name, params=dict(params), budget=budget)
+        accounts = entry.get("accounts", 1)
+        if not isinstance(accounts, int) or isinstance(accounts, bool) or accounts < 1:
+            raise self.fail(where, f"'accounts' must be a positive integer (participants the attacker controls), "
+                            f"got {accounts!r}")
+        return AttackSpec(name=label, attack=registry_name, params=dict(params), budget=budget, accounts=accounts)
 
     # --- values -------------------------------------------------------------------------------------------
 

@@ -2,16 +2,17 @@
 
 Files in the output directory (the site serves the directory as is):
 
-- ``cells.csv`` — one row per cell (data set × defense × attack × seed);
-- ``summary.csv`` and ``summary.md`` — one row per data set × defense × attack, averaged over seeds (the
-  Markdown file first names the game and its mode, offline or live);
+- ``cells.csv`` — one row per cell (data set × defense × attack × budget × seed);
+- ``summary.csv`` and ``summary.md`` — one row per data set × defense × attack × budget, averaged over seeds
+  (the Markdown file first names the game and its mode, offline or live);
 - ``boards.csv`` — every honest participant's released and true scores per competition;
 - ``game.json`` — the game, its mode (``offline`` or ``live``, with the site), the summary, the cells (with
   attack details) and the boards;
-- ``frontier.png`` — privacy–utility frontier: the strongest attack's label accuracy vs the honest Kendall τ,
-  one point per defense; ``accuracy_vs_queries.png`` — every attack's accuracy against its queries;
-- ``report.html`` — all of it on one page (``games/templates/report.html``), charts inlined as base64 so the
-  file stands alone.
+- ``frontier.json`` and ``frontier.svg`` — the privacy–utility frontier (:mod:`games.frontier`): per data set
+  and budget, each chain's leakage against its honest-utility cost, the Pareto frontier and the recommended
+  chain; ``accuracy_vs_queries.png`` — every attack's accuracy against its queries;
+- ``report.html`` — all of it on one page (``games/templates/report.html``), the frontier as inline SVG and the
+  other chart as base64, so the file stands alone.
 
 Everything but the wall-time columns is a deterministic function of the game file.
 """
@@ -24,25 +25,38 @@ import io
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import markupsafe
 import numpy as np
 
+from games.caveats import DefenseNote, chain_caveats, defense_notes
+from games.frontier import (
+    ChainPoint,
+    Recommendation,
+    chain_points,
+    counts_at,
+    frontier_document,
+    recommend,
+    strength,
+)
+from games.frontier_chart import frontier_svg
 from games.runner import Board, Cell, GameResult
 
 CELL_COLUMNS = [
-    "dataset", "defense", "attack", "seed", "status", "error", "n_rows", "queries", "seconds",
-    "label_accuracy", "recovered_fraction", "claimed_accuracy", "exact_recovery",
+    "dataset", "defense", "attack", "budget", "accounts", "seed", "status", "error", "n_rows", "queries", "seconds",
+    "label_accuracy", "majority_rate", "exact_fraction", "recovered_fraction", "claimed_accuracy", "exact_recovery",
     "attacker_public_score", "attacker_private_score", "attacker_public_rank", "attacker_private_rank",
     "n_participants", "honest_kendall_tau", "honest_best_wins", "honest_mean_abs_error",
     "honest_mean_abs_error_private", "honest_withheld", "honest_models",
 ]
 SUMMARY_COLUMNS = [
-    "dataset", "defense", "attack", "cells", "ok", "label_accuracy", "exact_recovery_rate", "queries", "seconds",
+    "dataset", "defense", "attack", "budget", "accounts", "cells", "ok", "label_accuracy", "majority_rate",
+    "exact_fraction", "exact_recovery_rate", "queries", "seconds",
     "attacker_public_rank", "attacker_private_rank", "n_participants", "honest_kendall_tau",
     "honest_best_wins_rate", "honest_mean_abs_error",
 ]
@@ -52,8 +66,8 @@ BOARD_COLUMNS = [
 WALL_TIME_COLUMNS = ("seconds",)
 #: The cell table of the HTML page: what a host compares; ``cells.csv`` has every column.
 HTML_CELL_COLUMNS = [
-    "dataset", "defense", "attack", "seed", "status", "label_accuracy", "recovered_fraction", "exact_recovery",
-    "queries", "seconds", "attacker_public_rank", "attacker_private_rank", "error",
+    "dataset", "defense", "attack", "budget", "seed", "status", "label_accuracy", "recovered_fraction",
+    "exact_recovery", "queries", "seconds", "attacker_public_rank", "attacker_private_rank", "error",
 ]
 
 
@@ -68,24 +82,28 @@ def _median(values: Sequence[float | None]) -> float | None:
 
 
 def summarize(cells: Sequence[Cell]) -> list[dict[str, Any]]:
-    """One row per (data set, defense, attack) in game order, averaged over seeds.
+    """One row per (data set, defense, attack, budget) in game order, averaged over seeds.
 
     Accuracy, queries and seconds are means over the cells; the exact-recovery rate and the best-wins rate
     are shares of cells; ranks are medians (a rank is ordinal).
     """
-    groups: dict[tuple[str, str, str], list[Cell]] = {}
+    groups: dict[tuple[str, str, str, int | None], list[Cell]] = {}
     for cell in cells:
-        groups.setdefault((cell.dataset, cell.defense, cell.attack), []).append(cell)
+        groups.setdefault((cell.dataset, cell.defense, cell.attack, cell.budget), []).append(cell)
     rows = []
-    for (dataset, defense, attack), group in groups.items():
+    for (dataset, defense, attack, budget), group in groups.items():
         flat = [c.row() for c in group]
         rows.append({
             "dataset": dataset,
             "defense": defense,
             "attack": attack,
+            "budget": budget,
+            "accounts": group[0].accounts,
             "cells": len(group),
             "ok": sum(c.status == "ok" for c in group),
             "label_accuracy": _round(_mean([r["label_accuracy"] for r in flat]), 4),
+            "majority_rate": _round(_mean([r["majority_rate"] for r in flat]), 4),
+            "exact_fraction": _round(_mean([r["exact_fraction"] for r in flat]), 4),
             "exact_recovery_rate": _round(_mean([r["exact_recovery"] for r in flat]), 4),
             "queries": _round(_mean([r["queries"] for r in flat]), 1),
             "seconds": _round(_mean([r["seconds"] for r in flat]), 3),
@@ -115,17 +133,19 @@ def _text(value: Any) -> str:
 
 def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
     """The summary as a Markdown table (the README's game table)."""
-    headers = ["data set", "defense", "attack", "ok", "label acc.", "exact", "queries", "seconds",
-               "public rank", "private rank", "honest τ", "best wins", "|released − true|"]
-    keys = ["dataset", "defense", "attack", "ok", "label_accuracy", "exact_recovery_rate", "queries", "seconds",
-            "attacker_public_rank", "attacker_private_rank", "honest_kendall_tau", "honest_best_wins_rate",
-            "honest_mean_abs_error"]
+    headers = ["data set", "defense", "attack", "budget", "ok", "label acc.", "majority", "exact", "queries",
+               "seconds", "public rank", "private rank", "honest τ", "best wins", "|released − true|"]
+    keys = ["dataset", "defense", "attack", "budget", "ok", "label_accuracy", "majority_rate", "exact_recovery_rate",
+            "queries", "seconds", "attacker_public_rank", "attacker_private_rank", "honest_kendall_tau",
+            "honest_best_wins_rate", "honest_mean_abs_error"]
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     for row in summary:
         cells = [_text(row[k]) for k in keys]
-        cells[3] = f"{row['ok']}/{row['cells']}"
-        cells[8] = f"{_text(row['attacker_public_rank'])}/{row['n_participants']}"
-        cells[9] = f"{_text(row['attacker_private_rank'])}/{row['n_participants']}"
+        cells[2] = row["attack"] + (f" ({row['accounts']} accounts)" if row.get("accounts", 1) > 1 else "")
+        cells[3] = "none" if row["budget"] is None else f"{row['budget']:,}"
+        cells[4] = f"{row['ok']}/{row['cells']}"
+        cells[10] = f"{_text(row['attacker_public_rank'])}/{row['n_participants']}"
+        cells[11] = f"{_text(row['attacker_private_rank'])}/{row['n_participants']}"
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -139,28 +159,36 @@ def summary_markdown(result: GameResult, summary: Sequence[dict[str, Any]]) -> s
     )
 
 
-def defense_table(summary: Sequence[dict[str, Any]]) -> str:
-    """One Markdown row per (data set, defense): the strongest attack against it (highest mean label accuracy,
-    then fewest queries) beside what the defense costs honest participants — the README's game table."""
-    best: dict[tuple[str, str], dict[str, Any]] = {}
-    for row in summary:
-        key = (row["dataset"], row["defense"])
-        rank = (row["label_accuracy"] or 0.0, -(row["queries"] or 0.0))
-        held = best.get(key)
-        if held is None or rank > ((held["label_accuracy"] or 0.0), -(held["queries"] or 0.0)):
-            best[key] = row
-    lines = [
-        "| data set | defense | strongest attack | its label accuracy | exact recovery | queries "
-        "| honest Kendall τ | best model wins | mean \\|released − true\\| |",
-        "|---|---|---|---|---|---|---|---|---|",
+def frontier_table(points: Sequence[ChainPoint], recommended: dict[str, Recommendation]) -> str:
+    """One Markdown row per (data set, chain): the strongest attack's labels right at each budget, the majority
+    rate, the leakage at the largest budget, what the chain costs honest players, whether it is on the frontier
+    there, and the recommended chain marked — the README's game table."""
+    levels = list(dict.fromkeys(p.budget for p in points))
+    top = {dataset: r.budget for dataset, r in recommended.items()}
+    headers = ["data set", "chain"] + [f"labels right, {_budget_text(level)}" for level in levels] + [
+        "majority class", f"leakage, {_budget_text(levels[-1] if levels else None)}", "honest cost (1 − τ)",
+        "best model wins", "frontier",
     ]
-    for (dataset, defense), row in best.items():
-        lines.append(
-            f"| {dataset} | {defense} | {row['attack']} | {_text(row['label_accuracy'])} "
-            f"| {_text(row['exact_recovery_rate'])} | {_text(row['queries'])} | {_text(row['honest_kendall_tau'])} "
-            f"| {_text(row['honest_best_wins_rate'])} | {_text(row['honest_mean_abs_error'])} |"
-        )
+    lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
+    chains = list(dict.fromkeys((p.dataset, p.defense) for p in points))
+    for dataset, defense in chains:
+        mine = {p.budget: p for p in points if (p.dataset, p.defense) == (dataset, defense)}
+        last = mine[top[dataset]]
+        chosen = recommended[dataset].point
+        name = f"**{defense}** (recommended)" if chosen is not None and chosen.defense == defense else defense
+        leaks = [
+            "failed" if mine[level].attack is None else f"{_percent(mine[level].label_accuracy)} {mine[level].attack}"
+            for level in levels
+        ]
+        lines.append("| " + " | ".join([
+            dataset, name, *leaks, _percent(last.majority_rate), _text(round(last.leakage, 4)),
+            _text(round(last.cost, 4)), _percent(last.best_wins_rate), "yes" if last.on_frontier else "",
+        ]) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _budget_text(level: int | None) -> str:
+    return "no cap" if level is None else f"{level:,} submissions"
 
 
 def _write_csv(path: Path, columns: Sequence[str], rows: Sequence[dict[str, Any]]) -> None:
@@ -223,7 +251,8 @@ def write_report(result: GameResult, out: str | Path) -> dict[str, Path]:
         "summary_md": out / "summary.md",
         "boards_csv": out / "boards.csv",
         "json": out / "game.json",
-        "frontier_png": out / "frontier.png",
+        "frontier_json": out / "frontier.json",
+        "frontier_svg": out / "frontier.svg",
         "queries_png": out / "accuracy_vs_queries.png",
         "html": out / "report.html",
     }
@@ -233,12 +262,17 @@ def write_report(result: GameResult, out: str | Path) -> dict[str, Path]:
     paths["summary_md"].write_text(summary_markdown(result, summary), encoding="utf-8")
     paths["json"].write_text(json.dumps(game_document(result), indent=2) + "\n", encoding="utf-8")
     # The charts draw what the tables say: accuracy over the runs that finished, failed attacks not as 0.
-    finished = finished_summary(summary, attack_lines(result.cells))
-    frontier = frontier_chart(finished, result.game.name)
+    lines = attack_lines(result.cells)
+    finished = finished_summary(summary, lines)
+    document = frontier_document(result, lines)
+    paths["frontier_json"].write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    points = chain_points(result, lines)
+    chart = frontier_svg(points, recommend(points, result.game.utility_tolerance), result.game.utility_tolerance,
+                         title=f"{result.game.name}: privacy–utility frontier")
+    paths["frontier_svg"].write_text(chart, encoding="utf-8")
     queries = queries_chart(finished, result.game.name)
-    paths["frontier_png"].write_bytes(frontier)
     paths["queries_png"].write_bytes(queries)
-    paths["html"].write_text(html_report(result, summary, frontier, queries), encoding="utf-8")
+    paths["html"].write_text(html_report(result, summary, chart, queries), encoding="utf-8")
     return paths
 
 
@@ -266,55 +300,9 @@ def _axes_per_dataset(datasets: list[str]) -> tuple[Any, list[Any]]:
 
 def finished_summary(summary: Sequence[dict[str, Any]], lines: Sequence[AttackLine]) -> list[dict[str, Any]]:
     """The summary rows with ``label_accuracy`` over the runs that finished (``None`` when all failed)."""
-    accuracy = {(line.dataset, line.defense, line.attack): line.label_accuracy for line in lines}
-    return [{**row, "label_accuracy": accuracy[(row["dataset"], row["defense"], row["attack"])]} for row in summary]
-
-
-def frontier_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
-    """Privacy–utility frontier per data set: for each defense, the strongest attack's mean label accuracy
-    (y, lower = more private) against the honest population's mean Kendall τ (x, higher = more useful).
-    Small grey points are the individual attacks; an attack that failed in every run (``label_accuracy``
-    ``None``) is not drawn, and a defense that every attack failed against sits at 0, saying so."""
-    datasets = list(dict.fromkeys(r["dataset"] for r in summary))
-    fig, axes = _axes_per_dataset(datasets)
-    import matplotlib.pyplot as plt
-
-    colors = plt.get_cmap("tab10")
-    for ax, dataset in zip(axes, datasets, strict=True):
-        rows = [r for r in summary if r["dataset"] == dataset]
-        defenses = list(dict.fromkeys(r["defense"] for r in rows))
-        points = []
-        for defense in defenses:
-            group = [r for r in rows if r["defense"] == defense]
-            tau = group[0]["honest_kendall_tau"]
-            accuracies = [r["label_accuracy"] for r in group if r["label_accuracy"] is not None]
-            points.append((tau if tau is not None else 0.0, max(accuracies, default=0.0), accuracies))
-        xs = [p[0] for p in points]
-        span = max(max(xs) - min(xs), 0.2)
-        ax.set_xlim(min(xs) - 0.12 * span, max(xs) + 0.12 * span)
-        clusters: list[tuple[float, float, list[str]]] = []
-        for index, (defense, (x, best, accuracies)) in enumerate(zip(defenses, points, strict=True)):
-            number = str(index + 1)
-            ax.scatter([x] * len(accuracies), accuracies, s=12, color="0.7", zorder=1)
-            said = f"accuracy {best:.3f}" if accuracies else "every attack failed"
-            ax.scatter([x], [best], s=70, color=colors(index % 10), marker="os^D"[index // 10 % 4],
-                       edgecolor="black", zorder=3, label=f"{number}. {defense}: τ {x:.3f}, {said}")
-            near = [c for c in clusters if abs(c[0] - x) < 0.03 * span and abs(c[1] - best) < 0.03]
-            if near:  # defenses on (nearly) one spot share one label: their numbers
-                near[0][2].append(number)
-            else:
-                clusters.append((x, best, [number]))
-        for x, y, numbers in clusters:
-            ax.annotate(",".join(numbers), (x, y), textcoords="offset points", xytext=(-7, 4), fontsize=7,
-                        ha="right", va="bottom")
-        ax.set_xlabel("honest Kendall τ (released public vs true private ranking)")
-        ax.set_ylabel("attacker label accuracy (strongest attack)")
-        ax.set_ylim(-0.03, 1.08)
-        ax.grid(True, alpha=0.3)
-        ax.set_title(f"{dataset}", fontsize=10)
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False)
-    fig.suptitle(f"{title}: privacy–utility frontier", fontsize=11)
-    return _figure_bytes(fig)
+    accuracy = {(line.dataset, line.defense, line.attack, line.budget): line.label_accuracy for line in lines}
+    return [{**row, "label_accuracy": accuracy[(row["dataset"], row["defense"], row["attack"], row["budget"])]}
+            for row in summary]
 
 
 def queries_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
@@ -361,15 +349,15 @@ def queries_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
 
 # --- the host's reading: the answer first ---------------------------------------------------------------------
 
-#: Chains whose strongest attack is within this much label accuracy of the least leaky one count as equally
-#: private; among them the report recommends the one that costs honest participants least.
-LEAK_TOLERANCE = 0.02
-
 #: What the report's tables call each data key (the CSV and JSON keep the keys).
 LABELS = {
     "dataset": "Data set",
     "defense": "Defense chain",
     "attack": "Attack",
+    "budget": "Budget (submissions)",
+    "accounts": "Accounts",
+    "majority_rate": "Majority class",
+    "exact_fraction": "Labels exact",
     "seed": "Seed",
     "status": "Outcome",
     "error": "Why it failed",
@@ -422,6 +410,10 @@ class AttackLine:
     private_rank: float | None
     n_participants: int
     failure: str  # the first failed cell's reason, "" when none failed
+    budget: int | None = None  # the cells' cap on submissions (None: no cap)
+    accounts: int = 1
+    majority_rate: float | None = None  # accuracy of predicting the majority class on every row
+    exact_fraction: float | None = None  # share of labels vouched for exactly (and right), over finished runs
 
     @property
     def failed(self) -> int:
@@ -430,41 +422,45 @@ class AttackLine:
 
 @dataclass(frozen=True)
 class ChainVerdict:
-    """One defense chain on one data set: what leaks through it (its strongest attack) and what it costs the
-    honest participants."""
+    """One defense chain on one data set at the game's largest budget: what leaks through it (its strongest
+    attack, ``point.leakage``), what it costs the honest participants (``point.cost``), what it does not
+    protect (``caveats``, with this game's figures), and whether it is the recommended chain."""
 
-    dataset: str
-    defense: str
+    point: ChainPoint
     description: str
     chain: list[dict[str, Any]]
     strongest: AttackLine | None  # None when every attack against it failed
-    kendall_tau: float | None
-    best_wins_rate: float | None
-    mean_abs_error: float | None
+    caveats: list[str]
     recommended: bool = False
 
     @property
-    def leak(self) -> float:
-        """The strongest attack's mean label accuracy (0 when every attack failed: nothing was recovered)."""
-        return 0.0 if self.strongest is None or self.strongest.label_accuracy is None else self.strongest.label_accuracy
+    def dataset(self) -> str:
+        return self.point.dataset
 
     @property
-    def honest_cost_key(self) -> tuple[float, float, float]:
-        """Larger is better for honest participants: ranking kept, best model wins, small distortion."""
-        return (
-            -2.0 if self.kendall_tau is None else self.kendall_tau,
-            self.best_wins_rate or 0.0,
-            -(self.mean_abs_error or 0.0),
-        )
+    def defense(self) -> str:
+        return self.point.defense
+
+    @property
+    def kendall_tau(self) -> float | None:
+        return self.point.kendall_tau
+
+    @property
+    def best_wins_rate(self) -> float | None:
+        return self.point.best_wins_rate
+
+    @property
+    def mean_abs_error(self) -> float | None:
+        return self.point.mean_abs_error
 
 
 def attack_lines(cells: Sequence[Cell]) -> list[AttackLine]:
-    """One :class:`AttackLine` per (data set, defense, attack) in game order."""
-    groups: dict[tuple[str, str, str], list[Cell]] = {}
+    """One :class:`AttackLine` per (data set, defense, attack, budget) in game order."""
+    groups: dict[tuple[str, str, str, int | None], list[Cell]] = {}
     for cell in cells:
-        groups.setdefault((cell.dataset, cell.defense, cell.attack), []).append(cell)
+        groups.setdefault((cell.dataset, cell.defense, cell.attack, cell.budget), []).append(cell)
     lines = []
-    for (dataset, defense, attack), group in groups.items():
+    for (dataset, defense, attack, budget), group in groups.items():
         ran = [c.row() for c in group if c.status == "ok"]
         every = [c.row() for c in group]
         failures = [c for c in group if c.status != "ok"]
@@ -472,9 +468,13 @@ def attack_lines(cells: Sequence[Cell]) -> list[AttackLine]:
             dataset=dataset,
             defense=defense,
             attack=attack,
+            budget=budget,
+            accounts=group[0].accounts,
             cells=len(group),
             ok=len(ran),
             label_accuracy=_mean([r["label_accuracy"] for r in ran]),
+            majority_rate=_mean([r["majority_rate"] for r in every]),
+            exact_fraction=_mean([r["exact_fraction"] for r in ran]),
             exact_recovery_rate=_mean([r["exact_recovery"] for r in ran]),
             queries=_mean([r["queries"] for r in (ran or every)]),
             seconds=_mean([r["seconds"] for r in every]),
@@ -486,41 +486,36 @@ def attack_lines(cells: Sequence[Cell]) -> list[AttackLine]:
     return lines
 
 
-def _strength(line: AttackLine) -> tuple[float, float, float]:
-    """Which attack leaks most: the higher accuracy, then the more runs finished, then the fewer queries."""
-    return (line.label_accuracy or 0.0, line.ok / line.cells, -(line.queries or 0.0))
-
-
-def chain_verdicts(result: GameResult, lines: Sequence[AttackLine]) -> dict[str, list[ChainVerdict]]:
-    """Per data set, one :class:`ChainVerdict` per chain in game order, the recommended one marked: among the
-    chains within :data:`LEAK_TOLERANCE` of the least leaky, the one that keeps the honest ranking best."""
+def chain_verdicts(
+    result: GameResult, lines: Sequence[AttackLine], points: Sequence[ChainPoint] | None = None,
+) -> dict[str, list[ChainVerdict]]:
+    """Per data set, one :class:`ChainVerdict` per chain in game order at the largest budget, the recommended
+    one marked (:func:`games.frontier.recommend`: the least leaky chain within the utility tolerance)."""
+    points = chain_points(result, lines) if points is None else points
+    recommended = recommend(points, result.game.utility_tolerance)
     chains = {d.name: d for d in result.game.defenses}
-    utility: dict[tuple[str, str], list[Cell]] = {}
-    for cell in result.cells:
-        utility.setdefault((cell.dataset, cell.defense), []).append(cell)
     verdicts: dict[str, list[ChainVerdict]] = {}
-    for (dataset, defense), group in utility.items():
-        ran = [line for line in lines if (line.dataset, line.defense) == (dataset, defense) and line.ok]
-        strongest = max(ran, key=_strength, default=None)
-        # The honest board of a (data set, chain) is one per seed, shared by every attack: one value per seed.
-        per_seed = {c.seed: c.utility.row() for c in group}.values()
-        spec = chains.get(defense)
-        verdicts.setdefault(dataset, []).append(ChainVerdict(
-            dataset=dataset,
-            defense=defense,
-            description=spec.description if spec else "",
-            chain=spec.chain if spec else [],
-            strongest=strongest,
-            kendall_tau=_mean([row["honest_kendall_tau"] for row in per_seed]),
-            best_wins_rate=_mean([row["honest_best_wins"] for row in per_seed]),
-            mean_abs_error=_mean([row["honest_mean_abs_error"] for row in per_seed]),
-        ))
-    for dataset, rows in verdicts.items():
-        least = min(v.leak for v in rows)
-        candidates = [v for v in rows if v.leak <= least + LEAK_TOLERANCE]
-        best = max(candidates, key=lambda v: v.honest_cost_key)
-        verdicts[dataset] = [replace(v, recommended=v is best) for v in rows]
+    for dataset, choice in recommended.items():
+        for point in (p for p in points if p.dataset == dataset and p.budget == choice.budget):
+            ran = [line for line in lines if (line.dataset, line.defense) == (dataset, point.defense)
+                   and line.label_accuracy is not None and counts_at(line.budget, choice.budget)]
+            strongest = max(ran, key=strength, default=None)
+            spec = chains.get(point.defense)
+            chain = spec.chain if spec else []
+            verdicts.setdefault(dataset, []).append(ChainVerdict(
+                point=point,
+                description=spec.description if spec else "",
+                chain=chain,
+                strongest=strongest,
+                caveats=chain_caveats(chain, point),
+                recommended=choice.point is not None and choice.point.defense == point.defense,
+            ))
     return verdicts
+
+
+def notes_of(verdicts: dict[str, list[ChainVerdict]]) -> list[DefenseNote]:
+    """What each defense of the game does not protect, once each, with every chain's figures."""
+    return defense_notes([(v.chain, v.point) for rows in verdicts.values() for v in rows])
 
 
 def _percent(value: float | None) -> str:
@@ -557,11 +552,12 @@ def _templates() -> jinja2.Environment:
     return environment
 
 
-def html_report(result: GameResult, summary: Sequence[dict[str, Any]], frontier: bytes, queries: bytes) -> str:
+def html_report(result: GameResult, summary: Sequence[dict[str, Any]], frontier: str, queries: bytes) -> str:
     """One standalone HTML page (``games/templates/report.html``) a host reads in a minute: first the answer
-    (per data set, the recommended chain, what leaks through each chain and what it costs honest players), then
-    how the game was played (its mode), both charts (inline), each attack's summary, and, folded away, every
-    cell and honest board. Failed cells read "failed", never accuracy 0; tables use people's column names."""
+    (per data set, the recommended chain, what leaks through each chain at the largest budget, what it costs
+    honest players and what it does not protect), then the frontier chart (inline SVG, ``frontier``) and its
+    table per budget, how the game was played (its mode), each attack's summary, and, folded away, every cell
+    and honest board. Failed cells read "failed", never accuracy 0; tables use people's column names."""
     rows = board_rows(result)
 
     def rows_of(board: Board) -> list[dict[str, Any]]:
@@ -570,6 +566,8 @@ def html_report(result: GameResult, summary: Sequence[dict[str, Any]], frontier:
 
     boards = [(board, rows_of(board)) for board in result.boards]
     lines = attack_lines(result.cells)
+    points = chain_points(result, lines)
+    verdicts = chain_verdicts(result, lines, points)
     return _templates().get_template("report.html").render(
         game=result.game,
         mode=result.mode,
@@ -577,13 +575,16 @@ def html_report(result: GameResult, summary: Sequence[dict[str, Any]], frontier:
         seconds=result.seconds,
         summary=summary,
         lines=lines,
-        verdicts=chain_verdicts(result, lines),
-        leak_tolerance=LEAK_TOLERANCE,
+        verdicts=verdicts,
+        notes=notes_of(verdicts),
+        recommended=recommend(points, result.game.utility_tolerance),
+        points=points,
+        levels=result.game.levels,
         labels=LABELS,
         cells=[c.row() for c in result.cells],
         cell_columns=HTML_CELL_COLUMNS,
         boards=boards,
         board_columns=BOARD_COLUMNS[3:],
-        frontier=base64.b64encode(frontier).decode(),
+        frontier=markupsafe.Markup(frontier),
         queries=base64.b64encode(queries).decode(),
     )

@@ -1,4 +1,5 @@
-"""Play a game offline: every cell (data set × defense chain × attack × seed) through :class:`LocalOracle`.
+"""Play a game offline: every cell (data set × defense chain × attack × budget × seed) through
+:class:`LocalOracle`.
 
 One cell is one competition: the hidden labels, the game's metric and displayed precision, the defense chain,
 and the seed as the competition's secret (public/private split and defense randomness). The attacker talks to
@@ -7,6 +8,11 @@ it through a ``LocalOracle``; the honest population submits to the *same* compet
 submission ids), so a defense treats honest models exactly as it treats the attacker. At the end the attacker
 submits its recovered labels as a confident prediction, like the bot does, and takes a rank on the public
 and the private board.
+
+Budgets: a cell's budget caps the attacker's submissions (every account's together; :class:`BudgetedView`) and
+is handed to an attack that plans within one (``auto``). Nothing spends a budget for its own sake: an attack
+stops when it has its labels, so a 100,000-submission cell costs what its attack decides to spend. Accounts: the
+attacker's oracle has the attack's ``accounts`` participants, each with its own defense state.
 
 Boards: with a ``public_fraction`` the public board releases the public split and the private board the
 private split; without one, both boards score every row (the private board is a separate, final release).
@@ -78,8 +84,9 @@ class Board:
 
 @dataclass
 class Cell:
-    """One played cell: identifiers, status (``ok``, ``failed``: the attack gave up or ran out of budget,
-    ``error``: it crashed), the attacker's outcome and the honest population's utility."""
+    """One played cell: identifiers (``budget``: the cap on the attacker's submissions, ``None`` for none;
+    ``accounts``: how many participants it controlled), status (``ok``, ``failed``: the attack gave up or ran
+    out of budget, ``error``: it crashed), the attacker's outcome and the honest population's utility."""
 
     dataset: str
     defense: str
@@ -93,6 +100,8 @@ class Cell:
     outcome: AttackerOutcome
     utility: HonestUtility
     details: dict[str, Any] = field(default_factory=dict)
+    budget: int | None = None
+    accounts: int = 1
 
     def row(self) -> dict[str, Any]:
         """The flat CSV/JSON row (column order is the report's)."""
@@ -100,6 +109,8 @@ class Cell:
             "dataset": self.dataset,
             "defense": self.defense,
             "attack": self.attack,
+            "budget": self.budget,
+            "accounts": self.accounts,
             "seed": self.seed,
             "status": self.status,
             "error": self.error,
@@ -136,7 +147,7 @@ class _Competition:
 def run_game(
     spec: GameSpec, *, progress: Progress | None = None, jobs: int = 1, site: LiveSite | None = None
 ) -> GameResult:
-    """Play every cell of ``spec`` offline, in a fixed order (data set, defense, seed, attack).
+    """Play every cell of ``spec`` offline, in a fixed order (data set, defense, seed, attack, budget).
 
     Everything is checked before the first cell runs: attacks and defenses must be registered (the game
     file is re-checked against the registries), and every data set × defense chain must build a competition
@@ -150,6 +161,10 @@ def run_game(
     say = progress or (lambda _message: None)
     started = time.perf_counter()
     _check_registered(spec)
+    several = [a.name for a in spec.attacks if a.accounts > 1]
+    if site is not None and several:
+        raise GameFileError(f"{spec.source}: attack(s) {', '.join(several)} use several accounts, which only an "
+                            "offline game plays (a live cell has one attacker account)")
     competitions = [_Competition(d, load_population(d)) for d in spec.datasets]
     for competition in competitions:
         for defense in spec.defenses:
@@ -193,8 +208,10 @@ def _play_group(
     spec, competition, defense, seed = group
     board = play_honest(spec, competition.dataset, competition.population, defense, seed)
     cells = [
-        play_cell(spec, competition.dataset, competition.population, defense, attack, seed, board, site)
+        play_cell(spec, competition.dataset, competition.population, defense, attack, seed, board, site,
+                  budget=budget)
         for attack in spec.attacks
+        for budget in spec.budgets_of(attack)
     ]
     return board, cells
 
@@ -202,8 +219,9 @@ def _play_group(
 def _collect(cells: list[Cell], new: list[Cell], total: int, say: Progress) -> None:
     for cell in new:
         cells.append(cell)
+        budget = "" if cell.budget is None else f" @ {cell.budget:,}"
         say(
-            f"[{len(cells)}/{total}] {cell.dataset} · {cell.defense} · {cell.attack} · seed {cell.seed}: "
+            f"[{len(cells)}/{total}] {cell.dataset} · {cell.defense} · {cell.attack}{budget} · seed {cell.seed}: "
             f"{cell.status}, accuracy {cell.outcome.label_accuracy:.3f}, {cell.queries} queries, "
             f"{cell.seconds:.2f} s" + (f" ({cell.error})" if cell.error else "")
         )
@@ -218,9 +236,11 @@ def _check_registered(spec: GameSpec) -> None:
 
 
 def make_oracle(
-    spec: GameSpec, dataset: DatasetSpec, population: Population, defense: DefenseSpec, seed: int
+    spec: GameSpec, dataset: DatasetSpec, population: Population, defense: DefenseSpec, seed: int,
+    *, accounts: int = 1,
 ) -> LocalOracle:
-    """The competition of one cell, as the attacker's oracle (the honest models use its ``spec``).
+    """The competition of one cell, as the attacker's oracle (the honest models use its ``spec``) with
+    ``accounts`` participants for the attacker.
 
     The oracle's ``decimals`` (what the attacker knows) is the released precision: the displayed precision or
     a coarser rounding defense's (``ScoringSpec.released_decimals``), as the bot learns it from released values.
@@ -235,6 +255,7 @@ def make_oracle(
         public_fraction=dataset.public_fraction,
         n_classes=population.n_classes,
         ids=population.ids,
+        accounts=accounts,
     )
 
 
@@ -311,23 +332,29 @@ def play_cell(
     seed: int,
     board: Board,
     site: LiveSite | None = None,
+    *,
+    budget: int | None = None,
 ) -> Cell:
-    """Run one attack against a fresh competition, then submit its recovered labels and rank it.
+    """Run one attack within ``budget`` submissions (``None``: the attack's own budget, if any) against a fresh
+    competition, then submit its recovered labels and rank it.
 
     With a live ``site`` the attacker (queries and final submission) talks to a competition on that site;
     the private release and the boards use the offline twin, which runs the same code with the same secret.
     """
-    oracle = make_oracle(spec, dataset, population, defense, seed)
+    budget = attack.budget if budget is None else budget
+    oracle = make_oracle(spec, dataset, population, defense, seed, accounts=attack.accounts)
     target: Any = oracle
     if site is not None:
-        target = site.attacker_oracle(spec, dataset, population, defense, seed, attack.name)
+        # One competition per cell: a game with budgets plays an attack at several, each its own cell.
+        label = attack.name if spec.budgets is None else f"{attack.name}@{budget}"
+        target = site.attacker_oracle(spec, dataset, population, defense, seed, label)
     hidden = population.labels
     params = dict(attack.params)
     if "seed" not in params and _accepts(attack.attack, "seed"):
         params["seed"] = seed
-    if attack.budget is not None and "budget" not in params and _accepts(attack.attack, "budget"):
-        params["budget"] = attack.budget  # ``auto`` plans within the cell's budget instead of running into it
-    attacker: Any = BudgetedView(target, attack.budget) if attack.budget is not None else target
+    if budget is not None and "budget" not in params and _accepts(attack.attack, "budget"):
+        params["budget"] = budget  # ``auto`` plans within the cell's budget instead of running into it
+    attacker: Any = BudgetedView(target, budget) if budget is not None else target
     status, error = "ok", ""
     details: dict[str, Any] = {}
     confidence: np.ndarray | None = None
@@ -369,11 +396,14 @@ def play_cell(
             [p.released_private for p in board.participants], released_private, higher_is_better=higher
         ),
         n_participants=len(board.participants) + 1,
+        confidence=confidence,
     )
     return Cell(
         dataset=dataset.name,
         defense=defense.name,
         attack=attack.name,
+        budget=budget,
+        accounts=attack.accounts,
         seed=seed,
         status=status,
         error=error,

@@ -20,8 +20,10 @@ class AttackerOutcome:
 
     ``label_accuracy``: share of all rows whose recovered label is right (unrecovered rows count as wrong);
     ``recovered_fraction``: share of rows it claimed; ``claimed_accuracy``: accuracy on the claimed rows
-    (below 1 means a false claim); ``exact_recovery``: every label recovered and right. Ranks are 1-based
-    among the honest participants plus the attacker, after its final confident submission.
+    (below 1 means a false claim); ``exact_recovery``: every label recovered and right; ``exact_fraction``:
+    share of rows whose label the attack vouched for (confidence 1.0) and got right; ``majority_rate``: the
+    accuracy of predicting the majority class on every row (what an attacker gets for one query). Ranks are
+    1-based among the honest participants plus the attacker, after its final confident submission.
     """
 
     label_accuracy: float
@@ -33,10 +35,14 @@ class AttackerOutcome:
     public_rank: int
     private_rank: int
     n_participants: int
+    exact_fraction: float = 0.0
+    majority_rate: float = 0.5
 
     def row(self) -> dict[str, Any]:
         return {
             "label_accuracy": round(self.label_accuracy, 6),
+            "majority_rate": round(self.majority_rate, 6),
+            "exact_fraction": round(self.exact_fraction, 6),
             "recovered_fraction": round(self.recovered_fraction, 6),
             "claimed_accuracy": _round(self.claimed_accuracy),
             "exact_recovery": int(self.exact_recovery),
@@ -112,14 +118,19 @@ def attacker_outcome(
     public_rank: int,
     private_rank: int,
     n_participants: int,
+    confidence: np.ndarray | None = None,
 ) -> AttackerOutcome:
-    """Score an attacker's recovered labels (``-1`` = not recovered) against the hidden ones."""
+    """Score an attacker's recovered labels (``-1`` = not recovered; ``confidence`` 1.0 where it vouches for
+    the label exactly) against the hidden ones."""
     labels = np.asarray(labels, dtype=np.int64)
     hidden = np.asarray(hidden, dtype=np.int64)
     claimed = labels >= 0
     correct = labels == hidden
     n_claimed = int(claimed.sum())
+    vouched = np.zeros(len(labels), dtype=bool) if confidence is None else np.asarray(confidence) >= 1.0
     return AttackerOutcome(
+        exact_fraction=float((vouched & correct).mean()) if len(labels) else 0.0,
+        majority_rate=majority_rate(hidden),
         label_accuracy=float(correct.mean()),
         recovered_fraction=float(claimed.mean()),
         claimed_accuracy=float(correct[claimed].mean()) if n_claimed else math.nan,
@@ -130,6 +141,16 @@ def attacker_outcome(
         private_rank=private_rank,
         n_participants=n_participants,
     )
+
+
+def majority_rate(hidden: np.ndarray) -> float:
+    """The share of the most common class: the accuracy of predicting the majority class on every row.
+
+    >>> majority_rate(np.array([0, 1, 1, 1]))
+    0.75
+    """
+    hidden = np.asarray(hidden, dtype=np.int64)
+    return float(np.bincount(hidden).max() / len(hidden)) if len(hidden) else 0.0
 
 
 def _best(values: Sequence[float | None], higher_is_better: bool) -> int:

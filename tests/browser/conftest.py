@@ -40,8 +40,9 @@ WIDTH, HEIGHT = 1280, 800
 TINY_GAME = """
 [game]
 name = "tiny"
-description = "Forty balanced rows, two chains, two attacks, one seed."
+description = "Forty balanced rows, two chains, two attacks at budgets of 50 and 1,000 submissions, one seed."
 seeds = [0]
+budgets = [50, 1000]
 
 [[datasets]]
 name = "balanced-40"

@@ -1,8 +1,8 @@
 """A host in a real browser: the raw-vs-released page reads at 1280 px (released precision, a chart of released
-against raw), the chain changes in the admin, a game report reads answer first, with one scrollbar, and the
-leakage audit starts from its page, shows its progress while the worker runs it, then its verdict above two
-charts (label accuracy against submissions on public and private rows, the quota a vertical line, the
-majority rate a horizontal one); a participant is refused that page."""
+against raw), the chain changes in the admin, a game report reads answer first, with one scrollbar, and draws its
+privacy–utility frontier readably, and the leakage audit starts from its page, shows its progress while the worker
+runs it, then its verdict above two charts (label accuracy against submissions on public and private rows, the
+quota a vertical line, the majority rate a horizontal one); a participant is refused that page."""
 
 from __future__ import annotations
 
@@ -145,3 +145,30 @@ def test_a_participant_is_refused_the_audit_page(page: Page, site: BrowserSite) 
     answer = page.goto(f"/c/{SLUG}/host/audit/")
     assert answer is not None and answer.status == 403
     screenshot(site, page, "audit-refused")
+
+
+def test_a_game_report_draws_its_frontier_chart_readably_at_1280_px(page: Page, site: BrowserSite) -> None:
+    game = play_tiny_game(site)
+    page.goto(f"/games/{game}/files/report.html")
+    chart = page.locator(".chart svg.frontier")
+    chart.scroll_into_view_if_needed()
+    expect(chart).to_be_visible()
+    box = chart.bounding_box()
+    assert box is not None and 900 <= box["width"] <= WIDTH and box["height"] >= 350  # not shrunk to a thumbnail
+    assert no_horizontal_scroll(page)
+    # Two chains × two budgets, the frontier of each budget, the recommended chain ringed and named.
+    expect(chart.locator("circle.on-frontier, circle.dominated")).to_have_count(4)
+    expect(chart.locator("polyline.frontier-line")).to_have_count(2)
+    expect(chart.locator("circle.recommended")).to_have_count(1)
+    expect(chart.get_by_text("budget 1,000 submissions")).to_be_visible()
+    # Text is drawn at a readable size once the chart is scaled to the page.
+    font = page.evaluate(
+        "() => { const t = document.querySelector('.chart svg.frontier g.legend text');"
+        " return t.getBoundingClientRect().height; }"
+    )
+    assert font >= 11
+    shot = site.shots / "game-frontier.png"
+    chart.screenshot(path=str(shot))
+    site.taken.append(shot)
+    expect(page.get_by_role("heading", name="What each defense does not protect")).to_be_visible()
+    screenshot(site, page, "game-report-frontier")

@@ -186,10 +186,13 @@ def test_it_plays_every_cell_and_writes_every_file(played: tuple[Any, dict[str, 
     document = json.loads(paths["json"].read_text())
     assert set(document) >= {"game", "summary", "cells", "boards", "mode"} and document["mode"] == "offline"
     assert document["game"]["name"] == "tiny" and len(document["cells"]) == 16
-    for key in ("frontier_png", "queries_png"):
-        assert paths[key].read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert paths["queries_png"].read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert paths["frontier_svg"].read_text().startswith("<svg xmlns=")
+    frontier = json.loads(paths["frontier_json"].read_text())
+    assert len(frontier["points"]) == 2 and set(frontier["recommended"]) == {"balanced-40"}
     page = paths["html"].read_text()
-    assert page.count('src="data:image/png;base64,') == 2 and "Privacy–utility frontier" in page
+    assert page.count('src="data:image/png;base64,') == 1 and "Privacy–utility frontier" in page
+    assert page.count("<svg ") == 1 and 'class="frontier-line"' in page
     assert "| test_one_row |" in paths["summary_md"].read_text()
 
 
@@ -473,8 +476,8 @@ def test_the_html_report_gives_the_answer_first(played: tuple[Any, dict[str, Pat
     _, paths = played
     page = paths["html"].read_text()
     answer = page.index("The answer")
-    assert answer < page.index("Mode: offline (") < page.index("Privacy–utility frontier")
-    verdict = page[answer:page.index("How it was played")]
+    assert answer < page.index("<h2>Privacy–utility frontier</h2>") < page.index("Mode: offline (")
+    verdict = page[answer:page.index("<h2>Privacy–utility frontier</h2>")]
     # Without a defense the exact attacker reads every label; rounding to 5 decimals does not stop it either.
     assert "No chain in this game protects the labels" in verdict
     assert "Without a defense" not in verdict or "recovers every label" in verdict

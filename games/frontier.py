@@ -1,0 +1,205 @@
+"""The game's answer: per data set and attacker budget, what leaks through each defense chain against what the
+chain costs honest players, the Pareto frontier of the two, and the chain to recommend.
+
+For one data set, chain and budget level ``B``:
+
+* **leakage** — the strongest attack allowed ``B`` submissions (every attack whose cell budget is at most
+  ``B``; one played without a cap counts only when the game has no budgets), its mean label accuracy over the
+  runs that finished, as the share of what the majority guess misses that the attacker got right:
+  ``(accuracy − majority rate) / (1 − majority rate)``, clipped at 0. 0: no better than predicting the majority
+  class, which one constant submission reveals; 1: every label. A chain every attack failed against leaks 0.
+* **honest-utility cost** — ``1 − Kendall τ`` between the released public ranking of the honest models and
+  their true private ranking (:mod:`games.utility`), mean over seeds; 0: the ranking is kept, 2: reversed; a
+  ranking that cannot be compared (every score withheld) costs 1. It does not depend on the budget.
+* **frontier** — the chains no other chain beats on both (cost ≤, leakage ≤, one of them <).
+* **recommended** — at the game's largest budget, among the chains whose cost is within the game's
+  ``utility_tolerance``, the one with the least leakage (ties: the lower cost, then game order). It lies on
+  the frontier, since any chain dominating it would be within the tolerance and leak less.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from games.report import AttackLine
+    from games.runner import GameResult
+
+
+@dataclass(frozen=True)
+class ChainPoint:
+    """One chain on one data set at one budget level: its leakage (the strongest attack within the budget) and
+    its honest-utility cost, and whether it is on that level's frontier."""
+
+    dataset: str
+    defense: str
+    budget: int | None
+    cost: float
+    leakage: float
+    kendall_tau: float | None
+    best_wins_rate: float | None
+    mean_abs_error: float | None
+    majority_rate: float | None
+    label_accuracy: float | None  # the strongest attack's; None when every attack failed (or none ran)
+    exact_fraction: float | None  # share of labels it vouched for exactly and got right
+    attack: str | None
+    attack_budget: int | None
+    queries: float | None
+    on_frontier: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        return {key: _rounded(value) for key, value in asdict(self).items()}
+
+
+@dataclass(frozen=True)
+class Recommendation:
+    """The recommended chain of one data set (``point`` ``None`` when no chain is within the tolerance)."""
+
+    dataset: str
+    budget: int | None
+    tolerance: float
+    point: ChainPoint | None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"dataset": self.dataset, "budget": self.budget, "tolerance": self.tolerance,
+                "defense": None if self.point is None else self.point.defense,
+                "point": None if self.point is None else self.point.as_dict()}
+
+
+def leakage(accuracy: float | None, majority: float | None) -> float:
+    """Labels leaked beyond the majority guess: ``(accuracy − majority) / (1 − majority)``, clipped to [0, 1].
+
+    >>> round(leakage(0.8, 0.6), 6), leakage(0.55, 0.6), leakage(None, 0.6), leakage(1.0, 1.0)
+    (0.5, 0.0, 0.0, 0.0)
+    """
+    if accuracy is None or majority is None or majority >= 1.0:
+        return 0.0
+    return min(1.0, max(0.0, (accuracy - majority) / (1.0 - majority)))
+
+
+def utility_cost(kendall_tau: float | None) -> float:
+    """``1 − τ``; a ranking that could not be compared (τ undefined) costs 1.
+
+    >>> utility_cost(1.0), utility_cost(0.75), utility_cost(None)
+    (0.0, 0.25, 1.0)
+    """
+    return 1.0 if kendall_tau is None or not math.isfinite(kendall_tau) else 1.0 - kendall_tau
+
+
+def pareto(points: Sequence[tuple[float, float]]) -> list[bool]:
+    """Which (cost, leakage) points no other point dominates (both ≤, one <): lower is better on both.
+
+    >>> pareto([(0.0, 1.0), (0.1, 0.5), (0.2, 0.5), (0.3, 0.0), (0.0, 1.0)])
+    [True, True, False, True, True]
+    """
+    return [
+        not any(c <= cost and v <= leak and (c < cost or v < leak) for c, v in points)
+        for cost, leak in points
+    ]
+
+
+def counts_at(line_budget: int | None, level: int | None) -> bool:
+    """Whether an attack played at ``line_budget`` is within an attacker budget ``level`` (``None``: no cap)."""
+    if level is None:
+        return True
+    return line_budget is not None and line_budget <= level
+
+
+def strength(line: AttackLine) -> tuple[float, float, float]:
+    """Which attack leaks most: the higher accuracy, then the more runs finished, then the fewer queries."""
+    return (line.label_accuracy or 0.0, line.ok / line.cells, -(line.queries or 0.0))
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    present = [float(v) for v in values if v is not None and math.isfinite(float(v))]
+    return sum(present) / len(present) if present else None
+
+
+def chain_points(result: GameResult, lines: Sequence[AttackLine]) -> list[ChainPoint]:
+    """Every (data set, budget level, chain) point, in that order (chains in game order), frontier marked."""
+    levels = result.game.levels
+    per_seed: dict[tuple[str, str], dict[int, dict[str, Any]]] = {}
+    for cell in result.cells:
+        per_seed.setdefault((cell.dataset, cell.defense), {})[cell.seed] = cell.utility.row()
+    points: list[ChainPoint] = []
+    datasets = list(dict.fromkeys(c.dataset for c in result.cells))
+    defenses = list(dict.fromkeys(c.defense for c in result.cells))
+    for dataset in datasets:
+        for level in levels:
+            row: list[ChainPoint] = []
+            for defense in defenses:
+                seeds = per_seed.get((dataset, defense))
+                if seeds is None:
+                    continue
+                tau = _mean([r["honest_kendall_tau"] for r in seeds.values()])
+                ran = [line for line in lines if (line.dataset, line.defense) == (dataset, defense)
+                       and line.label_accuracy is not None and counts_at(line.budget, level)]
+                strongest = max(ran, key=strength, default=None)
+                majority = _mean([line.majority_rate for line in lines
+                                  if (line.dataset, line.defense) == (dataset, defense)])
+                accuracy = None if strongest is None else strongest.label_accuracy
+                row.append(ChainPoint(
+                    dataset=dataset, defense=defense, budget=level, cost=utility_cost(tau),
+                    leakage=leakage(accuracy, majority), kendall_tau=tau,
+                    best_wins_rate=_mean([r["honest_best_wins"] for r in seeds.values()]),
+                    mean_abs_error=_mean([r["honest_mean_abs_error"] for r in seeds.values()]),
+                    majority_rate=majority, label_accuracy=accuracy,
+                    exact_fraction=None if strongest is None else strongest.exact_fraction,
+                    attack=None if strongest is None else strongest.attack,
+                    attack_budget=None if strongest is None else strongest.budget,
+                    queries=None if strongest is None else strongest.queries,
+                ))
+            marks = pareto([(p.cost, p.leakage) for p in row])
+            points.extend(replace(p, on_frontier=on) for p, on in zip(row, marks, strict=True))
+    return points
+
+
+def recommend(points: Sequence[ChainPoint], tolerance: float) -> dict[str, Recommendation]:
+    """Per data set, at its largest budget level: the least leaky chain whose cost is within ``tolerance``
+    (ties: the lower cost, then the earlier chain)."""
+    out: dict[str, Recommendation] = {}
+    for dataset in dict.fromkeys(p.dataset for p in points):
+        mine = [p for p in points if p.dataset == dataset]
+        top = _top_level([p.budget for p in mine])
+        at_top = [p for p in mine if p.budget == top]
+        within = [(p.leakage, p.cost, index, p) for index, p in enumerate(at_top) if p.cost <= tolerance + 1e-12]
+        best = min(within, key=lambda item: item[:3])[3] if within else None
+        out[dataset] = Recommendation(dataset, top, tolerance, best)
+    return out
+
+
+def _top_level(levels: Sequence[int | None]) -> int | None:
+    """The strongest attacker's budget: no cap beats any cap, else the largest."""
+    if any(level is None for level in levels):
+        return None
+    return max(level for level in levels if level is not None)
+
+
+def frontier_document(result: GameResult, lines: Sequence[AttackLine]) -> dict[str, Any]:
+    """``frontier.json``: the definitions, every point and the recommended chain per data set."""
+    points = chain_points(result, lines)
+    recommended = recommend(points, result.game.utility_tolerance)
+    return {
+        "game": result.game.name,
+        "budgets": result.game.levels,
+        "utility_tolerance": result.game.utility_tolerance,
+        "definitions": {
+            "leakage": "(accuracy − majority rate) / (1 − majority rate), clipped to [0, 1], of the strongest "
+                       "attack within the budget (mean over the runs that finished); 0 = the majority guess",
+            "cost": "1 − Kendall τ between the honest models' released public ranking and their true private "
+                    "ranking, mean over seeds (1 when undefined)",
+            "on_frontier": "no other chain has cost ≤ and leakage ≤ with one strictly less, at the same budget",
+            "recommended": "at the largest budget, the least leaky chain with cost ≤ utility_tolerance",
+        },
+        "points": [p.as_dict() for p in points],
+        "recommended": {dataset: r.as_dict() for dataset, r in recommended.items()},
+    }
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return None if not math.isfinite(value) else round(value, 6)
+    return value
