@@ -36,14 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from attacks.balance import Balance, measure_balance, rates_from_shares, share_from_constant
+from attacks.balance import Balance, measure_balance, rates_from_shares
 from attacks.oracle import Oracle, Released
 from attacks.result import SubmissionRefused
+from scoring.metrics import binary_logloss_rows
 
 LN2 = math.log(2.0)
-PAIR_HIGH, PAIR_LOW = 0.7, 0.3
 ROW_PROBE = 0.99
-DEFAULT_BUDGET = 8
+DEFAULT_BUDGET = 9
 
 
 @dataclass
@@ -69,6 +69,10 @@ class Fingerprint:
     #: Class shares of the scored rows (sum 1), from constant probes; ``None`` when not measured.
     balance: list[float] | None = None
     balance_exact: dict[int, int] = field(default_factory=dict)
+    #: On a Ladder-like board, what the Ladder attacks continue from: ``leader`` (the released best),
+    #: ``edge`` (0: every row at ``eps``, 1: every row at ``1 − eps`` made it), ``fresh`` (``[edge, released]``
+    #: of each accepted edge probe), ``stale`` (edges whose probe was not accepted).
+    ladder_start: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -98,7 +102,7 @@ class Fingerprint:
         if self.ladder:
             lines.append("sticky scores: the board re-released an earlier score (Ladder or threshold mechanism)")
         elif self.ladder is False:
-            lines.append("scores not sticky: the 0.7/0.3 pair kept its label-free sum")
+            lines.append("scores not sticky: the edge pair kept its label-free sum")
         if self.rows_probed:
             scored = "" if self.scored_rows_estimate is None else f", ~{self.scored_rows_estimate:.0f} rows scored"
             lines.append(f"row probes: {self.rows_moved} of {self.rows_probed} probed rows moved the score{scored}")
@@ -181,7 +185,14 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
     prober = _Prober(oracle, budget, report)
     n, k = oracle.n_rows, oracle.n_classes
     binary = oracle.metric == "binary_logloss" and k == 2
-    high: Released = prober.send(np.full(n, PAIR_HIGH)) if binary else None
+    if binary:
+        _edge_probes(prober, report, n, oracle.eps)
+        if report.ladder:
+            # Every later probe would score far below the leader (ln 2 against π·A) and be accepted: the
+            # leader, the Ladder attack's height, would be gone. The attack takes over from here.
+            _read_decimals(prober, report)
+            report.notes.append("no further probes on a Ladder-like board (a lower score would become its leader)")
+            return report
     base: Released = None
     repeat: Released = None
     if prober.left > 0:
@@ -213,18 +224,13 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
             # The all-1/2 probe scores ln 2 whatever the labels and rows, so each release minus ln 2 is one
             # draw of the noise itself; two draws' difference alone can come out unluckily small.
             report.noise_spread = max(report.noise_spread, abs(report.baseline_offset), abs(float(repeat) - LN2))
-    low: Released = prober.send(np.full(n, PAIR_LOW)) if prober.left >= 1 and high is not None else None
-    if high is not None:
-        _ladder_pair(prober, report, n, high, low, base, repeat)
     if abs(report.baseline_offset) > tol and not report.ladder and not report.noise:
         # Off ln 2 yet repeatable and not sticky: a score transformed or noised with a fixed seed per content.
         report.noise = True
         report.noise_spread = max(report.noise_spread, abs(report.baseline_offset))
         report.notes.append("the all-1/2 probe did not release ln 2: noise or a transformed score")
-    if report.ladder:
-        report.notes.append("no row probes on a Ladder-like board (its released score sticks)")
-    elif prober.left >= 1 and base is not None:
-        previous = next(float(v) for v in (low, repeat, base) if v is not None)
+    if prober.left >= 1 and base is not None:
+        previous = next(float(v) for v in (repeat, base) if v is not None)
         _row_probes(prober, report, n, float(base), previous, seed)
     return report
 
@@ -259,47 +265,62 @@ def _read_decimals(prober: _Prober, report: Fingerprint) -> None:
         )
 
 
-def _ladder_pair(
-    prober: _Prober, report: Fingerprint, n: int, high: Released, low: Released, base: Released, repeat: Released
-) -> None:
-    """The class balance from the 0.7/0.3 pair, and whether the board re-releases earlier scores."""
-    oracle = prober.oracle
-    shares: list[float | None] = []
-    if high is not None:
-        shares.append(share_from_constant(oracle.metric, oracle.eps, 2, 1, float(high)))
-    tol = report.tolerance
-    if low is None and base is None:
-        if high is not None:
-            report.balance = _rates(shares)
-        return
+def edge_losses(eps: float) -> tuple[float, float, float, float]:
+    """The server's row losses at the clipping edges: (label 1 at ``eps``, label 0 at ``eps``, label 1 at
+    ``1 − eps``, label 0 at ``1 − eps``)."""
+    p = np.array([eps, eps, 1 - eps, 1 - eps])
+    y = np.array([1, 0, 1, 0])
+    one_low, zero_low, one_high, zero_high = (float(v) for v in binary_logloss_rows(p, y, eps))
+    return one_low, zero_low, one_high, zero_high
+
+
+def edge_share(eps: float, edge: int, released: float) -> float:
+    """The share of ones that makes every row at the ``edge`` (0: ``eps``, 1: ``1 − eps``) score ``released``."""
+    one_low, zero_low, one_high, zero_high = edge_losses(eps)
+    on, off = (one_low, zero_low) if edge == 0 else (one_high, zero_high)
+    return float(np.clip((float(released) - off) / (on - off), 0.0, 1.0))
+
+
+def _edge_probes(prober: _Prober, report: Fingerprint, n: int, eps: float) -> None:
+    """The edge pair and the first edge again: the class balance, and whether the board re-releases earlier
+    scores (see the module docstring)."""
+    low = prober.send(np.full(n, eps))
+    high = prober.send(np.full(n, 1 - eps)) if prober.left > 0 and low is not None else None
+    # Every row below the edge, clipped back to it: the first probe's score exactly, from another file.
+    again = prober.send(np.full(n, eps / 2)) if prober.left > 0 and high is not None else None
     if low is None:
-        # Only high and the baselines: a board whose baseline re-released high's score is sticky.
-        report.ladder = base is not None and high is not None and abs(float(base) - float(high)) <= 2 * tol and (
-            abs(float(high) - LN2) > 2 * tol + 2 * report.noise_spread
-        )
-        report.balance = _rates(shares)
-        if report.ladder:
-            report.notes.append("the all-1/2 probe re-released the first score: Ladder-like board")
         return
-    expected = -math.log(PAIR_HIGH) - math.log(PAIR_LOW)
-    residual = abs(float(high) + float(low) - expected) if high is not None else math.inf
-    bound = 4 * tol + 4 * report.noise_spread
-    earlier = [float(v) for v in (high, base, repeat) if v is not None]
-    # A later release equal to an earlier one although the true scores differ: the board re-released it.
-    stale_low = any(abs(float(low) - v) <= 2 * tol for v in earlier)
-    stale_base = base is not None and high is not None and abs(float(base) - float(high)) <= 2 * tol
-    report.ladder = residual > bound and (stale_low or stale_base)
+    _read_decimals(prober, report)
+    tol = report.tolerance
+    r1 = float(low)
+    shares: list[float | None] = [edge_share(eps, 0, r1)]
+    fresh: list[tuple[int, float]] = [(0, r1)]
+    leader = (0, r1)
+    if high is not None:
+        r2 = float(high)
+        one_low, zero_low, one_high, zero_high = edge_losses(eps)
+        pair_sum = (one_low + one_high + zero_low + zero_high) / 2
+        # One row contributes one_low + one_high (a one) or zero_low + zero_high (a zero) to the two scores:
+        # both are A up to ~1e-15, so the pair sums to A whatever the labels.
+        residual = abs(r1 + r2 - pair_sum)
+        stale_high = abs(r2 - r1) <= 2 * tol and residual > 4 * tol
+        stale_again = again is not None and abs(float(again) - r2) <= 2 * tol and abs(float(again) - r1) > 4 * tol
+        report.ladder = stale_high or stale_again
+        if report.ladder:
+            if stale_high:
+                report.notes.append(f"every row at 1 − eps re-released the edge score {r1:.6g} although the pair "
+                                    f"must sum to {pair_sum:.6g}: the board re-releases an earlier score (Ladder)")
+            else:
+                report.notes.append(f"the first probe sent again re-released the second's score {r2:.6g}, not its "
+                                    f"own {r1:.6g}: the board re-releases its best (Ladder)")
+                fresh.append((1, r2))
+                leader = (1, r2)
+                shares.append(edge_share(eps, 1, r2))
+        else:
+            shares.append(edge_share(eps, 1, r2))
     if report.ladder:
-        report.notes.append(
-            f"the 0.7/0.3 pair broke its label-free sum by {residual:.3g}: the board re-releases an earlier score "
-            "(Ladder or threshold behaviour)"
-        )
-        # Only the first release (high) is sure to be fresh on such a board; low is likely a stale value.
-        if not stale_low:
-            shares.append(1.0 - (share_from_constant(oracle.metric, oracle.eps, 2, 0, float(low)) or 0.5))
-    else:
-        low_share = share_from_constant(oracle.metric, oracle.eps, 2, 0, float(low))
-        shares.append(None if low_share is None else 1.0 - low_share)
+        report.ladder_start = {"leader": leader[1], "edge": leader[0], "fresh": [list(f) for f in fresh],
+                               "stale": [] if len(fresh) > 1 else [1]}
     report.balance = _rates(shares)
 
 

@@ -160,6 +160,13 @@ def choose(
                      "score released", margin=CAMOUFLAGE_MARGIN)
     if report.ladder:
         fresh = fresh_account(oracle)
+        if (oracle.metric == "binary_logloss" and binary and not split and "ladder" in names
+                and report.ladder_start is not None):
+            # The fingerprint's edge probes opened this account at a high leader: the attack continues it.
+            return plan("ladder", "released scores stick (Ladder): threshold questions (fixed step) or ballast past "
+                        "the test (parameter-free), continuing from the leader the edge probes left "
+                        f"({report.ladder_start['leader']:.6g})", start=report.ladder_start,
+                        max_queries=query_budget, prior=None if report.balance is None else report.balance[1])
         if oracle.metric == "binary_logloss" and binary and not split and "ladder" in names and fresh is not None:
             # The fingerprint spent this account's first score (its height); a fresh account's is the attacker's.
             return plan("ladder", f"released scores stick (Ladder): threshold questions on a fresh account "

@@ -33,12 +33,20 @@ def ladder_free(oracle: Oracle, **params: Any) -> AttackResult:
 @register("ladder", exact=False)
 def ladder(
     oracle: Oracle, *, eta: float | None = None, max_queries: int | None = None, first_account: int | None = None,
-    prior: float | None = None,
+    prior: float | None = None, start: dict[str, Any] | None = None,
 ) -> AttackResult:
     """Either Ladder, told apart by the first release of a fresh account: the parameter-free attack's opening
     (every row at the edge but one block) is released exactly by the parameter-free Ladder, which fits one
     (count of ones, block) pair; the fixed-step Ladder releases a multiple of its step, which does not, and the
-    fixed-step attack takes the account over from there (the opening is its height)."""
+    fixed-step attack takes the account over from there (the opening is its height).
+
+    ``start`` (:attr:`attacks.fingerprint.Fingerprint.ladder_start`): the current account was opened by the
+    fingerprint's edge probes; continue it instead. Releases that fit an exact count of ones and no default
+    step go to the parameter-free attack (its first blocks go without ballast); if it gets no block accepted
+    (a fixed step rejects them all) or its releases fit no labeling, the fixed-step attack takes over from the
+    last release, identifying the step if it was not given."""
+    if start is not None:
+        return _resume(oracle, start, eta=eta, max_queries=max_queries, prior=prior)
     if first_account is not None:
         oracle.account = first_account  # type: ignore[attr-defined]
     free = FreeLadderAttack(oracle, max_queries=max_queries, block=None)
@@ -66,4 +74,45 @@ def ladder(
     result = free.result()
     result.details["mode"] = "parameter_free"
     result.details["told_apart"] = "first release exact: one (count, block) pair fits it"
+    return result
+
+
+def _resume(
+    oracle: Oracle, start: dict[str, Any], *, eta: float | None, max_queries: int | None, prior: float | None
+) -> AttackResult:
+    """:func:`ladder` on an account the fingerprint opened (see there)."""
+    rtol = release_tolerance(oracle.decimals)
+    values = [float(start["leader"]), *(float(v) for _, v in start.get("fresh", []))]
+    on_step = any(all(abs(float(round(Fraction(v) / step) * step) - v) <= rtol for v in values)
+                  for step in candidate_steps(oracle.n_rows, eta))
+    spent = 0
+    told = "releases on a default step" if on_step else ""
+    if not on_step and eta is None:
+        try:
+            free = FreeLadderAttack(oracle, max_queries=max_queries, block=None, start=start)
+        except AttackFailed as exc:
+            told = f"releases fit no exact count of ones ({exc})"
+        else:
+            try:
+                while free.step():
+                    pass
+            except AttackFailed as exc:
+                free.notes.append(f"stopped: {exc}")
+                if free.accepts:
+                    raise
+            spent = free.used
+            if free.accepts:
+                result = free.result()
+                result.details["mode"] = "parameter_free"
+                result.details["told_apart"] = "releases exact: one count of ones fits them"
+                return result
+            told = f"no block accepted by the parameter-free test in {spent} queries"
+            assert free.last_release is not None
+            start = {**start, "leader": free.last_release}
+    budget = None if max_queries is None else max(max_queries - spent, 0)
+    result = FixedLadderAttack(oracle, eta=eta, max_queries=budget, block=DEFAULT_BLOCK,
+                               first_account=int(getattr(oracle, "account", 0)), prior=prior).run(start=start)
+    result.details["mode"] = "fixed"
+    result.details["told_apart"] = told
+    result.details["queries"] = int(result.details.get("queries", 0)) + spent
     return result

@@ -40,6 +40,11 @@ from attacks.result import AttackFailed, AttackResult
 MAX_BLOCK = 12
 #: Most ballast rows a query may spend.
 MAX_BALLAST = 12
+#: Where a block sits when the leader holds every row at ``1 − eps``: the logit ``HIGH_ANCHOR − w`` (a zero's
+#: loss), well inside float64's resolution near 1 (``1 − p`` is exact to ~1e-8 relative there, not at the edge).
+HIGH_ANCHOR = 18.0
+#: Bootstrap blocks rejected in a row before the attack gives up (a fixed-step Ladder rejects them all).
+MAX_BOOTSTRAP_REJECTS = 30
 
 
 def design_gap(n: int, decimals: int | None) -> float:
@@ -48,10 +53,10 @@ def design_gap(n: int, decimals: int | None) -> float:
     return max(2.0 * n * 10.0 ** -(decimals if decimals is not None else 12), 1e-6)
 
 
-def block_size(n: int, decimals: int | None, eps: float) -> int:
-    """Rows per block: weights ``g, 2g, …, 2^(m−1)g`` summing below ``A − 2g`` (so the first release separates
-    the count of ones, in steps of ``A``, from the block)."""
-    a = edge_logit(eps)
+def block_size(n: int, decimals: int | None, eps: float, span: float | None = None) -> int:
+    """Rows per block: weights ``g, 2g, …, 2^(m−1)g`` summing below ``span − 2g`` (default ``A``; so the first
+    release separates the count of ones, in steps of ``A``, from the block)."""
+    a = edge_logit(eps) if span is None else span
     g = design_gap(n, decimals)
     return max(1, min(MAX_BLOCK, math.floor(math.log2((a - 2 * g) / g + 1))))
 
@@ -64,7 +69,9 @@ def labelings(m: int) -> np.ndarray:
 class FreeLadderAttack:
     """One run of the attack (module docstring)."""
 
-    def __init__(self, oracle: Oracle, *, max_queries: int | None, block: int | None) -> None:
+    def __init__(
+        self, oracle: Oracle, *, max_queries: int | None, block: int | None, start: dict[str, Any] | None = None
+    ) -> None:
         if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
             raise AttackFailed("ladder_free needs a binary log-loss board")
         if getattr(oracle, "public_fraction", None) is not None:
@@ -76,10 +83,14 @@ class FreeLadderAttack:
         self.decimals = oracle.decimals
         self.rtol = release_tolerance(self.decimals) + score_tolerance(self.n, self.eps)
         self.g = design_gap(self.n, self.decimals)
-        self.m = block if block is not None else block_size(self.n, self.decimals, self.eps)
+        #: 0: the leader holds unknown rows at ``eps`` (a one's loss is A); 1: at ``1 − eps`` (a zero's is).
+        self.edge = 0 if start is None else int(start["edge"])
+        self.edge_p = self.eps if self.edge == 0 else 1 - self.eps
+        span = self.A if self.edge == 0 else self.A - HIGH_ANCHOR
+        self.m = block if block is not None else block_size(self.n, self.decimals, self.eps, span=span)
         self.budget = max_queries if max_queries is not None else 2 * self.n
         self.labels = np.full(self.n, -1, dtype=np.int64)
-        self.leader = np.full(self.n, self.eps)
+        self.leader = np.full(self.n, self.edge_p)
         self.count: int | None = None
         self.used = 0
         self.accepts = 0
@@ -88,13 +99,41 @@ class FreeLadderAttack:
         self.released: float | None = None
         #: The first release and its predictions (the dispatcher hands them to the fixed-step attack).
         self.opening: tuple[float, np.ndarray] | None = None
+        #: The last value released, accepted or not (the dispatcher hands it to the fixed-step attack).
+        self.last_release: float | None = None
+        #: Rows whose bootstrap block was rejected (no ballast yet): tried again once ballast exists.
+        self.deferred: set[int] = set()
+        self.bootstrap_rejects = 0
+        if start is not None:
+            self.adopt(start)
 
     # --- the model --------------------------------------------------------------------------------------
 
     def design(self, m: int) -> np.ndarray:
-        """Block predictions: weight ``g·2^j`` on the summed loss when the label is 1 rather than 0."""
+        """Block predictions: weight ``g·2^j`` on the summed loss when the label is 1 rather than 0 (near
+        ``eps``), or 0 rather than 1 (near ``1 − eps``, at the logit ``HIGH_ANCHOR − g·2^j``)."""
         weights = self.g * 2.0 ** np.arange(m)
+        if self.edge == 1:
+            return np.asarray(1.0 - expit(-HIGH_ANCHOR + weights), dtype=np.float64)
         return np.asarray(expit(-self.A + weights), dtype=np.float64)
+
+    def adopt(self, start: dict[str, Any]) -> None:
+        """Continue from a leader someone else made (the fingerprint): every row at the ``edge``, released
+        exactly as ``leader``; the count of ones is the one that fits it (and every other fresh edge release)."""
+        released = float(start["leader"])
+        l1, l0 = (float(v) for v in row_losses(np.full(2, self.edge_p), np.array([1, 0]), self.eps))
+        approx = (released * self.n - self.n * l0) / (l1 - l0)
+        fits = [c for c in (math.floor(approx), math.ceil(approx)) if 0 <= c <= self.n
+                and abs((c * l1 + (self.n - c) * l0) / self.n - released) <= self.rtol]
+        for edge, value in start.get("fresh", []):
+            e1, e0 = (float(v) for v in row_losses(np.full(2, self.eps if edge == 0 else 1 - self.eps),
+                                                   np.array([1, 0]), self.eps))
+            fits = [c for c in fits if abs((c * e1 + (self.n - c) * e0) / self.n - float(value)) <= self.rtol]
+        if len(set(fits)) != 1:
+            raise AttackFailed(f"the leader's release fits {len(set(fits))} counts of ones: not an exact release")
+        self.count = fits[0]
+        self.released = released
+        self.last_release = released
 
     def leader_total(self) -> float:
         """The leader's summed loss (N-scale): known rows exactly, unknown rows at ``eps`` by their count."""
@@ -102,8 +141,8 @@ class FreeLadderAttack:
         known = self.labels >= 0
         c_u = self.count - int((self.labels == 1).sum())
         n_u = int((~known).sum())
-        l1 = float(row_losses(np.array([self.eps]), np.array([1]), self.eps)[0])
-        l0 = float(row_losses(np.array([self.eps]), np.array([0]), self.eps)[0])
+        l1 = float(row_losses(np.array([self.edge_p]), np.array([1]), self.eps)[0])
+        l0 = float(row_losses(np.array([self.edge_p]), np.array([0]), self.eps)[0])
         part = float(row_losses(self.leader[known], self.labels[known], self.eps).sum())
         return part + c_u * l1 + (n_u - c_u) * l0
 
@@ -166,6 +205,13 @@ class FreeLadderAttack:
         unknown = np.flatnonzero(self.labels < 0)
         if len(unknown) == 0 or self.used >= self.budget:
             return False
+        bootstrap = not (self.labels >= 0).any()
+        if not bootstrap:
+            self.deferred.clear()
+        unknown = np.array([r for r in unknown if int(r) not in self.deferred], dtype=np.int64)
+        if len(unknown) == 0 or self.bootstrap_rejects >= MAX_BOOTSTRAP_REJECTS:
+            self.notes.append(f"no block was accepted without ballast ({self.bootstrap_rejects} tried)")
+            return False
         m = min(self.m, len(unknown))
         rows = unknown[:m]
         p_block = self.design(m)
@@ -189,7 +235,7 @@ class FreeLadderAttack:
             extra_sum += float(gains[idx])
             extra_sq += float(gains[idx]) ** 2
             ok = self.accepted(sums + extra_sum, squares + extra_sq)
-        if not ok.all():
+        if not ok.all() and not bootstrap:
             self.notes.append(f"ballast ran out after {self.used} queries")
             return False
         p = self.leader.copy()
@@ -199,6 +245,14 @@ class FreeLadderAttack:
         before = self.leader_total()
         released = submit(self.oracle, p)
         self.used += 1
+        self.last_release = released
+        if bootstrap and not ok.all() and self.released is not None and abs(released - self.released) <= self.rtol:
+            # No ballast yet, so not every labeling passes the test: this one did not (fewer than two rows
+            # improved). Any accepted labeling would have moved the score by at least 3g/N. Try other rows.
+            self.rejects += 1
+            self.bootstrap_rejects += 1
+            self.deferred.update(int(r) for r in rows)
+            return True
         predicted = (before + sums + extra_sum) / self.n
         fits = np.flatnonzero(np.abs(predicted - released) <= self.rtol)
         if len(fits) != 1:
@@ -216,7 +270,8 @@ class FreeLadderAttack:
     def run(self) -> AttackResult:
         if self.used >= self.budget:
             raise AttackFailed("no query left")
-        self.first()
+        if self.count is None:
+            self.first()
         while self.step():
             pass
         return self.result()
@@ -237,10 +292,14 @@ class FreeLadderAttack:
         return AttackResult("ladder_free", labels, details=details, confidence=confidence)
 
 
-def ladder_free_attack(oracle: Oracle, *, max_queries: int | None = None, block: int | None = None) -> AttackResult:
+def ladder_free_attack(
+    oracle: Oracle, *, max_queries: int | None = None, block: int | None = None, start: dict[str, Any] | None = None
+) -> AttackResult:
     """Pass the parameter-free Ladder's test with ballast rows and read each block off the released score
-    (module docstring). The oracle's current account must be fresh (its first release is this attack's)."""
-    return FreeLadderAttack(oracle, max_queries=max_queries, block=block).run()
+    (module docstring). The oracle's current account must be fresh (its first release is this attack's), or
+    ``start`` says what its leader is (:attr:`attacks.fingerprint.Fingerprint.ladder_start`: every row at one
+    edge, released exactly); then the first blocks go without ballast until one is accepted."""
+    return FreeLadderAttack(oracle, max_queries=max_queries, block=block, start=start).run()
 
 
 __all__ = ["ladder_free_attack"]
