@@ -331,7 +331,8 @@ def _rates(shares: list[float | None]) -> list[float] | None:
 
 def _row_probes(prober: _Prober, report: Fingerprint, n: int, base: float, previous: float, seed: int) -> None:
     rng = np.random.default_rng(seed)
-    count = max(prober.left - 1, 1) if prober.left > 2 else prober.left
+    # Keep one probe (two when the budget is roomy) to probe a row again: the subsetting test.
+    count = prober.left - 2 if prober.left > 5 else (max(prober.left - 1, 1) if prober.left > 2 else prober.left)
     rows = rng.choice(n, size=min(count, n), replace=False).tolist()
     moves: list[float] = []
     values: list[float] = []
@@ -370,17 +371,29 @@ def _row_probes(prober: _Prober, report: Fingerprint, n: int, base: float, previ
         # subsetting test would fire on noise alone. An exact attack under a noise bound fails loudly instead.
         report.notes.append("subsetting not tested: the releases are noisy")
     elif prober.left >= 1 and moved:
-        # Probe a row that moved once more: a different move means a fresh random subset per submission.
-        again_row = rows[[abs(m) > tol for m in moves].index(True)]
-        probe = np.full(n, 0.5)
-        probe[again_row] = ROW_PROBE
-        value = prober.send(probe)
-        if value is not None:
+        # Probe a row that moved once more (and, budget permitting, one that did not): a different move means a
+        # fresh random subset per submission.
+        probed = [(row, move) for row, move in zip(rows, moves, strict=False)]
+        again_rows = [next((r, m) for r, m in probed if abs(m) > tol)]
+        still = [(r, m) for r, m in probed if abs(m) <= tol]
+        if prober.left >= 2 and still:
+            again_rows.append(still[0])
+        report.subsetting = False
+        for again_row, first in again_rows:
+            probe = np.full(n, 0.5)
+            probe[again_row] = ROW_PROBE
+            value = prober.send(probe)
+            if value is None:
+                continue
             # Subsetting drops the row from some submissions' subsets: its move vanishes or changes wholesale.
             # Noise only jitters the move, so "different" must mean more than half the first move (and more
             # than the noise-widened tolerance), not merely beyond the spread of two noisy releases.
             again = float(value) - base
-            report.subsetting = abs(again) <= tol or abs(again - moved[0]) > max(2 * tol, abs(moved[0]) / 2)
+            if abs(first) <= tol:
+                report.subsetting = report.subsetting or abs(again) > tol
+            else:
+                report.subsetting = report.subsetting or (
+                    abs(again) <= tol or abs(again - first) > max(2 * tol, abs(first) / 2))
     if report.public_fraction is None and report.only_public_moves and not report.subsetting:
         report.notes.append("some rows never move the score although the metadata says every row is public")
     if report.subsetting:

@@ -162,5 +162,5 @@ def identify(
     counts_left = sorted({c for c, _ in hypotheses})
     steps_left = {s for _, s in hypotheses}
     count = counts_left[0] if len(counts_left) == 1 else None
-    step = next(iter(steps_left)) if len(steps_left) == 1 else None
-    return count, step, released, used, counts_left
+    found = next(iter(steps_left)) if len(steps_left) == 1 else None
+    return count, found, released, used, counts_left

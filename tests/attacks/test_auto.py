@@ -125,7 +125,7 @@ def test_a_budget_cut_keeps_the_exact_labels_decoded_and_guesses_the_rest() -> N
 
 def test_the_reserve_is_left_for_the_caller_by_the_best_guess() -> None:
     labels = _labels(0.3, 3)
-    oracle = LocalOracle(labels, decimals=5, defenses=CHAINS["ladder-parameter-free"], seed=3)
+    oracle = LocalOracle(labels, decimals=5, defenses=CHAINS["subsetting"], seed=3)
     result = attacks.run("auto", oracle, budget=40, reserve=1)
     assert result.queries == 39 and result.details["attack"] == "boosting"
 
