@@ -8,9 +8,13 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from attacks.ladder.common import release_tolerance
+import numpy as np
+from scipy.special import expit
+
+from attacks.ladder.common import release_tolerance, row_losses, submit
 from attacks.ladder.fixed import DEFAULT_BLOCK, FixedLadderAttack, candidate_steps, ladder_fixed_attack
 from attacks.ladder.free import FreeLadderAttack, ladder_free_attack
+from attacks.ladder.resume import round_steps
 from attacks.oracle import Oracle
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
@@ -77,6 +81,29 @@ def ladder(
     return result
 
 
+def _fixed_step_confirmed(oracle: Oracle, free: FreeLadderAttack) -> bool:
+    """One constant probe just inside the edge, improving every one's loss by the same tiny amount: the
+    parameter-free test passes it (two or more ones improve, nothing worsens) and releases the new score; a
+    fixed step coarser than the improvement re-releases the best. Only where the leader holds every row at
+    ``eps`` (near ``1 − eps`` float64 cannot make so small a move) and there are at least two ones."""
+    if free.edge != 0 or free.count is None or free.count < 2 or free.released is None or free.used >= free.budget:
+        return False
+    n = oracle.n_rows
+    finest = min(round_steps(oracle.decimals))
+    rtol = release_tolerance(oracle.decimals)
+    goal = max(4 * rtol, float(finest) / 4)  # the score's drop: visible, yet below every step tried
+    x = goal * n / free.count  # a one's loss falls by ~x at the logit −A + x
+    p = np.full(n, float(expit(-free.A + x)))
+    value = submit(oracle, p)
+    free.used += 1
+    free.last_release = value
+    l1, l0 = (float(v) for v in row_losses(p[:2], np.array([1, 0]), oracle.eps))
+    predicted = (free.count * l1 + (n - free.count) * l0) / n
+    if abs(value - free.released) <= rtol:
+        return abs(predicted - free.released) > 2 * rtol  # a visible improvement refused: a fixed step
+    return False
+
+
 def _resume(
     oracle: Oracle, start: dict[str, Any], *, eta: float | None, max_queries: int | None, prior: float | None
 ) -> AttackResult:
@@ -98,10 +125,10 @@ def _resume(
                     pass
             except AttackFailed as exc:
                 free.notes.append(f"stopped: {exc}")
-                if free.accepts:
+                if (free.labels >= 0).any():
                     raise
             spent = free.used
-            if free.accepts:
+            if (free.labels >= 0).any():
                 result = free.result()
                 result.details["mode"] = "parameter_free"
                 result.details["told_apart"] = "releases exact: one count of ones fits them"
@@ -109,6 +136,14 @@ def _resume(
             told = f"no block accepted by the parameter-free test in {spent} queries"
             assert free.last_release is not None
             start = {**start, "leader": free.last_release}
+            if not _fixed_step_confirmed(oracle, free):
+                # A parameter-free Ladder whose blocks never held two improving rows, or a board we cannot
+                # tell: the fixed-step attack would read its answers wrongly. Nothing is claimed.
+                result = free.result()
+                result.details["mode"] = "parameter_free"
+                result.details["told_apart"] = told + "; not confirmed to be a fixed step"
+                return result
+            spent = free.used
     budget = None if max_queries is None else max(max_queries - spent, 0)
     result = FixedLadderAttack(oracle, eta=eta, max_queries=budget, block=DEFAULT_BLOCK,
                                first_account=int(getattr(oracle, "account", 0)), prior=prior).run(start=start)

@@ -205,19 +205,19 @@ class FreeLadderAttack:
         unknown = np.flatnonzero(self.labels < 0)
         if len(unknown) == 0 or self.used >= self.budget:
             return False
-        bootstrap = not (self.labels >= 0).any()
-        if not bootstrap:
-            self.deferred.clear()
         unknown = np.array([r for r in unknown if int(r) not in self.deferred], dtype=np.int64)
         if len(unknown) == 0 or self.bootstrap_rejects >= MAX_BOOTSTRAP_REJECTS:
-            self.notes.append(f"no block was accepted without ballast ({self.bootstrap_rejects} tried)")
+            self.notes.append(f"ballast ran out after {self.used} queries ({self.bootstrap_rejects} blocks rejected "
+                              "undecoded in a row)")
             return False
         m = min(self.m, len(unknown))
         rows = unknown[:m]
         p_block = self.design(m)
         d = self.block_deltas(rows, p_block)
         sums, squares = d.sum(axis=1), (d**2).sum(axis=1)
-        # Ballast: known rows whose leader loss is highest, moved to their correct edge.
+        # Ballast: known rows whose leader loss is highest, moved to their correct edge. Enough that at most one
+        # labeling fails the test (usually the block all at the low-loss label): a rejection then decodes the
+        # block too, and the ballast is spent only on acceptances.
         known = np.flatnonzero(self.labels >= 0)
         losses = row_losses(self.leader[known], self.labels[known], self.eps)
         order = np.argsort(-losses)
@@ -227,7 +227,7 @@ class FreeLadderAttack:
         extra_sum, extra_sq = 0.0, 0.0
         ok = self.accepted(sums, squares)
         for idx in order[:MAX_BALLAST]:
-            if ok.all():
+            if (~ok).sum() <= 1:
                 break
             if gains[idx] >= 0:
                 break
@@ -235,9 +235,6 @@ class FreeLadderAttack:
             extra_sum += float(gains[idx])
             extra_sq += float(gains[idx]) ** 2
             ok = self.accepted(sums + extra_sum, squares + extra_sq)
-        if not ok.all() and not bootstrap:
-            self.notes.append(f"ballast ran out after {self.used} queries")
-            return False
         p = self.leader.copy()
         p[rows] = p_block
         ballast_rows = known[chosen]
@@ -246,23 +243,33 @@ class FreeLadderAttack:
         released = submit(self.oracle, p)
         self.used += 1
         self.last_release = released
-        if bootstrap and not ok.all() and self.released is not None and abs(released - self.released) <= self.rtol:
-            # No ballast yet, so not every labeling passes the test: this one did not (fewer than two rows
-            # improved). Any accepted labeling would have moved the score by at least 3g/N. Try other rows.
-            self.rejects += 1
-            self.bootstrap_rejects += 1
-            self.deferred.update(int(r) for r in rows)
-            return True
         predicted = (before + sums + extra_sum) / self.n
-        fits = np.flatnonzero(np.abs(predicted - released) <= self.rtol)
+        stale = self.released is not None and abs(released - self.released) <= self.rtol
+        # An accepted labeling is released as its own score (far from the leader's: it passed the test); a
+        # rejected one re-releases the leader's, and only a labeling that could fail the test can be rejected.
+        consistent = (np.abs(predicted - released) <= self.rtol) & ~np.full(len(ok), stale)
+        if stale:
+            consistent |= ~ok
+        fits = np.flatnonzero(consistent)
         if len(fits) != 1:
-            if self.released is not None and abs(released - self.released) <= self.rtol:
+            if stale and len(fits) > 1:
+                # Too little ballast: several labelings could have failed. Try other rows; these come back once
+                # an acceptance brings new ballast.
                 self.rejects += 1
+                self.bootstrap_rejects += 1
+                self.deferred.update(int(r) for r in rows)
+                return True
+            if stale:
                 raise AttackFailed("a submission every labeling should pass was rejected: not a parameter-free "
                                    "Ladder (or its test differs)")
             raise AttackFailed(f"the release fits {len(fits)} labelings of the block")
-        self.accepts += 1
+        self.bootstrap_rejects = 0
         self.labels[rows] = labelings(m)[fits[0]]
+        if stale:
+            self.rejects += 1
+            return True
+        self.accepts += 1
+        self.deferred.clear()
         self.leader = p
         self.released = released
         return True
