@@ -43,7 +43,7 @@ from scoring.metrics import binary_logloss_rows
 
 LN2 = math.log(2.0)
 ROW_PROBE = 0.99
-DEFAULT_BUDGET = 9
+DEFAULT_BUDGET = 8
 
 
 @dataclass
@@ -265,6 +265,12 @@ def _read_decimals(prober: _Prober, report: Fingerprint) -> None:
         )
 
 
+def _release_tol(prober: _Prober) -> float:
+    """Half a unit of the precision the texts released so far show (the metadata's before any)."""
+    digits = max((released_digits(t) for t in prober.texts), default=prober.report.metadata_decimals)
+    return 1e-9 if digits is None or digits >= 12 else 0.5 * 10.0 ** (-digits) + 1e-12
+
+
 def edge_losses(eps: float) -> tuple[float, float, float, float]:
     """The server's row losses at the clipping edges: (label 1 at ``eps``, label 0 at ``eps``, label 1 at
     ``1 − eps``, label 0 at ``1 − eps``)."""
@@ -286,8 +292,11 @@ def _edge_probes(prober: _Prober, report: Fingerprint, n: int, eps: float) -> No
     scores (see the module docstring)."""
     low = prober.send(np.full(n, eps))
     high = prober.send(np.full(n, 1 - eps)) if prober.left > 0 and low is not None else None
-    # Every row below the edge, clipped back to it: the first probe's score exactly, from another file.
-    again = prober.send(np.full(n, eps / 2)) if prober.left > 0 and high is not None else None
+    # Every row below the edge, clipped back to it: the first probe's score exactly, from another file. Only
+    # needed when the second scored lower (a Ladder accepted it, so the first again re-releases the second's);
+    # a second scoring higher is re-released as the first's on a Ladder, which the pair's sum already shows.
+    lower = high is not None and low is not None and float(high) < float(low) - 2 * _release_tol(prober)
+    again = prober.send(np.full(n, eps / 2)) if prober.left > 0 and lower else None
     if low is None:
         return
     _read_decimals(prober, report)

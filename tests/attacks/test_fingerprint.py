@@ -74,7 +74,7 @@ def test_it_never_exceeds_its_budget(budget: int) -> None:
 
 def test_it_describes_what_it_saw() -> None:
     lines = fingerprint(LocalOracle(_labels(0.3), decimals=5)).describe()
-    assert lines[0].startswith("fingerprint: 9 probe(s); released precision 5 decimals")
+    assert lines[0].startswith("fingerprint: 8 probe(s); released precision 5 decimals")
     assert any("no noise" in line for line in lines) and any("class balance" in line for line in lines)
     assert fingerprint(LocalOracle(_labels(0.3)), budget=0).describe()[0].startswith("no fingerprint probes")
 

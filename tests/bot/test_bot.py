@@ -30,10 +30,11 @@ def _board(**kwargs: Any) -> LocalOracle:
 
 def test_it_sees_a_plain_board_as_plain() -> None:
     report = fingerprint(_board())
-    assert report.probes == 9
+    assert report.probes == 8
     assert report.decimals == 5
     assert report.noise is False and report.ladder is False and report.subsetting is False
-    assert report.rows_moved == report.rows_probed == 3
+    # Three row probes, two when the ones are the majority (the edge probe is then sent again: Ladder check).
+    assert report.rows_moved == report.rows_probed == (2 if LABELS.mean() > 0.5 else 3)
     assert report.scored_rows_estimate == pytest.approx(300, rel=0.05)
 
 
