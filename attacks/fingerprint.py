@@ -4,27 +4,38 @@ Every probe is built so that its *undefended* released score is known in advance
 are, or tells the class balance; a defense shows up as a departure from the known value. For a binary
 log-loss board, in this order:
 
-1. **high** — every row at 0.7: scores ``-(π ln 0.7 + (1-π) ln 0.3)``, so it gives the share ``π`` of ones
-   among the scored rows (:mod:`attacks.balance`). It goes first because a board that releases only
-   improvements (the Ladder, Thresholdout-like mechanisms) always releases a participant's first score.
-2. **baseline** — every row at 1/2: the loss is ``ln 2`` on every row, so on any scored subset.
-   The released text's digits give the decimals; a value off ``ln 2`` beyond rounding means noise, a
-   transformed score, or a board that re-released the earlier score (Ladder).
-3. **repeat** — the baseline with one row nudged by one ulp (not byte-identical, so a same-file-same-score
+1. **edge low** — every row at the clipping edge ``eps``: a one's loss is ``A = −ln eps`` (34.54 at 1e-15), a
+   zero's ~1e-15, so the score is ``π·A``: the share ``π`` of ones among the scored rows, exact at any usual
+   precision (one count of ones is ``A/N`` apart, 0.2 at 171 rows). It goes first because a board that releases
+   only improvements (the Ladder, Thresholdout-like mechanisms) always releases a participant's first score —
+   and on a Ladder this high first score is the leader the Ladder attacks need (their "height", ≈ ``R/η``
+   acceptances to spend; a ½ probe would have dropped it to ``ln 2``).
+2. **edge high** — every row at ``1 − eps``: ``(1 − π)·A``. Each row contributes ``A`` to the two scores
+   together whatever its label, so the pair must sum to ``A`` (up to rounding). A Ladder rejects the higher
+   of the two and re-releases the first: the pair breaks its sum with the second equal to the first (sticky).
+3. **edge low again** (only when the second scored lower, ``π > ½``) — every row at ``eps/2``, clipped back
+   to ``eps`` by the server: the first probe's score exactly, from another file. A Ladder accepted the second
+   probe, and now re-releases *its* score instead of the first's (sticky).
+   On a sticky board nothing more is sent: every further probe would score below the leader and be
+   accepted. :attr:`Fingerprint.ladder_start` says what the leader is (the released best and which edge made
+   it) and the Ladder attacks continue from it (:mod:`attacks.ladder`).
+4. **baseline** — every row at 1/2: the loss is ``ln 2`` on every row, so on any scored subset.
+   The released text's digits give the decimals; a value off ``ln 2`` beyond rounding means noise or a
+   transformed score.
+5. **repeat** — the baseline with one row nudged by one ulp (not byte-identical, so a same-file-same-score
    cache cannot answer it, yet the score is the same to ~1e-16): a different released value means noise.
-4. **low** — every row at 0.3. Each row contributes ``-ln 0.7 - ln 0.3`` to the high and low losses
-   together, whatever its label, so the two released scores must sum to ``1.5606…``. A board that keeps
-   showing an earlier score (the Ladder, threshold mechanisms) breaks the sum, typically by re-releasing an
-   earlier value. Low also measures ``π`` again (averaged with high's).
-5. **row probes** — the baseline with one row at 0.99: if the row is scored, the score moves by
+   (The noise is measured on these ½ probes only: an edge probe's score moves with a random subset.)
+6. **row probes** — the baseline with one row at 0.99: if the row is scored, the score moves by
    ``(loss - ln 2) / n_scored`` (down if its label is 1, up if 0), which also estimates how many rows are
-   scored; if it is not scored (private split, or left out by subsetting), nothing moves. The same row
-   probed twice moving differently means a fresh random subset per submission (subsetting).
+   scored; if it is not scored (private split, or left out by subsetting), nothing moves. A row that moved
+   probed again (and one that did not, when the budget allows) moving differently means a fresh random
+   subset per submission (subsetting).
 
-Queries: at most ``budget`` (default 8: 1 + 1 + 1 + 1 + 4). Other metrics get the baseline (every row at 1/2
-or 1/K; AUC: a second constant as the repeat) and repeat (decimals and noise), then the class balance from
-constant predictions (one query, ``K - 1`` for K classes). The fingerprint never uses a label it learns on
-the way (the AUC balance probe learns one, kept in ``balance["exact"]``): it only describes the board.
+Queries: at most ``budget`` (default 8: 2 or 3 edge probes + 1 + 1 + the rest on rows). Other metrics get the
+baseline (every row at 1/2 or 1/K; AUC: a second constant as the repeat) and repeat (decimals and noise), then
+the class balance from constant predictions (one query, ``K - 1`` for K classes). The fingerprint never uses a
+label it learns on the way (the AUC balance probe learns one, kept in ``balance["exact"]``): it only describes
+the board.
 """
 
 from __future__ import annotations
