@@ -113,7 +113,7 @@ class Fingerprint:
         if self.ladder:
             lines.append("sticky scores: the board re-released an earlier score (Ladder or threshold mechanism)")
         elif self.ladder is False:
-            lines.append("scores not sticky: the edge pair kept its label-free sum")
+            lines.append("scores not sticky: no edge probe re-released another probe's score")
         if self.rows_probed:
             scored = "" if self.scored_rows_estimate is None else f", ~{self.scored_rows_estimate:.0f} rows scored"
             lines.append(f"row probes: {self.rows_moved} of {self.rows_probed} probed rows moved the score{scored}")
