@@ -81,27 +81,47 @@ def ladder(
     return result
 
 
-def _fixed_step_confirmed(oracle: Oracle, free: FreeLadderAttack) -> bool:
-    """One constant probe just inside the edge, improving every one's loss by the same tiny amount: the
-    parameter-free test passes it (two or more ones improve, nothing worsens) and releases the new score; a
-    fixed step coarser than the improvement re-releases the best. Only where the leader holds every row at
-    ``eps`` (near ``1 − eps`` float64 cannot make so small a move) and there are at least two ones."""
-    if free.edge != 0 or free.count is None or free.count < 2 or free.released is None or free.used >= free.budget:
-        return False
-    n = oracle.n_rows
-    finest = min(round_steps(oracle.decimals))
+def _tell_apart(oracle: Oracle, free: FreeLadderAttack, steps: list[Fraction]) -> float | None:
+    """Releases that fit both an exact count of ones and some step's grid: one constant prediction near the
+    leader's edge, scoring (exactly, the count being known) below the best by more than every such step and
+    off every such step's grid. Both Ladders accept it (the parameter-free test passes when at least two rows
+    improve alike); the parameter-free one releases the score itself, a fixed step a multiple of itself.
+    Returns ``None`` if the parameter-free Ladder answered (the attack's leader is now that constant), else the
+    fixed Ladder's release."""
+    assert free.count is not None and free.released is not None
+    n, c, eps = oracle.n_rows, free.count, oracle.eps
     rtol = release_tolerance(oracle.decimals)
-    goal = max(4 * rtol, float(finest) / 4)  # the score's drop: visible, yet below every step tried
-    x = goal * n / free.count  # a one's loss falls by ~x at the logit −A + x
-    p = np.full(n, float(expit(-free.A + x)))
-    value = submit(oracle, p)
-    free.used += 1
-    free.last_release = value
-    l1, l0 = (float(v) for v in row_losses(p[:2], np.array([1, 0]), oracle.eps))
-    predicted = (free.count * l1 + (n - free.count) * l0) / n
-    if abs(value - free.released) <= rtol:
-        return abs(predicted - free.released) > 2 * rtol  # a visible improvement refused: a fixed step
-    return False
+    improving = c if free.edge == 0 else n - c
+    if improving < 2 or free.used >= free.budget:
+        raise AttackFailed("the releases fit both Ladders and no probe can tell them apart (fewer than two rows "
+                           "can improve)")
+    coarsest = float(max(steps))
+    p_edge = free.edge_p
+    candidates: list[float] = []
+    if free.edge == 0:
+        a = free.A
+        # drops of 1.5 to ~25 coarsest steps, spaced by an irrational fraction so that some fall off every grid
+        candidates = [float(expit(-a + coarsest * (1.5 + 0.6180339887 * i) * n / c)) for i in range(40)]
+    else:
+        p = p_edge
+        for _ in range(4000):
+            p = float(np.nextafter(p, 0.0))
+            candidates.append(p)
+    for p in candidates:
+        l1, l0 = (float(v) for v in row_losses(np.array([p, p]), np.array([1, 0]), eps))
+        predicted = (c * l1 + (n - c) * l0) / n
+        if predicted >= free.released - coarsest - 1e-9:
+            continue
+        if any(abs(float(round(Fraction(predicted) / step) * step) - predicted) <= 3 * rtol for step in steps):
+            continue
+        value = submit(oracle, np.full(n, p))
+        free.used += 1
+        free.last_release = value
+        if abs(value - predicted) <= rtol:
+            free.lead_with_constant(p, value)
+            return None
+        return value
+    raise AttackFailed("no constant prediction tells the two Ladders apart")
 
 
 def _resume(
@@ -120,30 +140,26 @@ def _resume(
         except AttackFailed as exc:
             told = f"releases fit no exact count of ones ({exc})"
         else:
-            try:
-                while free.step():
-                    pass
-            except AttackFailed as exc:
-                free.notes.append(f"stopped: {exc}")
-                if (free.labels >= 0).any():
-                    raise
-            spent = free.used
-            if (free.labels >= 0).any():
+            # Round steps whose grid the releases also sit on (a fixed step's releases can fit a count by chance).
+            steps = [step for step in round_steps(oracle.decimals)
+                     if all(abs(float(round(Fraction(v) / step) * step) - v) <= rtol for v in values)]
+            fixed_release = _tell_apart(oracle, free, steps) if steps else None
+            if fixed_release is None:
+                try:
+                    while free.step():
+                        pass
+                except AttackFailed as exc:
+                    free.notes.append(f"stopped: {exc}")
+                    if (free.labels >= 0).any():
+                        raise
                 result = free.result()
                 result.details["mode"] = "parameter_free"
-                result.details["told_apart"] = "releases exact: one count of ones fits them"
-                return result
-            told = f"no block accepted by the parameter-free test in {spent} queries"
-            assert free.last_release is not None
-            start = {**start, "leader": free.last_release}
-            if not _fixed_step_confirmed(oracle, free):
-                # A parameter-free Ladder whose blocks never held two improving rows, or a board we cannot
-                # tell: the fixed-step attack would read its answers wrongly. Nothing is claimed.
-                result = free.result()
-                result.details["mode"] = "parameter_free"
-                result.details["told_apart"] = told + "; not confirmed to be a fixed step"
+                result.details["told_apart"] = "releases exact: one count of ones fits them" + (
+                    "; a constant below every step's grid was released exactly" if steps else "")
                 return result
             spent = free.used
+            told = "releases fit a count and a step's grid: a constant below the grid was released on it"
+            start = {**start, "leader": fixed_release}
     budget = None if max_queries is None else max(max_queries - spent, 0)
     result = FixedLadderAttack(oracle, eta=eta, max_queries=budget, block=DEFAULT_BLOCK,
                                first_account=int(getattr(oracle, "account", 0)), prior=prior).run(start=start)

@@ -86,6 +86,8 @@ class FreeLadderAttack:
         #: 0: the leader holds unknown rows at ``eps`` (a one's loss is A); 1: at ``1 − eps`` (a zero's is).
         self.edge = 0 if start is None else int(start["edge"])
         self.edge_p = self.eps if self.edge == 0 else 1 - self.eps
+        #: The logit edge-0 blocks start from (the leader's).
+        self.anchor = -self.A
         span = self.A if self.edge == 0 else self.A - HIGH_ANCHOR
         self.m = block if block is not None else block_size(self.n, self.decimals, self.eps, span=span)
         self.budget = max_queries if max_queries is not None else 2 * self.n
@@ -115,7 +117,20 @@ class FreeLadderAttack:
         weights = self.g * 2.0 ** np.arange(m)
         if self.edge == 1:
             return np.asarray(1.0 - expit(-HIGH_ANCHOR + weights), dtype=np.float64)
-        return np.asarray(expit(-self.A + weights), dtype=np.float64)
+        return np.asarray(expit(self.anchor + weights), dtype=np.float64)
+
+    def lead_with_constant(self, p: float, released: float) -> None:
+        """The leader is now every row at ``p`` (near the edge), released as ``released``: the blocks start
+        from its logit (edge 0) or keep below its zero loss (edge 1, a smaller block if need be)."""
+        self.edge_p = p
+        self.leader = np.full(self.n, p)
+        self.released = released
+        self.last_release = released
+        if self.edge == 0:
+            self.anchor = math.log(p / (1 - p))
+        else:
+            zero_loss = float(row_losses(np.array([p]), np.array([0]), self.eps)[0])
+            self.m = min(self.m, block_size(self.n, self.decimals, self.eps, span=zero_loss - HIGH_ANCHOR))
 
     def adopt(self, start: dict[str, Any]) -> None:
         """Continue from a leader someone else made (the fingerprint): every row at the ``edge``, released

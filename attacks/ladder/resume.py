@@ -159,6 +159,42 @@ def identify(
             raise AttackFailed("no (count of ones, step) is consistent with the Ladder's answers")
         hypotheses = kept
         released = value
+    if len(hypotheses) == 1 and used + 2 <= budget:
+        # The step that is left may still be wrong if the true one was never among the candidates: the last
+        # hypothesis' threshold is checked from both sides (a constant just above it must be rejected, one just
+        # below accepted), which no other step can do.
+        c, step = hypotheses[0]
+        for side in (1, -1):
+            thr = float(round(Fraction(released) / step) * step - step)
+            goal = thr + side * 4 * tol
+            top = 0.0 if c >= n - c or c == 0 else min(0.0, math.log(c / (n - c)))
+            if not (c * _softplus(-top) + (n - c) * _softplus(top)) / n <= goal <= (
+                    c * _softplus(a) + (n - c) * _softplus(-a)) / n:
+                break
+            lo, hi = -a, top
+            for _ in range(80):
+                mid = 0.5 * (lo + hi)
+                if (c * _softplus(-mid) + (n - c) * _softplus(mid)) / n > goal:
+                    lo = mid
+                else:
+                    hi = mid
+            x = hi if side == 1 else lo
+            l1, l0 = losses(x)
+            predicted = (c * l1 + (n - c) * l0) / n
+            if abs(predicted - thr) <= 2 * tol:
+                break
+            value = submit(oracle, np.full(n, expit(x)))
+            used += 1
+            expect_accept = predicted < thr
+            if expect_accept:
+                fits = any(abs(g - value) <= rtol for g in
+                           sorted({float(round(Fraction(predicted + d) / step) * step) for d in (-tol, 0.0, tol)}))
+            else:
+                fits = abs(value - released) <= rtol
+            if not fits:
+                raise AttackFailed(f"the step {float(step):.6g} left by the releases failed its check: the Ladder's "
+                                   "threshold is elsewhere; give 'eta'")
+            released = value
     counts_left = sorted({c for c, _ in hypotheses})
     steps_left = {s for _, s in hypotheses}
     count = counts_left[0] if len(counts_left) == 1 else None
