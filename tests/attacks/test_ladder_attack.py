@@ -179,3 +179,24 @@ def test_resumed_fixed_attack_identifies_an_undisclosed_step() -> None:
     count, step, _, used, _ = identify(oracle, report.ladder_start, round_steps(5), budget=50)
     assert count == int(y.sum()) and step is not None and float(step) == 0.02
     assert used < 50  # the releases alone may already leave one hypothesis
+
+
+@pytest.mark.parametrize("chain", [[{"name": "ladder", "mode": "fixed", "eta": 0.01}], FREE], ids=["fixed", "free"])
+def test_auto_tells_the_ladders_apart_when_the_first_release_fits_both(chain: list[dict[str, object]]) -> None:
+    # 715 ones of 2,201: every row at eps scores 11.220002, which rounds to 11.22000 — a multiple of 0.01 and
+    # an exact count at once. One constant below every fitting step's grid settles it.
+    y = (np.random.default_rng(0).random(2201) < 711 / 2201).astype(np.int64)
+    assert round(int(y.sum()) * -math.log(1e-15) / 2201, 5) == 11.22
+    oracle = attacks.LocalOracle(y, decimals=5, defenses=chain, seed=100)
+    result = attacks.run("auto", oracle, budget=2 * 2201)
+    assert "constant below" in result.details["attack_details"]["told_apart"]
+    assert result.details["exact"] == 2201 and np.array_equal(result.labels, y)
+
+
+def test_auto_claims_nothing_false_on_a_step_it_cannot_identify() -> None:
+    y = _labels(171, 0.4, 11)
+    oracle = attacks.LocalOracle(y, decimals=5, defenses=[{"name": "ladder", "mode": "fixed", "eta": 0.003}])
+    result = attacks.run("auto", oracle, budget=342)
+    sure = result.fill_confidence() >= 1.0
+    assert np.array_equal(result.labels[sure], y[sure])
+    assert result.accuracy(y) >= max(y.mean(), 1 - y.mean()) - 1e-9
