@@ -16,9 +16,14 @@ Construction:
    ``c`` (the multiple of ``A``) and the block (the remainder) at once.
 2. Each further query moves the next block of unknown rows from ``eps`` to their design predictions and the
    fewest ballast rows (known ones still at ``eps``: the decoded ones of earlier blocks) to their correct
-   edge such that *every* labeling of the block passes the test (checked by enumerating them with the
-   defense's own formula); the released score decodes the block exactly. Each block of ``m`` rows yields about
-   ``π·m`` new ballast rows and spends two or three, so the supply lasts.
+   edge such that every labeling of the block but at most one passes the test (checked by enumerating them
+   with the defense's own formula); the released score decodes the block exactly, and a rejection (the
+   leader's score again) decodes it as the one labeling that could fail (usually no improving row), spending
+   no ballast. Each accepted block yields about ``π·m`` new ballast rows and spends one or two.
+3. **Resumed** (``start``, from :mod:`attacks.fingerprint`): the leader holds every row at one edge (``eps``,
+   or ``1 − eps`` when the ones are the majority: blocks then sit at the logit ``18 − w``, where float64 still
+   resolves ``1 − p``), the count of ones is read off its exact release, and blocks go without ballast until
+   one with two improving rows is accepted (rejected ones are tried again once ballast exists).
 
 Exact labels have confidence 1.0; rows left (budget) get the majority class of the rows left (the count of
 ones is exact). Queries: about ``N / m`` with ``m = ⌊log2(A/g)⌋`` (9 at N = 2,201 and 5 decimals).
