@@ -4,27 +4,38 @@ Every probe is built so that its *undefended* released score is known in advance
 are, or tells the class balance; a defense shows up as a departure from the known value. For a binary
 log-loss board, in this order:
 
-1. **high** — every row at 0.7: scores ``-(π ln 0.7 + (1-π) ln 0.3)``, so it gives the share ``π`` of ones
-   among the scored rows (:mod:`attacks.balance`). It goes first because a board that releases only
-   improvements (the Ladder, Thresholdout-like mechanisms) always releases a participant's first score.
-2. **baseline** — every row at 1/2: the loss is ``ln 2`` on every row, so on any scored subset.
-   The released text's digits give the decimals; a value off ``ln 2`` beyond rounding means noise, a
-   transformed score, or a board that re-released the earlier score (Ladder).
-3. **repeat** — the baseline with one row nudged by one ulp (not byte-identical, so a same-file-same-score
+1. **edge low** — every row at the clipping edge ``eps``: a one's loss is ``A = −ln eps`` (34.54 at 1e-15), a
+   zero's ~1e-15, so the score is ``π·A``: the share ``π`` of ones among the scored rows, exact at any usual
+   precision (one count of ones is ``A/N`` apart, 0.2 at 171 rows). It goes first because a board that releases
+   only improvements (the Ladder, Thresholdout-like mechanisms) always releases a participant's first score —
+   and on a Ladder this high first score is the leader the Ladder attacks need (their "height", ≈ ``R/η``
+   acceptances to spend; a ½ probe would have dropped it to ``ln 2``).
+2. **edge high** — every row at ``1 − eps``: ``(1 − π)·A``. Each row contributes ``A`` to the two scores
+   together whatever its label, so the pair must sum to ``A`` (up to rounding). A Ladder rejects the higher
+   of the two and re-releases the first: the pair breaks its sum with the second equal to the first (sticky).
+3. **edge low again** (only when the second scored lower, ``π > ½``) — every row at ``eps/2``, clipped back
+   to ``eps`` by the server: the first probe's score exactly, from another file. A Ladder accepted the second
+   probe, and now re-releases *its* score instead of the first's (sticky).
+   On a sticky board nothing more is sent: every further probe would score below the leader and be
+   accepted. :attr:`Fingerprint.ladder_start` says what the leader is (the released best and which edge made
+   it) and the Ladder attacks continue from it (:mod:`attacks.ladder`).
+4. **baseline** — every row at 1/2: the loss is ``ln 2`` on every row, so on any scored subset.
+   The released text's digits give the decimals; a value off ``ln 2`` beyond rounding means noise or a
+   transformed score.
+5. **repeat** — the baseline with one row nudged by one ulp (not byte-identical, so a same-file-same-score
    cache cannot answer it, yet the score is the same to ~1e-16): a different released value means noise.
-4. **low** — every row at 0.3. Each row contributes ``-ln 0.7 - ln 0.3`` to the high and low losses
-   together, whatever its label, so the two released scores must sum to ``1.5606…``. A board that keeps
-   showing an earlier score (the Ladder, threshold mechanisms) breaks the sum, typically by re-releasing an
-   earlier value. Low also measures ``π`` again (averaged with high's).
-5. **row probes** — the baseline with one row at 0.99: if the row is scored, the score moves by
+   (The noise is measured on these ½ probes only: an edge probe's score moves with a random subset.)
+6. **row probes** — the baseline with one row at 0.99: if the row is scored, the score moves by
    ``(loss - ln 2) / n_scored`` (down if its label is 1, up if 0), which also estimates how many rows are
-   scored; if it is not scored (private split, or left out by subsetting), nothing moves. The same row
-   probed twice moving differently means a fresh random subset per submission (subsetting).
+   scored; if it is not scored (private split, or left out by subsetting), nothing moves. A row that moved
+   probed again (and one that did not, when the budget allows) moving differently means a fresh random
+   subset per submission (subsetting).
 
-Queries: at most ``budget`` (default 8: 1 + 1 + 1 + 1 + 4). Other metrics get the baseline (every row at 1/2
-or 1/K; AUC: a second constant as the repeat) and repeat (decimals and noise), then the class balance from
-constant predictions (one query, ``K - 1`` for K classes). The fingerprint never uses a label it learns on
-the way (the AUC balance probe learns one, kept in ``balance["exact"]``): it only describes the board.
+Queries: at most ``budget`` (default 8: 2 or 3 edge probes + 1 + 1 + the rest on rows). Other metrics get the
+baseline (every row at 1/2 or 1/K; AUC: a second constant as the repeat) and repeat (decimals and noise), then
+the class balance from constant predictions (one query, ``K - 1`` for K classes). The fingerprint never uses a
+label it learns on the way (the AUC balance probe learns one, kept in ``balance["exact"]``): it only describes
+the board.
 """
 
 from __future__ import annotations
@@ -36,12 +47,12 @@ from typing import Any
 
 import numpy as np
 
-from attacks.balance import Balance, measure_balance, rates_from_shares, share_from_constant
+from attacks.balance import Balance, measure_balance, rates_from_shares
 from attacks.oracle import Oracle, Released
 from attacks.result import SubmissionRefused
+from scoring.metrics import binary_logloss_rows
 
 LN2 = math.log(2.0)
-PAIR_HIGH, PAIR_LOW = 0.7, 0.3
 ROW_PROBE = 0.99
 DEFAULT_BUDGET = 8
 
@@ -71,6 +82,10 @@ class Fingerprint:
     #: Class shares of the scored rows (sum 1), from constant probes; ``None`` when not measured.
     balance: list[float] | None = None
     balance_exact: dict[int, int] = field(default_factory=dict)
+    #: On a Ladder-like board, what the Ladder attacks continue from: ``leader`` (the released best),
+    #: ``edge`` (0: every row at ``eps``, 1: every row at ``1 − eps`` made it), ``fresh`` (``[edge, released]``
+    #: of each accepted edge probe), ``stale`` (edges whose probe was not accepted).
+    ladder_start: dict[str, Any] | None = None
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -100,7 +115,7 @@ class Fingerprint:
         if self.ladder:
             lines.append("sticky scores: the board re-released an earlier score (Ladder or threshold mechanism)")
         elif self.ladder is False:
-            lines.append("scores not sticky: the 0.7/0.3 pair kept its label-free sum")
+            lines.append("scores not sticky: no edge probe re-released another probe's score")
         if self.rows_probed:
             scored = "" if self.scored_rows_estimate is None else f", ~{self.scored_rows_estimate:.0f} rows scored"
             lines.append(f"row probes: {self.rows_moved} of {self.rows_probed} probed rows moved the score{scored}")
@@ -185,7 +200,14 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
     prober = _Prober(oracle, budget, report)
     n, k = oracle.n_rows, oracle.n_classes
     binary = oracle.metric == "binary_logloss" and k == 2
-    high: Released = prober.send(np.full(n, PAIR_HIGH)) if binary else None
+    if binary:
+        _edge_probes(prober, report, n, oracle.eps)
+        if report.ladder:
+            # Every later probe would score far below the leader (ln 2 against π·A) and be accepted: the
+            # leader, the Ladder attack's height, would be gone. The attack takes over from here.
+            _read_decimals(prober, report)
+            report.notes.append("no further probes on a Ladder-like board (a lower score would become its leader)")
+            return report
     base: Released = None
     repeat: Released = None
     if prober.left > 0:
@@ -217,19 +239,24 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
             # The all-1/2 probe scores ln 2 whatever the labels and rows, so each release minus ln 2 is one
             # draw of the noise itself; two draws' difference alone can come out unluckily small.
             report.noise_spread = max(report.noise_spread, abs(report.baseline_offset), abs(float(repeat) - LN2))
-    low: Released = prober.send(np.full(n, PAIR_LOW)) if prober.left >= 1 and high is not None else None
-    if high is not None:
-        _ladder_pair(prober, report, n, high, low, base, repeat)
     if abs(report.baseline_offset) > tol and not report.ladder and not report.noise:
         # Off ln 2 yet repeatable and not sticky: a score transformed or noised with a fixed seed per content.
         report.noise = True
         report.noise_spread = max(report.noise_spread, abs(report.baseline_offset))
         report.notes.append("the all-1/2 probe did not release ln 2: noise or a transformed score")
-    if report.ladder:
-        report.notes.append("no row probes on a Ladder-like board (its released score sticks)")
-    elif prober.left >= 1 and base is not None:
-        previous = next(float(v) for v in (low, repeat, base) if v is not None)
-        _row_probes(prober, report, n, float(base), previous, seed)
+    spread = report.noise_spread
+    reference = float(base) if base is not None else LN2
+    if report.noise and base is not None and repeat is not None and (
+            (abs(float(base) - LN2) <= tol) != (abs(float(repeat) - LN2) <= tol)):
+        # One of the two ½ probes released ln 2 exactly, the other did not: no continuous noise does that
+        # (a draw inside the rounding is rare), a mechanism that only sometimes adds noise does (Thresholdout's
+        # noisy holdout value, once its threshold is crossed). The row probes read moves against ln 2 itself,
+        # unwidened, so the rows that never move (its secret reference side) still show.
+        report.notes.append("noise that comes and goes: one ½ probe released ln 2 exactly, the other did not")
+        spread, reference = 0.0, LN2
+    if prober.left >= 1 and base is not None:
+        previous = next(float(v) for v in (repeat, base) if v is not None)
+        _row_probes(prober, report, n, reference, previous, seed, spread)
     return report
 
 
@@ -263,47 +290,71 @@ def _read_decimals(prober: _Prober, report: Fingerprint) -> None:
         )
 
 
-def _ladder_pair(
-    prober: _Prober, report: Fingerprint, n: int, high: Released, low: Released, base: Released, repeat: Released
-) -> None:
-    """The class balance from the 0.7/0.3 pair, and whether the board re-releases earlier scores."""
-    oracle = prober.oracle
-    shares: list[float | None] = []
-    if high is not None:
-        shares.append(share_from_constant(oracle.metric, oracle.eps, 2, 1, float(high)))
-    tol = report.tolerance
-    if low is None and base is None:
-        if high is not None:
-            report.balance = _rates(shares)
-        return
+def _release_tol(prober: _Prober) -> float:
+    """Half a unit of the precision the texts released so far show (the metadata's before any)."""
+    digits = max((released_digits(t) for t in prober.texts), default=prober.report.metadata_decimals)
+    return 1e-9 if digits is None or digits >= 12 else 0.5 * 10.0 ** (-digits) + 1e-12
+
+
+def edge_losses(eps: float) -> tuple[float, float, float, float]:
+    """The server's row losses at the clipping edges: (label 1 at ``eps``, label 0 at ``eps``, label 1 at
+    ``1 − eps``, label 0 at ``1 − eps``)."""
+    p = np.array([eps, eps, 1 - eps, 1 - eps])
+    y = np.array([1, 0, 1, 0])
+    one_low, zero_low, one_high, zero_high = (float(v) for v in binary_logloss_rows(p, y, eps))
+    return one_low, zero_low, one_high, zero_high
+
+
+def edge_share(eps: float, edge: int, released: float) -> float:
+    """The share of ones that makes every row at the ``edge`` (0: ``eps``, 1: ``1 − eps``) score ``released``."""
+    one_low, zero_low, one_high, zero_high = edge_losses(eps)
+    on, off = (one_low, zero_low) if edge == 0 else (one_high, zero_high)
+    return float(np.clip((float(released) - off) / (on - off), 0.0, 1.0))
+
+
+def _edge_probes(prober: _Prober, report: Fingerprint, n: int, eps: float) -> None:
+    """The edge pair and the first edge again: the class balance, and whether the board re-releases earlier
+    scores (see the module docstring)."""
+    low = prober.send(np.full(n, eps))
+    high = prober.send(np.full(n, 1 - eps)) if prober.left > 0 and low is not None else None
+    # Every row below the edge, clipped back to it: the first probe's score exactly, from another file. Only
+    # needed when the second scored lower (a Ladder accepted it, so the first again re-releases the second's);
+    # a second scoring higher is re-released as the first's on a Ladder, which the pair's sum already shows.
+    lower = high is not None and low is not None and float(high) < float(low) - 2 * _release_tol(prober)
+    again = prober.send(np.full(n, eps / 2)) if prober.left > 0 and lower else None
     if low is None:
-        # Only high and the baselines: a board whose baseline re-released high's score is sticky.
-        report.ladder = base is not None and high is not None and abs(float(base) - float(high)) <= 2 * tol and (
-            abs(float(high) - LN2) > 2 * tol + 2 * report.noise_spread
-        )
-        report.balance = _rates(shares)
-        if report.ladder:
-            report.notes.append("the all-1/2 probe re-released the first score: Ladder-like board")
         return
-    expected = -math.log(PAIR_HIGH) - math.log(PAIR_LOW)
-    residual = abs(float(high) + float(low) - expected) if high is not None else math.inf
-    bound = 4 * tol + 4 * report.noise_spread
-    earlier = [float(v) for v in (high, base, repeat) if v is not None]
-    # A later release equal to an earlier one although the true scores differ: the board re-released it.
-    stale_low = any(abs(float(low) - v) <= 2 * tol for v in earlier)
-    stale_base = base is not None and high is not None and abs(float(base) - float(high)) <= 2 * tol
-    report.ladder = residual > bound and (stale_low or stale_base)
+    _read_decimals(prober, report)
+    tol = report.tolerance
+    r1 = float(low)
+    shares: list[float | None] = [edge_share(eps, 0, r1)]
+    fresh: list[tuple[int, float]] = [(0, r1)]
+    leader = (0, r1)
+    if high is not None:
+        r2 = float(high)
+        one_low, zero_low, one_high, zero_high = edge_losses(eps)
+        pair_sum = (one_low + one_high + zero_low + zero_high) / 2
+        # One row contributes one_low + one_high (a one) or zero_low + zero_high (a zero) to the two scores:
+        # both are A up to ~1e-15, so the pair sums to A whatever the labels.
+        residual = abs(r1 + r2 - pair_sum)
+        stale_high = abs(r2 - r1) <= 2 * tol and residual > 4 * tol
+        stale_again = again is not None and abs(float(again) - r2) <= 2 * tol and abs(float(again) - r1) > 4 * tol
+        report.ladder = stale_high or stale_again
+        if report.ladder:
+            if stale_high:
+                report.notes.append(f"every row at 1 − eps re-released the edge score {r1:.6g} although the pair "
+                                    f"must sum to {pair_sum:.6g}: the board re-releases an earlier score (Ladder)")
+            else:
+                report.notes.append(f"the first probe sent again re-released the second's score {r2:.6g}, not its "
+                                    f"own {r1:.6g}: the board re-releases its best (Ladder)")
+                fresh.append((1, r2))
+                leader = (1, r2)
+                shares.append(edge_share(eps, 1, r2))
+        else:
+            shares.append(edge_share(eps, 1, r2))
     if report.ladder:
-        report.notes.append(
-            f"the 0.7/0.3 pair broke its label-free sum by {residual:.3g}: the board re-releases an earlier score "
-            "(Ladder or threshold behaviour)"
-        )
-        # Only the first release (high) is sure to be fresh on such a board; low is likely a stale value.
-        if not stale_low:
-            shares.append(1.0 - (share_from_constant(oracle.metric, oracle.eps, 2, 0, float(low)) or 0.5))
-    else:
-        low_share = share_from_constant(oracle.metric, oracle.eps, 2, 0, float(low))
-        shares.append(None if low_share is None else 1.0 - low_share)
+        report.ladder_start = {"leader": leader[1], "edge": leader[0], "fresh": [list(f) for f in fresh],
+                               "stale": [] if len(fresh) > 1 else [1]}
     report.balance = _rates(shares)
 
 
@@ -312,13 +363,16 @@ def _rates(shares: list[float | None]) -> list[float] | None:
     return None if rates is None else [float(r) for r in rates]
 
 
-def _row_probes(prober: _Prober, report: Fingerprint, n: int, base: float, previous: float, seed: int) -> None:
+def _row_probes(
+    prober: _Prober, report: Fingerprint, n: int, base: float, previous: float, seed: int, spread: float
+) -> None:
     rng = np.random.default_rng(seed)
-    count = max(prober.left - 1, 1) if prober.left > 2 else prober.left
+    # Keep one probe (two when the budget is roomy) to probe a row again: the subsetting test.
+    count = prober.left - 2 if prober.left > 5 else (max(prober.left - 1, 1) if prober.left > 2 else prober.left)
     rows = rng.choice(n, size=min(count, n), replace=False).tolist()
     moves: list[float] = []
     values: list[float] = []
-    tol = report.tolerance + 3 * report.noise_spread
+    tol = report.tolerance + 3 * spread
     for row in rows:
         probe = np.full(n, 0.5)
         probe[row] = ROW_PROBE
@@ -353,24 +407,38 @@ def _row_probes(prober: _Prober, report: Fingerprint, n: int, base: float, previ
         # subsetting test would fire on noise alone. An exact attack under a noise bound fails loudly instead.
         report.notes.append("subsetting not tested: the releases are noisy")
     elif prober.left >= 1 and moved:
-        # Probe a row that moved once more: a different move means a fresh random subset per submission.
-        again_row = rows[[abs(m) > tol for m in moves].index(True)]
-        probe = np.full(n, 0.5)
-        probe[again_row] = ROW_PROBE
-        value = prober.send(probe)
-        if value is not None:
+        # Probe a row that moved once more (and, budget permitting, one that did not): a different move means a
+        # fresh random subset per submission.
+        probed = [(row, move) for row, move in zip(rows, moves, strict=False)]
+        again_rows = [next((r, m) for r, m in probed if abs(m) > tol)]
+        still = [(r, m) for r, m in probed if abs(m) <= tol]
+        if prober.left >= 2 and still:
+            again_rows.append(still[0])
+        report.subsetting = False
+        for again_row, first in again_rows:
+            probe = np.full(n, 0.5)
+            probe[again_row] = ROW_PROBE
+            value = prober.send(probe)
+            if value is None:
+                continue
             # Subsetting drops the row from some submissions' subsets: its move vanishes or changes wholesale.
             # Noise only jitters the move, so "different" must mean more than half the first move (and more
             # than the noise-widened tolerance), not merely beyond the spread of two noisy releases.
             again = float(value) - base
-            report.subsetting = abs(again) <= tol or abs(again - moved[0]) > max(2 * tol, abs(moved[0]) / 2)
+            if abs(first) <= tol:
+                report.subsetting = report.subsetting or abs(again) > tol
+                continue
+            changed = abs(again) <= tol or abs(again - first) > max(2 * tol, abs(first) / 2)
             # Both moves exactly a label's value with every row scored, one of each label: the label flipped.
             full = [(loss - LN2) / n for loss in (-math.log(ROW_PROBE), -math.log(1 - ROW_PROBE))]
             # Each move is a difference of two rounded releases: within two tolerances of its exact value.
-            if report.subsetting and all(min(abs(m - v) for v in full) <= 2 * tol for m in (again, moved[0])) and (
-                    again * moved[0] < 0):
-                report.subsetting = False
+            if changed and all(min(abs(m - v) for v in full) <= 2 * tol for m in (again, first)) and (
+                    again * first < 0):
                 report.fresh_flips = True
+            else:
+                report.subsetting = report.subsetting or changed
+        if report.fresh_flips:
+            report.subsetting = False
     if (not report.subsetting and not report.noise and report.public_fraction is None and moved
             and report.scored_rows_estimate is not None):
         # Every row is public, yet one row moves the mean as if fewer rows were scored: a subset is drawn. (The

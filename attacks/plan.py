@@ -8,9 +8,9 @@ The order, strongest first (every pick states its reason in :attr:`Plan.reason`)
   guess: ``boosting`` on a binary board (with ±0.25 vectors, which are not the 0/1 vectors a detector looks
   for), else ``majority``;
 * a board that re-releases earlier scores (a Ladder): ``ladder`` (threshold questions on the fixed step's
-  acceptance boundary, or ballast past the parameter-free test; :mod:`attacks.ladder`) on a fresh account when
-  the oracle has one (the fingerprint spent the first account's first score, which is the attack's height),
-  else ``boosting`` with ``accept="improvement"``;
+  acceptance boundary, or ballast past the parameter-free test; :mod:`attacks.ladder`) continuing the account
+  from the leader the fingerprint's edge probes left (``start``), else on a fresh account when the oracle has
+  one, else ``boosting`` with ``accept="improvement"``;
 * noisy releases that stop (a privacy budget): ``budgeted`` (the releases left spent a few rows each);
 * rows that never move the score on a board without a private split (Thresholdout's secret reference side):
   ``thresholdout`` (:mod:`attacks.thresholdout`);
@@ -186,6 +186,13 @@ def choose(
                      "score released", margin=CAMOUFLAGE_MARGIN)
     if report.ladder:
         fresh = fresh_account(oracle)
+        if (oracle.metric == "binary_logloss" and binary and not split and "ladder" in names
+                and report.ladder_start is not None):
+            # The fingerprint's edge probes opened this account at a high leader: the attack continues it.
+            return plan("ladder", "released scores stick (Ladder): threshold questions (fixed step) or ballast past "
+                        "the test (parameter-free), continuing from the leader the edge probes left "
+                        f"({report.ladder_start['leader']:.6g})", start=report.ladder_start,
+                        max_queries=query_budget, prior=None if report.balance is None else report.balance[1])
         if oracle.metric == "binary_logloss" and binary and not split and "ladder" in names and fresh is not None:
             # The fingerprint spent this account's first score (its height); a fresh account's is the attacker's.
             return plan("ladder", f"released scores stick (Ladder): threshold questions on a fresh account "

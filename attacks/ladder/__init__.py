@@ -8,9 +8,13 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from attacks.ladder.common import release_tolerance
+import numpy as np
+from scipy.special import expit
+
+from attacks.ladder.common import release_tolerance, row_losses, submit
 from attacks.ladder.fixed import DEFAULT_BLOCK, FixedLadderAttack, candidate_steps, ladder_fixed_attack
 from attacks.ladder.free import FreeLadderAttack, ladder_free_attack
+from attacks.ladder.resume import round_steps
 from attacks.oracle import Oracle
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
@@ -33,12 +37,20 @@ def ladder_free(oracle: Oracle, **params: Any) -> AttackResult:
 @register("ladder", exact=False)
 def ladder(
     oracle: Oracle, *, eta: float | None = None, max_queries: int | None = None, first_account: int | None = None,
-    prior: float | None = None,
+    prior: float | None = None, start: dict[str, Any] | None = None,
 ) -> AttackResult:
     """Either Ladder, told apart by the first release of a fresh account: the parameter-free attack's opening
     (every row at the edge but one block) is released exactly by the parameter-free Ladder, which fits one
     (count of ones, block) pair; the fixed-step Ladder releases a multiple of its step, which does not, and the
-    fixed-step attack takes the account over from there (the opening is its height)."""
+    fixed-step attack takes the account over from there (the opening is its height).
+
+    ``start`` (:attr:`attacks.fingerprint.Fingerprint.ladder_start`): the current account was opened by the
+    fingerprint's edge probes; continue it instead. Releases that fit an exact count of ones and no default
+    step go to the parameter-free attack (its first blocks go without ballast); if it gets no block accepted
+    (a fixed step rejects them all) or its releases fit no labeling, the fixed-step attack takes over from the
+    last release, identifying the step if it was not given."""
+    if start is not None:
+        return _resume(oracle, start, eta=eta, max_queries=max_queries, prior=prior)
     if first_account is not None:
         oracle.account = first_account  # type: ignore[attr-defined]
     free = FreeLadderAttack(oracle, max_queries=max_queries, block=None)
@@ -66,4 +78,92 @@ def ladder(
     result = free.result()
     result.details["mode"] = "parameter_free"
     result.details["told_apart"] = "first release exact: one (count, block) pair fits it"
+    return result
+
+
+def _tell_apart(oracle: Oracle, free: FreeLadderAttack, steps: list[Fraction]) -> float | None:
+    """Releases that fit both an exact count of ones and some step's grid: one constant prediction near the
+    leader's edge, scoring (exactly, the count being known) below the best by more than every such step and
+    off every such step's grid. Both Ladders accept it (the parameter-free test passes when at least two rows
+    improve alike); the parameter-free one releases the score itself, a fixed step a multiple of itself.
+    Returns ``None`` if the parameter-free Ladder answered (the attack's leader is now that constant), else the
+    fixed Ladder's release."""
+    assert free.count is not None and free.released is not None
+    n, c, eps = oracle.n_rows, free.count, oracle.eps
+    rtol = release_tolerance(oracle.decimals)
+    improving = c if free.edge == 0 else n - c
+    if improving < 2 or free.used >= free.budget:
+        raise AttackFailed("the releases fit both Ladders and no probe can tell them apart (fewer than two rows "
+                           "can improve)")
+    coarsest = float(max(steps))
+    p_edge = free.edge_p
+    candidates: list[float] = []
+    if free.edge == 0:
+        a = free.A
+        # drops of 1.5 to ~25 coarsest steps, spaced by an irrational fraction so that some fall off every grid
+        candidates = [float(expit(-a + coarsest * (1.5 + 0.6180339887 * i) * n / c)) for i in range(40)]
+    else:
+        p = p_edge
+        for _ in range(4000):
+            p = float(np.nextafter(p, 0.0))
+            candidates.append(p)
+    for p in candidates:
+        l1, l0 = (float(v) for v in row_losses(np.array([p, p]), np.array([1, 0]), eps))
+        predicted = (c * l1 + (n - c) * l0) / n
+        if predicted >= free.released - coarsest - 1e-9:
+            continue
+        if any(abs(float(round(Fraction(predicted) / step) * step) - predicted) <= 3 * rtol for step in steps):
+            continue
+        value = submit(oracle, np.full(n, p))
+        free.used += 1
+        free.last_release = value
+        if abs(value - predicted) <= rtol:
+            free.lead_with_constant(p, value)
+            return None
+        return value
+    raise AttackFailed("no constant prediction tells the two Ladders apart")
+
+
+def _resume(
+    oracle: Oracle, start: dict[str, Any], *, eta: float | None, max_queries: int | None, prior: float | None
+) -> AttackResult:
+    """:func:`ladder` on an account the fingerprint opened (see there)."""
+    rtol = release_tolerance(oracle.decimals)
+    values = [float(start["leader"]), *(float(v) for _, v in start.get("fresh", []))]
+    on_step = any(all(abs(float(round(Fraction(v) / step) * step) - v) <= rtol for v in values)
+                  for step in candidate_steps(oracle.n_rows, eta))
+    spent = 0
+    told = "releases on a default step" if on_step else ""
+    if not on_step and eta is None:
+        try:
+            free = FreeLadderAttack(oracle, max_queries=max_queries, block=None, start=start)
+        except AttackFailed as exc:
+            told = f"releases fit no exact count of ones ({exc})"
+        else:
+            # Round steps whose grid the releases also sit on (a fixed step's releases can fit a count by chance).
+            steps = [step for step in round_steps(oracle.decimals)
+                     if all(abs(float(round(Fraction(v) / step) * step) - v) <= rtol for v in values)]
+            fixed_release = _tell_apart(oracle, free, steps) if steps else None
+            if fixed_release is None:
+                try:
+                    while free.step():
+                        pass
+                except AttackFailed as exc:
+                    free.notes.append(f"stopped: {exc}")
+                    if (free.labels >= 0).any():
+                        raise
+                result = free.result()
+                result.details["mode"] = "parameter_free"
+                result.details["told_apart"] = "releases exact: one count of ones fits them" + (
+                    "; a constant below every step's grid was released exactly" if steps else "")
+                return result
+            spent = free.used
+            told = "releases fit a count and a step's grid: a constant below the grid was released on it"
+            start = {**start, "leader": fixed_release}
+    budget = None if max_queries is None else max(max_queries - spent, 0)
+    result = FixedLadderAttack(oracle, eta=eta, max_queries=budget, block=DEFAULT_BLOCK,
+                               first_account=int(getattr(oracle, "account", 0)), prior=prior).run(start=start)
+    result.details["mode"] = "fixed"
+    result.details["told_apart"] = told
+    result.details["queries"] = int(result.details.get("queries", 0)) + spent
     return result

@@ -59,6 +59,7 @@ from attacks.ladder.common import (
     split_point,
     submit,
 )
+from attacks.ladder.resume import identify, round_steps
 from attacks.oracle import Oracle
 from attacks.result import AttackFailed, AttackResult
 
@@ -185,6 +186,7 @@ class FixedLadderAttack:
         self.tol = score_tolerance(self.n, self.eps)
         self.rtol = release_tolerance(oracle.decimals)
         self.steps = candidate_steps(self.n, eta)
+        self.given_eta = eta is not None
         self.budget = max_queries if max_queries is not None else DEFAULT_QUERIES_PER_ROW * self.n
         self.block = max(1, min(block, 30))
         self.accounts = int(getattr(oracle, "accounts", 1))
@@ -371,7 +373,7 @@ class FixedLadderAttack:
         weight = min(weight, 0.9 * room / max(t - 0.5, 0.5))
         bg_logit = -self.A
         ballast_rows: list[tuple[int, float]] = []
-        for _ in range(6):
+        for _ in range(40):
             weight = min(weight, (LOGIT_CEILING - bg_logit) / powers[0]) if k else weight
             if weight < w_min:
                 return None
@@ -573,8 +575,34 @@ class FixedLadderAttack:
         if len(fits) == 1:
             self.count = fits[0]
 
-    def run(self, opening: tuple[float, np.ndarray] | None = None) -> AttackResult:
-        if opening is not None:
+    def adopt_start(self, start: dict[str, Any]) -> None:
+        """Continue the current account from what the fingerprint left (:mod:`attacks.ladder.resume`): the
+        count of ones and the step, found together by threshold questions, and the released best."""
+        steps = self.steps if self.given_eta else self.steps + [
+            s for s in round_steps(self.oracle.decimals) if s not in self.steps]
+        count, step, released, used, counts = identify(self.oracle, start, steps,
+                                                       budget=max(self.budget - self.used, 0))
+        self.used += used
+        self.next_account = int(getattr(self.oracle, "account", 0)) + 1
+        if step is None:
+            raise AttackFailed("the step could not be told apart from the releases within the budget; give 'eta'")
+        if step not in candidate_steps(self.n, None) and not self.given_eta:
+            self.notes.append(f"step {float(step):.6g} identified from the answers")
+        self.steps = [step]
+        fresh = [float(v) for e, v in start.get("fresh", []) if int(e) == 0]
+        board = _Board(self.oracle, step, self.rtol, queries=used, opened=True,
+                       first_release=fresh[0] if fresh else float(start["leader"]))
+        board.level = board.read(released)
+        self.board = board
+        self.boards.append(board)
+        self.count_candidates = counts
+        self.count = count
+
+    def run(self, opening: tuple[float, np.ndarray] | None = None,
+            start: dict[str, Any] | None = None) -> AttackResult:
+        if start is not None:
+            self.adopt_start(start)
+        elif opening is not None:
             self.adopt_opening(*opening)
         elif not self.open_account():
             raise AttackFailed("no query or account left")
@@ -635,11 +663,14 @@ def ladder_fixed_attack(
     block: int = DEFAULT_BLOCK,
     first_account: int | None = None,
     prior: float | None = None,
+    start: dict[str, Any] | None = None,
 ) -> AttackResult:
     """Threshold questions on a fixed-step Ladder (module docstring). ``eta``: the step if disclosed (else the
     defense's default ``n^(-1/3)`` or ``1/√n``, checked against the first release); ``max_queries``: the budget
     (default ``2·N``); ``first_account``: the first fresh account to use (default: the oracle's current one),
     later ones follow when a account's height is spent. Every row gets a label: exact (confidence 1.0) where
-    decoded, else the majority class of the rows left (or the block's posterior)."""
+    decoded, else the majority class of the rows left (or the block's posterior). ``start``: continue the
+    current account from the fingerprint's releases (:attr:`attacks.fingerprint.Fingerprint.ladder_start`)
+    instead of opening it; the step is then identified among the defaults and round steps if not given."""
     return FixedLadderAttack(oracle, eta=eta, max_queries=max_queries, block=block, first_account=first_account,
-                             prior=prior).run()
+                             prior=prior).run(start=start)

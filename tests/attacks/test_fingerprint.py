@@ -45,6 +45,27 @@ def test_a_ladder_is_seen_whichever_class_is_the_majority(share: float, chain: l
     assert report.probes < DEFAULT_BUDGET  # no row probes are wasted on a sticky board
 
 
+@pytest.mark.parametrize("share", [0.3, 0.7])
+@pytest.mark.parametrize(
+    "chain",
+    [[{"name": "ladder", "mode": "fixed"}], [{"name": "ladder", "mode": "parameter_free"}, ROUND5]],
+    ids=["fixed", "parameter-free"],
+)
+def test_on_a_ladder_it_stops_at_the_edge_probes_and_leaves_a_high_leader(
+    share: float, chain: list[dict[str, Any]]
+) -> None:
+    labels = _labels(share)
+    a = -np.log(1e-15)
+    report = fingerprint(LocalOracle(labels, decimals=5, defenses=chain, seed=1))
+    start = report.ladder_start
+    assert report.ladder is True and start is not None
+    # The lower edge score is the leader: min(π, 1 − π)·A, rounded to the step at worst (not ln 2).
+    low_edge = 0 if labels.mean() < 0.5 else 1
+    assert start["edge"] == low_edge
+    assert start["leader"] == pytest.approx(min(labels.mean(), 1 - labels.mean()) * a, abs=0.2)
+    assert report.probes == (2 if low_edge == 0 else 3)
+
+
 @pytest.mark.parametrize(
     "chain",
     [[], [ROUND5], [{"name": "noise", "kind": "laplace", "scale": 1e-3}, ROUND5],

@@ -135,10 +135,68 @@ def test_auto_plays_ladder_on_a_fresh_account() -> None:
     assert np.array_equal(result.labels, y)
 
 
-def test_auto_with_one_account_stays_at_or_above_the_majority() -> None:
+def test_auto_with_one_account_and_a_small_budget_stays_exact_where_it_claims_and_above_the_majority() -> None:
     y = _labels(160, 0.6, 8)
     oracle = attacks.LocalOracle(y, defenses=FIXED)
     result = attacks.run("auto", oracle, budget=60)
-    assert result.details["attack"] == "boosting"
-    assert any("accounts >= 2" in line for line in result.details["reasoning"])
+    assert result.details["attack"] == "ladder"
+    sure = result.fill_confidence() >= 1.0
+    assert np.array_equal(result.labels[sure], y[sure])
+    assert result.accuracy(y) >= max(y.mean(), 1 - y.mean()) - 1e-9
+    assert oracle.queries <= 60
+
+
+@pytest.mark.parametrize("share", [0.3, 0.65])
+@pytest.mark.parametrize(
+    "chain",
+    [FIXED, [{"name": "ladder", "mode": "fixed", "eta": 0.01}], FREE],
+    ids=["fixed-default", "fixed-0.01", "parameter-free"],
+)
+def test_auto_with_one_account_recovers_every_label_from_the_fingerprints_leader(
+    chain: list[dict[str, object]], share: float
+) -> None:
+    # The fingerprint's edge probes open the only account at a leader of about min(π, 1 − π)·A (whichever
+    # edge scored lower); the Ladder attack continues from it, the step identified when not disclosed.
+    y = _labels(150, share, 9)
+    oracle = attacks.LocalOracle(y, decimals=5, defenses=chain, seed=3)
+    result = attacks.run("auto", oracle, budget=300)
+    assert result.details["attack"] == "ladder"
+    assert result.details["fingerprint"]["ladder_start"] is not None
+    sure = result.fill_confidence() >= 1.0
+    assert sure.all(), result.details["reasoning"]
+    assert np.array_equal(result.labels, y)
+    assert oracle.queries <= 300
+
+
+def test_resumed_fixed_attack_identifies_an_undisclosed_step() -> None:
+    from attacks.fingerprint import fingerprint
+    from attacks.ladder.resume import identify, round_steps
+
+    y = _labels(200, 0.35, 10)
+    oracle = attacks.LocalOracle(y, decimals=5, defenses=[{"name": "ladder", "mode": "fixed", "eta": 0.02}])
+    report = fingerprint(oracle)
+    assert report.ladder and report.ladder_start is not None
+    count, step, _, used, _ = identify(oracle, report.ladder_start, round_steps(5), budget=50)
+    assert count == int(y.sum()) and step is not None and float(step) == 0.02
+    assert used < 50  # the releases alone may already leave one hypothesis
+
+
+@pytest.mark.parametrize("chain", [[{"name": "ladder", "mode": "fixed", "eta": 0.01}], FREE], ids=["fixed", "free"])
+def test_auto_tells_the_ladders_apart_when_the_first_release_fits_both(chain: list[dict[str, object]]) -> None:
+    # 715 ones of 2,201: every row at eps scores 11.220002, which rounds to 11.22000 — a multiple of 0.01 and
+    # an exact count at once. One constant below every fitting step's grid settles it.
+    y = (np.random.default_rng(0).random(2201) < 711 / 2201).astype(np.int64)
+    assert round(int(y.sum()) * -math.log(1e-15) / 2201, 5) == 11.22
+    oracle = attacks.LocalOracle(y, decimals=5, defenses=chain, seed=100)
+    result = attacks.run("auto", oracle, budget=2 * 2201)
+    assert "constant below" in result.details["attack_details"]["told_apart"]
+    assert result.details["exact"] == 2201 and np.array_equal(result.labels, y)
+
+
+def test_auto_claims_nothing_false_on_a_step_it_cannot_identify() -> None:
+    y = _labels(171, 0.4, 11)
+    oracle = attacks.LocalOracle(y, decimals=5, defenses=[{"name": "ladder", "mode": "fixed", "eta": 0.003}])
+    result = attacks.run("auto", oracle, budget=342)
+    sure = result.fill_confidence() >= 1.0
+    assert np.array_equal(result.labels[sure], y[sure])
     assert result.accuracy(y) >= max(y.mean(), 1 - y.mean()) - 1e-9
