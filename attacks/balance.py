@@ -33,8 +33,9 @@ from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
 from scoring import get_metric
 
-#: The constant probe's value on the class it favours (binary: P(class 1)); shared with the fingerprint's
-#: 0.7/0.3 pair, whose 0.7 half is this probe.
+#: The constant probe's value on the class it favours (binary: P(class 1)). The fingerprint measures a binary
+#: log-loss board's balance with its edge probes instead (every row at eps: far finer); this probe serves the
+#: other metrics and K classes.
 PROBE_VALUE = 0.7
 
 
