@@ -42,13 +42,15 @@ from attacks.capacity.design import counting_bound
 from attacks.confirm import confirm as confirm_claims
 from attacks.confirm import slack_from
 from attacks.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
+from attacks.floor import BANDS, apply_floor, check_reserve
 from attacks.oracle import Oracle, Released
 from attacks.plan import CAMOUFLAGE_MARGIN, Plan, best_guess_plan, choose
 from attacks.registry import CONFIRMED, register, run
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
 
 #: Exact attacks that take ``max_queries`` and return what they decoded when it runs out.
-TRUNCATABLE = frozenset({"camouflage", "capacity", "prime_batched", "robust_batched", "prime_powers"})
+TRUNCATABLE = frozenset({"camouflage", "capacity", "capacity_split", "prime_batched", "robust_batched",
+                         "prime_powers"})
 
 
 class BudgetSpent(AttackFailed):
@@ -149,6 +151,10 @@ def auto(
     elif report.decimals is not None:
         view.decimals = report.decimals
 
+    # Queries the majority-class floor keeps for its check pairs (attacks.floor): the guesses leave them unused.
+    floor_reserve = check_reserve(_guess_budget(view, reserve), ladder=bool(report.ladder)) if (
+        view.metric == "binary_logloss" and view.n_classes == 2) else 0
+    outer_reserve, reserve = reserve, reserve + floor_reserve
     plan = choose(view, report, forced=attack, params=params, seed=seed, query_budget=_guess_budget(view, reserve))
     reasoning.append(f"chose {plan.attack}: {plan.reason}")
     labels = np.full(n, -1, dtype=np.int64)
@@ -160,7 +166,7 @@ def auto(
     guess_plan: Plan | None = plan if not plan.exact else None
     if plan.exact:
         capped = _cap_for_noise(view, plan, report, reserve, seed, reasoning)
-        played, cut = _play_exact(view, plan, reserve, reasoning)
+        played, cut = _play_exact(view, plan, outer_reserve, reasoning)
         details["cut_by_budget"] = cut
         if played is not None and cut and capped:
             # The exact design did not finish within its share: the likelihood decoder takes the other rows.
@@ -206,6 +212,7 @@ def auto(
             open_rows = labels < 0
             labels[open_rows] = guessed.labels[open_rows]
             confidence[open_rows] = guessed.fill_confidence()[open_rows]
+    _floor(view, labels, confidence, report, played, outer_reserve, reasoning, details)
     _fill_majority(labels, confidence, report, played, reasoning)
     n_exact = int(((labels >= 0) & (confidence >= 1.0)).sum())
     n_guessed = int(((labels >= 0) & (confidence < 1.0)).sum())
@@ -214,7 +221,7 @@ def auto(
         reasoning=reasoning,
     )
     budget_text = "no budget" if budget is None else f"a budget of {budget}" + (
-        f" ({reserve} kept for the caller)" if reserve else "")
+        f" ({outer_reserve} kept for the caller)" if outer_reserve else "")
     reasoning.append(f"result: {n_exact} exact label(s), {n_guessed} guessed, {n - n_exact - n_guessed} unknown; "
                      f"{view.used} queries ({report.probes} fingerprint) of {budget_text}")
     return AttackResult("auto", labels, details=details, confidence=confidence)
@@ -397,6 +404,46 @@ def _play_guess(
     else:
         reasoning.append(f"{plan.attack}: every row the majority class")
     return result
+
+
+def _floor(
+    view: BudgetedView, labels: np.ndarray, confidence: np.ndarray, report: Fingerprint,
+    played: AttackResult | None, reserve: int, reasoning: list[str], details: dict[str, Any],
+) -> None:
+    """The majority-class floor on the guessed rows (:mod:`attacks.floor`), with what is left of the budget
+    (less the caller's ``reserve``) for its check queries."""
+    if view.n_classes != 2:
+        return
+    guessed = (labels >= 0) & (confidence < 1.0)
+    if not guessed.any():
+        return
+    rates = _open_rates(labels, ~guessed & (labels >= 0), report, played)
+    left = _guess_budget(view, reserve)
+    check_budget = 0 if view.metric != "binary_logloss" or report.ladder else (
+        2 * BANDS if left is None else left)
+    outcome = apply_floor(view, labels, confidence, report, rates, check_budget=check_budget)
+    reasoning.extend(outcome.lines or [])
+    details["floor"] = {"moved_before": outcome.moved_before, "moved_after": outcome.moved_after,
+                        "check_queries": outcome.checks}
+
+
+def _open_rates(
+    labels: np.ndarray, known: np.ndarray, report: Fingerprint, played: AttackResult | None
+) -> np.ndarray | None:
+    """The class shares of the rows outside ``known`` (the exact ones): the measured balance less the exact
+    labels when every row is scored, else the balance as measured (``None`` if unmeasured)."""
+    if report.balance is None:
+        return None
+    n = len(labels)
+    k = max(len(report.balance), int(labels.max(initial=0)) + 1)
+    rates = np.asarray(report.balance, dtype=np.float64)
+    every_row_scored = played is not None and "public_mask" not in played.details and (
+        report.public_fraction is None and not report.only_public_moves)
+    if every_row_scored and known.any():
+        counts = np.clip(rates * n - np.bincount(labels[known], minlength=k)[:k], 0.0, None)
+        if counts.sum() > 0:
+            rates = counts / counts.sum()
+    return rates
 
 
 def _fill_majority(
