@@ -155,6 +155,7 @@ def noisy(
     labels = np.zeros(n, dtype=np.int64)
     confidence = np.full(n, 0.5)
     complete = False
+    fits = False
     fit_stat = math.inf
     want = math.ceil(start_ratio * n)
     while True:
@@ -196,6 +197,7 @@ def noisy(
         if oracle.queries - start_queries >= limit:
             break
         want = len(weights) + max(1, math.ceil(step_ratio * n))
+    confidence = calibrate(confidence, fit_stat, fits)
     used = oracle.queries - start_queries
     bits = _bound(oracle, fitted)
     return AttackResult(
@@ -214,6 +216,21 @@ def noisy(
             "bits_per_query": information.label_entropy_bits(n, fitted.balance) / max(used, 1),
         },
     )
+
+
+def calibrate(confidence: np.ndarray, fit_stat: float, fits: bool) -> np.ndarray:
+    """Posteriors the fit vouches for: unchanged when the residuals fit the noise model; else their log-odds
+    divided by the fit statistic once more (the decoder already widened the noise by its square root). A
+    misfit means the noise model is wrong (a Thresholdout or subsetting board taken for noise), and a wrong
+    model's posteriors claimed 0.99 on rows right 65 % of the time; ``auto``'s floor checks them with queries.
+
+    >>> calibrate(np.array([0.99]), 1.0, True).tolist(), calibrate(np.array([0.99]), 4.0, False).round(3).tolist()
+    ([0.99], [0.759])
+    """
+    if fits or not math.isfinite(fit_stat) or fit_stat <= 1.0:
+        return confidence
+    c = np.clip(confidence, 1e-12, 1 - 1e-12)
+    return np.asarray(1.0 / (1.0 + np.exp(-np.log(c / (1 - c)) / fit_stat)))
 
 
 def _bound(oracle: Oracle, fitted: FittedNoise) -> float:
