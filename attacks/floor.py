@@ -51,6 +51,8 @@ BANDS = 3
 MIN_BAND = 100
 #: Smallest budget (queries left for the guess) that gives up two queries per band to the check.
 MIN_BUDGET_FOR_CHECK = 40
+#: Fewest band rows a check must see (scored) to judge the band; fewer is no measurement.
+MIN_SEEN = 10
 
 
 def check_reserve(left: int | None, *, ladder: bool) -> int:
@@ -233,13 +235,15 @@ def apply_floor(
         check = measure_band(oracle, band, labels[band], noise=noise, sampled=sampled, n_scored=n_scored,
                              repeats=repeats)
         out.checks += oracle.queries - before
-        if check.accuracy is None:
-            if split is not None or report.only_public_moves:
-                # Unscored rows: nothing measures them and nothing informed their guesses.
+        if check.accuracy is None or check.scored * n_scored < MIN_SEEN:
+            if split is not None:
+                # Private rows of a declared split: nothing measures them and no score informed their guesses.
                 revert(_mask(len(labels), band))
-                lines.append(f"floor: a band of {len(band)} row(s) is not scored: back to class {majority}")
+                lines.append(f"floor: a band of {len(band)} row(s) is not scored (private): back to class {majority}")
             else:
-                lines.append(f"floor: the check of a band of {len(band)} row(s) released nothing; kept on posteriors")
+                # Rows the check cannot see (Thresholdout's holdout side answers through its own noisy
+                # releases, which the attack that decoded them modelled): the posterior rule stands.
+                lines.append(f"floor: the check saw too few of a band of {len(band)} row(s); kept on posteriors")
             continue
         accuracy = check.accuracy
         if split is not None:
