@@ -15,14 +15,19 @@ fall below the majority class.
    exact attack that completes is confirmed with one query (:mod:`attacks.confirm`) when the budget allows;
    a failed one (its assumptions broken: fresh randomized response, undisclosed subsetting, …) hands the
    rest of the budget to the best guess.
-4. **Fill**: every row without an exact label gets the best guess — the best-guess attack's label, or the
+4. **Floor** (:mod:`attacks.floor`): a guessed row keeps a label other than the majority class only if its
+   posterior says it is more likely right, the moved rows together promise a gain, and — when the budget kept
+   the queries for it (``2 · floor.BANDS`` of it, not on a Ladder) — a held-out pair of check queries per band
+   of moved rows measures the band's accuracy above 1/2; otherwise the band goes back to the majority class.
+5. **Fill**: every row without an exact label gets the best guess — the best-guess attack's label, or the
    majority class of the rows not recovered (from the measured balance less the labels recovered exactly).
 
 Result: ``labels`` (``-1`` only where no guess is possible: nothing was released to measure the balance
 from), ``confidence`` per row (1.0 for an exact label, a posterior probability for a guess), and in
 ``details``: ``reasoning`` (what it detected, what it chose, why — human-readable lines), ``attack`` (the
 attack played), ``fallback``, ``fingerprint``, ``plan``, ``exact``/``guessed`` counts, ``cut_by_budget``,
-``fingerprint_queries``/``attack_queries``, ``balance`` and the played attack's own details.
+``fingerprint_queries``/``attack_queries``, ``balance``, ``floor`` (rows moved off the majority class before
+and after the floor, its check queries) and the played attack's own details.
 
 ``reserve``: queries to leave unused for the caller (the bot's final submission). The best guess and the
 confirmation stay clear of them; an exact attack cut by the budget may use them, since the caller then has an
