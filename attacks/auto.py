@@ -406,8 +406,11 @@ def _play_guess(
                    f"{info.get('moved', 0)} row(s) voted away from the majority class "
                    f"(expected gain {info.get('expected_gain', 0.0):.3f} ± {info.get('gain_sd', 0.0):.3f})")
         reasoning.append(f"boosting: {view.used - before} random vectors, {info.get('kept')} kept; {verdict}")
+    elif plan.attack == "majority":
+        reasoning.append("majority: every row the majority class")
     else:
-        reasoning.append(f"{plan.attack}: every row the majority class")
+        sure = int((result.fill_confidence() >= 0.99).sum())
+        reasoning.append(f"{plan.attack}: {sure} row(s) with a posterior >= 0.99 in {view.used - before} queries")
     return result
 
 

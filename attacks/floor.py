@@ -8,8 +8,8 @@ guess below the majority class, so the floor does not trust the posteriors alone
 
 1. **Posterior rule.** On a binary board a guessed row keeps a label other than the majority class ``m`` only
    if its posterior is above 1/2 (the posteriors include the class balance as their prior, so that is "more
-   likely right than ``m``"), and the moved rows together must promise a gain over ``m`` of more than
-   :data:`Z` standard deviations (the sum of ``2c − 1`` against its spread).
+   likely right than ``m``"); without check queries the moved rows together must also promise a gain over
+   ``m`` of more than :data:`Z` standard deviations (the sum of ``2c − 1`` against its spread).
 2. **Check queries** (:func:`measure_band`), when the budget holds them and the board releases fresh scores
    (not a Ladder): the moved rows, in up to :data:`BANDS` bands by posterior, each get a pair of queries —
    every band row at the clipping edge towards its guess (``A``) and away from it (``B``), every other row at
@@ -208,7 +208,10 @@ def apply_floor(
     c = confidence[moved]
     gain = float((2 * c - 1).sum())
     spread = math.sqrt(float((1 - (2 * c - 1) ** 2).sum()))
-    if moved.any() and gain <= Z * spread:
+    can_check = check_budget >= 2
+    if moved.any() and gain <= Z * spread and not can_check:
+        # Nothing to measure with: the posteriors' own promise must clear the bar. (With check queries the
+        # measurement decides: a decoder that ran out of budget reports shrunken posteriors on rows it has right.)
         lines.append(f"floor: the {int(moved.sum())} moved row(s) promise a gain of {gain:.1f} ± {spread:.1f} rows "
                      f"over class {majority}, under {Z:g} sd: all back to the majority class")
         revert(moved)
