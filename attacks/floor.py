@@ -209,7 +209,7 @@ def apply_floor(
     gain = float((2 * c - 1).sum())
     spread = math.sqrt(float((1 - (2 * c - 1) ** 2).sum()))
     can_check = check_budget >= 2
-    if moved.any() and gain <= Z * spread and not can_check:
+    if moved.any() and not _promises_gain(c) and not can_check:
         # Nothing to measure with: the posteriors' own promise must clear the bar. (With check queries the
         # measurement decides: a decoder that ran out of budget reports shrunken posteriors on rows it has right.)
         lines.append(f"floor: the {int(moved.sum())} moved row(s) promise a gain of {gain:.1f} ± {spread:.1f} rows "
@@ -243,10 +243,14 @@ def apply_floor(
                 # Private rows of a declared split: nothing measures them and no score informed their guesses.
                 revert(_mask(len(labels), band))
                 lines.append(f"floor: a band of {len(band)} row(s) is not scored (private): back to class {majority}")
-            else:
+            elif _promises_gain(confidence[band]):
                 # Rows the check cannot see (Thresholdout's holdout side answers through its own noisy
-                # releases, which the attack that decoded them modelled): the posterior rule stands.
+                # releases, which the attack that decoded them modelled): the posteriors' own promise stands.
                 lines.append(f"floor: the check saw too few of a band of {len(band)} row(s); kept on posteriors")
+            else:
+                revert(_mask(len(labels), band))
+                lines.append(f"floor: the check saw too few of a band of {len(band)} row(s) and their posteriors "
+                             f"promise no gain over {Z:g} sd: back to class {majority}")
             continue
         accuracy = check.accuracy
         if split is not None:
@@ -264,6 +268,13 @@ def apply_floor(
             revert(_mask(len(labels), band))
     out.moved_after = int((((labels >= 0) & (confidence < 1.0)) & (labels != majority)).sum())
     return out
+
+
+def _promises_gain(c: np.ndarray) -> bool:
+    """Whether rows moved off the majority class with posteriors ``c`` promise more right rows than the majority
+    labeling by over :data:`Z` standard deviations (each row: +1 right, −1 wrong, so mean ``2c − 1``)."""
+    gain = float((2 * c - 1).sum())
+    return gain > Z * math.sqrt(float((1 - (2 * c - 1) ** 2).sum()))
 
 
 def _mask(n: int, rows: np.ndarray) -> np.ndarray:
