@@ -15,14 +15,19 @@ fall below the majority class.
    exact attack that completes is confirmed with one query (:mod:`attacks.confirm`) when the budget allows;
    a failed one (its assumptions broken: fresh randomized response, undisclosed subsetting, …) hands the
    rest of the budget to the best guess.
-4. **Fill**: every row without an exact label gets the best guess — the best-guess attack's label, or the
+4. **Floor** (:mod:`attacks.floor`): a guessed row keeps a label other than the majority class only if its
+   posterior says it is more likely right, the moved rows together promise a gain, and — when the budget kept
+   the queries for it (``2 · floor.BANDS`` of it, not on a Ladder) — a held-out pair of check queries per band
+   of moved rows measures the band's accuracy above 1/2; otherwise the band goes back to the majority class.
+5. **Fill**: every row without an exact label gets the best guess — the best-guess attack's label, or the
    majority class of the rows not recovered (from the measured balance less the labels recovered exactly).
 
 Result: ``labels`` (``-1`` only where no guess is possible: nothing was released to measure the balance
 from), ``confidence`` per row (1.0 for an exact label, a posterior probability for a guess), and in
 ``details``: ``reasoning`` (what it detected, what it chose, why — human-readable lines), ``attack`` (the
 attack played), ``fallback``, ``fingerprint``, ``plan``, ``exact``/``guessed`` counts, ``cut_by_budget``,
-``fingerprint_queries``/``attack_queries``, ``balance`` and the played attack's own details.
+``fingerprint_queries``/``attack_queries``, ``balance``, ``floor`` (rows moved off the majority class before
+and after the floor, its check queries) and the played attack's own details.
 
 ``reserve``: queries to leave unused for the caller (the bot's final submission). The best guess and the
 confirmation stay clear of them; an exact attack cut by the budget may use them, since the caller then has an
@@ -42,14 +47,15 @@ from attacks.capacity.design import counting_bound
 from attacks.confirm import confirm as confirm_claims
 from attacks.confirm import slack_from
 from attacks.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
+from attacks.floor import BANDS, apply_floor, check_reserve
 from attacks.oracle import Oracle, Released
 from attacks.plan import CAMOUFLAGE_MARGIN, Plan, best_guess_plan, choose, label_side_plan
 from attacks.registry import CONFIRMED, register, run
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
 
 #: Exact attacks that take ``max_queries`` and return what they decoded when it runs out.
-TRUNCATABLE = frozenset({"camouflage", "capacity", "prime_batched", "robust_batched", "prime_powers", "subsetting",
-                         "randomized_response"})
+TRUNCATABLE = frozenset({"camouflage", "capacity", "capacity_split", "prime_batched", "robust_batched",
+                         "prime_powers", "subsetting", "randomized_response"})
 
 
 class BudgetSpent(AttackFailed):
@@ -150,6 +156,10 @@ def auto(
     elif report.decimals is not None:
         view.decimals = report.decimals
 
+    # Queries the majority-class floor keeps for its check pairs (attacks.floor): the guesses leave them unused.
+    floor_reserve = check_reserve(_guess_budget(view, reserve), ladder=bool(report.ladder)) if (
+        view.metric == "binary_logloss" and view.n_classes == 2) else 0
+    outer_reserve, reserve = reserve, reserve + floor_reserve
     plan = choose(view, report, forced=attack, params=params, seed=seed, query_budget=_guess_budget(view, reserve))
     reasoning.append(f"chose {plan.attack}: {plan.reason}")
     labels = np.full(n, -1, dtype=np.int64)
@@ -161,7 +171,7 @@ def auto(
     guess_plan: Plan | None = plan if not plan.exact else None
     if plan.exact:
         capped = _cap_for_noise(view, plan, report, reserve, seed, reasoning)
-        played, cut = _play_exact(view, plan, reserve, reasoning)
+        played, cut = _play_exact(view, plan, outer_reserve, reasoning)
         second = label_side_plan(view, report, after_failure=True) if played is None and plan.attack == "capacity" \
             else None
         if second is not None:
@@ -169,7 +179,7 @@ def auto(
             reasoning.append(f"chose {second.attack}: {second.reason}")
             plan = second
             details["attack"] = second.attack
-            played, cut = _play_exact(view, second, reserve, reasoning)
+            played, cut = _play_exact(view, second, outer_reserve, reasoning)
         details["cut_by_budget"] = cut
         if played is not None and cut and capped:
             # The exact design did not finish within its share: the likelihood decoder takes the other rows.
@@ -219,6 +229,7 @@ def auto(
             open_rows = labels < 0
             labels[open_rows] = guessed.labels[open_rows]
             confidence[open_rows] = guessed.fill_confidence()[open_rows]
+    _floor(view, labels, confidence, report, played, outer_reserve, reasoning, details)
     _fill_majority(labels, confidence, report, played, reasoning)
     n_exact = int(((labels >= 0) & (confidence >= 1.0)).sum())
     n_guessed = int(((labels >= 0) & (confidence < 1.0)).sum())
@@ -227,7 +238,7 @@ def auto(
         reasoning=reasoning,
     )
     budget_text = "no budget" if budget is None else f"a budget of {budget}" + (
-        f" ({reserve} kept for the caller)" if reserve else "")
+        f" ({outer_reserve} kept for the caller)" if outer_reserve else "")
     reasoning.append(f"result: {n_exact} exact label(s), {n_guessed} guessed, {n - n_exact - n_guessed} unknown; "
                      f"{view.used} queries ({report.probes} fingerprint) of {budget_text}")
     return AttackResult("auto", labels, details=details, confidence=confidence)
@@ -407,9 +418,52 @@ def _play_guess(
                    f"{info.get('moved', 0)} row(s) voted away from the majority class "
                    f"(expected gain {info.get('expected_gain', 0.0):.3f} ± {info.get('gain_sd', 0.0):.3f})")
         reasoning.append(f"boosting: {view.used - before} random vectors, {info.get('kept')} kept; {verdict}")
+    elif plan.attack == "majority":
+        reasoning.append("majority: every row the majority class")
     else:
-        reasoning.append(f"{plan.attack}: every row the majority class")
+        sure = int((result.fill_confidence() >= 0.99).sum())
+        reasoning.append(f"{plan.attack}: {sure} row(s) with a posterior >= 0.99 in {view.used - before} queries")
     return result
+
+
+def _floor(
+    view: BudgetedView, labels: np.ndarray, confidence: np.ndarray, report: Fingerprint,
+    played: AttackResult | None, reserve: int, reasoning: list[str], details: dict[str, Any],
+) -> None:
+    """The majority-class floor on the guessed rows (:mod:`attacks.floor`), with what is left of the budget
+    (less the caller's ``reserve``) for its check queries."""
+    if view.n_classes != 2:
+        return
+    guessed = (labels >= 0) & (confidence < 1.0)
+    if not guessed.any():
+        return
+    rates = _open_rates(labels, ~guessed & (labels >= 0), report, played)
+    left = _guess_budget(view, reserve)
+    check_budget = 0 if view.metric != "binary_logloss" or report.ladder else (
+        2 * BANDS if left is None else left)
+    outcome = apply_floor(view, labels, confidence, report, rates, check_budget=check_budget)
+    reasoning.extend(outcome.lines or [])
+    details["floor"] = {"moved_before": outcome.moved_before, "moved_after": outcome.moved_after,
+                        "check_queries": outcome.checks}
+
+
+def _open_rates(
+    labels: np.ndarray, known: np.ndarray, report: Fingerprint, played: AttackResult | None
+) -> np.ndarray | None:
+    """The class shares of the rows outside ``known`` (the exact ones): the measured balance less the exact
+    labels when every row is scored, else the balance as measured (``None`` if unmeasured)."""
+    if report.balance is None:
+        return None
+    n = len(labels)
+    k = max(len(report.balance), int(labels.max(initial=0)) + 1)
+    rates = np.asarray(report.balance, dtype=np.float64)
+    every_row_scored = played is not None and "public_mask" not in played.details and (
+        report.public_fraction is None and not report.only_public_moves)
+    if every_row_scored and known.any():
+        counts = np.clip(rates * n - np.bincount(labels[known], minlength=k)[:k], 0.0, None)
+        if counts.sum() > 0:
+            rates = counts / counts.sum()
+    return rates
 
 
 def _fill_majority(

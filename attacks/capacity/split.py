@@ -162,19 +162,21 @@ def capacity_split_attack(
     top: int | None = None,
     n_public: int | None = None,
     check: bool = True,
+    max_queries: int | None = None,
 ) -> AttackResult:
-    """Recover the public mask and the public labels (``-1`` for private rows)."""
+    """Recover the public mask and the public labels (``-1`` for private rows). ``max_queries`` cuts the run
+    (every split but a float64 release's, whose mirrored design cannot stop early) and keeps what it decoded."""
     _require_binary_logloss(oracle)
     fraction = getattr(oracle, "public_fraction", None)
     if fraction is None and n_public is None:
-        result = capacity_attack(oracle, noise_bound=noise_bound, top=top, check=check)
+        result = capacity_attack(oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries)
         result.attack = "capacity_split"
         result.details["public_mask"] = np.ones(oracle.n_rows, dtype=bool)
         return result
     n = oracle.n_rows
     n_pub = n_public if n_public is not None else public_count(n, float(fraction))  # type: ignore[arg-type]
     if oracle.decimals is not None:
-        return ternary_split_attack(oracle, n_pub, noise_bound=noise_bound, check=check)
+        return ternary_split_attack(oracle, n_pub, noise_bound=noise_bound, check=check, max_queries=max_queries)
     return mirrored_split_attack(oracle, n_pub, noise_bound=noise_bound, top=top, check=check)
 
 

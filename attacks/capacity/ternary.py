@@ -124,9 +124,13 @@ def expected_survivors(c: int, n_rows: int, width: float, d_max: float) -> float
 
 
 def ternary_split_attack(
-    oracle: Oracle, n_pub: int, *, noise_bound: float = 0.0, check: bool = True, seed: int | None = None
+    oracle: Oracle, n_pub: int, *, noise_bound: float = 0.0, check: bool = True, seed: int | None = None,
+    max_queries: int | None = None,
 ) -> AttackResult:
-    """Recover the public mask and public labels with single three-state queries (see the module)."""
+    """Recover the public mask and public labels with single three-state queries (see the module).
+
+    ``max_queries``: stop after that many design queries and return what is decoded so far (rows are settled
+    in order, so a cut run still vouches for every label it returns; ``details["complete"]`` is ``False``)."""
     started = time.perf_counter()
     queries_before = oracle.queries
     n = oracle.n_rows
@@ -144,7 +148,11 @@ def ternary_split_attack(
     guard = 4 * n + 64
     largest = 1
     design_queries = 0
+    cut = False
     while next_fresh < n or len(rows_c):
+        if max_queries is not None and design_queries >= max_queries:
+            cut = True
+            break
         if design_queries >= guard:
             raise AttackFailed("the three-state design made no progress; the observations are inconsistent")
         c = len(carried)
@@ -188,6 +196,15 @@ def ternary_split_attack(
         carried = np.ascontiguousarray(states[:, ~constant]) if len(rows_c) else np.zeros((1, 0), dtype=np.uint8)
         largest = max(largest, len(carried))
     mask = known > 0
+    if cut:
+        # A budget cut: the rows settled so far are exact; the rest stay unknown (-1), the mask partial.
+        return AttackResult(
+            attack="capacity_split", labels=np.where(mask, known - 1, -1), queries=oracle.queries - queries_before,
+            seconds=time.perf_counter() - started,
+            details={"construction": "single three-state queries, cut by max_queries", "public_mask": mask,
+                     "n_public": n_pub, "mask_queries": design_queries, "complete": False,
+                     "rows_settled": int((known >= 0).sum())},
+        )
     if int(mask.sum()) != n_pub or (known < 0).any():
         raise AttackFailed(f"the recovered public mask has {int(mask.sum())} rows, the split has {n_pub}")
     labels = np.where(mask, known - 1, -1)
