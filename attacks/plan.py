@@ -130,10 +130,29 @@ def label_side_plan(oracle: Oracle, report: Fingerprint, names: set[str] | None 
     if report.fresh_flips and "randomized_response" in names:
         return Plan("randomized_response", {}, "the same row's label flipped between submissions (fresh randomized "
                     "response): exact per-query observations voted by a sequential likelihood-ratio test")
-    if after_failure and "randomized_response" in names and report.public_fraction is None:
-        return Plan("randomized_response", {}, "an exact attack's labels did not hold on a board without noise: "
-                    "fresh randomized response is the likely cause (the attack measures the flip rate)")
+    if after_failure and report.public_fraction is None:
+        after = after_failure_plans(oracle, report, names)
+        return after[0] if after else None
     return None
+
+
+def after_failure_plans(oracle: Oracle, report: Fingerprint, names: set[str] | None = None) -> list[Plan]:
+    """What to try, in order, when an exact attack's labels did not hold on a board that looked plain (no
+    noise, every row public): rows or labels redrawn per submission that the fingerprint's few probes missed —
+    a 90 % subset keeps a probed row in both of two submissions 81 % of the time, and fresh flips at p = 0.05
+    rarely flip a probed row. Subsetting goes first when a row moved the mean as if fewer rows were scored."""
+    names = set(load_attacks()) if names is None else names
+    plans = []
+    if "randomized_response" in names:
+        plans.append(Plan("randomized_response", {}, "an exact attack's labels did not hold on a board without "
+                          "noise: fresh randomized response is a likely cause (the attack measures the flip rate)"))
+    if "subsetting" in names:
+        plans.append(Plan("subsetting", {}, "an exact attack's labels did not hold on a board without noise: a "
+                          "fresh random subset per submission is a likely cause (the attack measures its size)"))
+    estimate = report.scored_rows_estimate
+    if estimate is not None and estimate < oracle.n_rows:
+        plans.reverse()
+    return plans
 
 
 def choose(

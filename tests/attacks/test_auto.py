@@ -213,3 +213,16 @@ def test_auto_hands_what_noise_keeps_from_the_exact_design_to_the_likelihood_dec
     confidence = result.fill_confidence()
     guessed = confidence[confidence < 1.0]
     assert guessed.size and guessed.min() > 0.5  # posteriors, never sold as exact
+
+
+def test_a_subset_the_fingerprint_missed_is_found_when_capacity_fails() -> None:
+    """At 5,000 rows the row probes cannot tell a 90 % subset from every row (the probed row was scored both
+    times): capacity fails, and auto tries the label-side attacks in turn until subsetting decodes every row."""
+    rng = np.random.default_rng(0)
+    labels = np.zeros(5000, dtype=np.int64)
+    labels[rng.permutation(5000)[:2500]] = 1
+    chain = [{"name": "subsetting", "fraction": 0.9}, ROUND5]
+    result = attacks.run("auto", LocalOracle(labels, decimals=None, defenses=chain, seed=0), budget=10_000)
+    assert result.details["fingerprint"]["subsetting"] is False  # the case this test is about
+    assert result.details["attack"] == "subsetting" and result.accuracy(labels) == 1.0
+    assert (result.fill_confidence() == 1.0).all()
