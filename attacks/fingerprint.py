@@ -86,6 +86,9 @@ class Fingerprint:
     #: ``edge`` (0: every row at ``eps``, 1: every row at ``1 − eps`` made it), ``fresh`` (``[edge, released]``
     #: of each accepted edge probe), ``stale`` (edges whose probe was not accepted).
     ladder_start: dict[str, Any] | None = None
+    #: The Ladder was found by a probe it accepted that is not an edge probe: its leader is no edge file, so
+    #: the Ladder attack cannot continue this account (a fresh one can).
+    ladder_accepted_off_edge: bool = False
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -340,6 +343,8 @@ def _edge_probes(prober: _Prober, report: Fingerprint, n: int, eps: float) -> No
         stale_high = abs(r2 - r1) <= 2 * tol and residual > 4 * tol
         stale_again = again is not None and abs(float(again) - r2) <= 2 * tol and abs(float(again) - r1) > 4 * tol
         report.ladder = stale_high or stale_again
+        if not report.ladder and abs(r2 - r1) <= 2 * tol and prober.left > 0:
+            report.ladder = _tie_break(prober, report, n, eps, r1, tol)
         if report.ladder:
             if stale_high:
                 report.notes.append(f"every row at 1 − eps re-released the edge score {r1:.6g} although the pair "
@@ -352,10 +357,37 @@ def _edge_probes(prober: _Prober, report: Fingerprint, n: int, eps: float) -> No
                 shares.append(edge_share(eps, 1, r2))
         else:
             shares.append(edge_share(eps, 1, r2))
-    if report.ladder:
+    if report.ladder and not report.ladder_accepted_off_edge:
         report.ladder_start = {"leader": leader[1], "edge": leader[0], "fresh": [list(f) for f in fresh],
                                "stale": [] if len(fresh) > 1 else [1]}
     report.balance = _rates(shares)
+
+
+def _tie_break(prober: _Prober, report: Fingerprint, n: int, eps: float, r1: float, tol: float) -> bool:
+    """The edge pair released one value: exactly half the rows are ones (the pair's sum holds) or a Ladder
+    re-released the first score. One row moved to the other edge tells them apart on a plain board, where the
+    score must move by ``±A/n``; a Ladder re-releases the first score unless the move is an improvement of
+    more than its step (a one at that row), which then shows as a release off both ``r1 ± A/n``."""
+    one_low, zero_low, one_high, zero_high = edge_losses(eps)
+    up, down = (zero_high - zero_low) / n, (one_high - one_low) / n
+    if min(abs(up), abs(down)) <= 4 * tol:
+        return False  # one row's move is below the released precision: the probe could not tell
+    probe = np.full(n, eps)
+    probe[0] = 1 - eps
+    value = prober.send(probe)
+    if value is None:
+        return False
+    r3 = float(value)
+    if abs(r3 - r1) <= 2 * tol:
+        report.notes.append(f"one row moved to the other edge re-released the edge score {r1:.6g} (a plain board "
+                            f"moves by ±{abs(up):.3g}): the board re-releases an earlier score (Ladder)")
+        return True
+    if min(abs(r3 - r1 - up), abs(r3 - r1 - down)) <= 2 * tol:
+        return False
+    report.notes.append(f"one row moved to the other edge released {r3:.6g}, neither the edge score nor a row's "
+                        "move away from it: an improvement re-rounded by a Ladder")
+    report.ladder_accepted_off_edge = True
+    return True
 
 
 def _rates(shares: list[float | None]) -> list[float] | None:

@@ -226,3 +226,19 @@ def test_a_subset_the_fingerprint_missed_is_found_when_capacity_fails() -> None:
     assert result.details["fingerprint"]["subsetting"] is False  # the case this test is about
     assert result.details["attack"] == "subsetting" and result.accuracy(labels) == 1.0
     assert (result.fill_confidence() == 1.0).all()
+
+
+@pytest.mark.parametrize("seed", [0, 3])  # row 0 is a zero (the probe is re-released) / a one (it is accepted)
+def test_exactly_balanced_labels_do_not_hide_a_ladder(seed: int) -> None:
+    """Half ones: the edge pair releases one value on a plain board and on a Ladder alike; one row moved to the
+    other edge tells them apart, and the Ladder attack takes every label (a fresh account when the tie-break
+    probe was accepted, since the leader is then no edge file)."""
+    rng = np.random.default_rng(seed)
+    labels = np.zeros(150, dtype=np.int64)
+    labels[rng.permutation(150)[:75]] = 1
+    chain = [{"name": "ladder", "mode": "fixed", "eta": 0.01}]
+    result = attacks.run("auto", LocalOracle(labels, decimals=5, defenses=chain, seed=0, accounts=2), budget=1000)
+    assert result.details["fingerprint"]["ladder"] is True
+    assert result.details["attack"] == "ladder" and result.accuracy(labels) == 1.0
+    plain = attacks.run("auto", LocalOracle(labels, decimals=5, seed=0), budget=1000)
+    assert plain.details["fingerprint"]["ladder"] is False and plain.accuracy(labels) == 1.0
