@@ -172,6 +172,8 @@ def boosting(
     votes = np.zeros(n, dtype=np.int64)
     kept = 0
     best = -np.inf
+    previous: float | None = None
+    stale = 0
     for _ in range(k - balance_queries):
         guess = rng.integers(0, 2, n)
         try:
@@ -181,11 +183,20 @@ def boosting(
         if released is None:
             continue
         value = sign * float(released)
+        # A release equal to the one before is most likely the board re-releasing an earlier score (a Ladder
+        # keeps its leader): it says nothing about this vector, and voting on it would count noise as signal.
+        # Two random vectors scoring the same released text on an honest board costs one vote, no more.
+        repeated = previous is not None and value == previous
+        previous = value
+        if repeated:
+            stale += 1
+            continue
         if value > threshold and (accept == "threshold" or value > best):
             votes += 2 * guess - 1
             kept += 1
         best = max(best, value)
-    details: dict[str, object] = {"kept": kept, "threshold": sign * threshold, "accept": accept, "margin": margin}
+    details: dict[str, object] = {"kept": kept, "stale": stale, "threshold": sign * threshold, "accept": accept,
+                                  "margin": margin}
     ties = rng.integers(0, 2, n)  # an even vote is a coin flip, drawn from the seeded generator
     if not floor:
         if kept == 0:
