@@ -346,7 +346,9 @@ def _edge_probes(prober: _Prober, report: Fingerprint, n: int, eps: float) -> No
         if not report.ladder and abs(r2 - r1) <= 2 * tol and prober.left > 0:
             report.ladder = _tie_break(prober, report, n, eps, r1, tol)
         if report.ladder:
-            if stale_high:
+            if not (stale_high or stale_again):
+                pass  # found by the tie-break, which says how
+            elif stale_high:
                 report.notes.append(f"every row at 1 − eps re-released the edge score {r1:.6g} although the pair "
                                     f"must sum to {pair_sum:.6g}: the board re-releases an earlier score (Ladder)")
             else:
@@ -371,7 +373,7 @@ def _tie_break(prober: _Prober, report: Fingerprint, n: int, eps: float, r1: flo
     one_low, zero_low, one_high, zero_high = edge_losses(eps)
     up, down = (zero_high - zero_low) / n, (one_high - one_low) / n
     if min(abs(up), abs(down)) <= 4 * tol:
-        return False  # one row's move is below the released precision: the probe could not tell
+        return _tie_break_by_halves(prober, report, n, eps, r1, tol)
     probe = np.full(n, eps)
     probe[0] = 1 - eps
     value = prober.send(probe)
@@ -387,6 +389,33 @@ def _tie_break(prober: _Prober, report: Fingerprint, n: int, eps: float, r1: flo
     report.notes.append(f"one row moved to the other edge released {r3:.6g}, neither the edge score nor a row's "
                         "move away from it: an improvement re-rounded by a Ladder")
     report.ladder_accepted_off_edge = True
+    return True
+
+
+def _tie_break_by_halves(prober: _Prober, report: Fingerprint, n: int, eps: float, r1: float, tol: float) -> bool:
+    """The tie-break when one row's move is below the released precision: half the rows (a seeded draw) moved
+    to the other edge, then the mirror file (every row at 1 − eps, that half at eps). A plain board releases
+    ``r1 + c`` and ``r1 − c`` (``c``, the half's ones less its zeros times ``A/n``, is about ``A/√(2n)``, far above
+    the precision); a Ladder re-releases its leader for whichever of the two is no improvement."""
+    if prober.left < 2:
+        return False
+    half = np.random.default_rng(n).permutation(n)[: n // 2]
+    first = np.full(n, eps)
+    first[half] = 1 - eps
+    second = np.full(n, 1 - eps)
+    second[half] = eps
+    v1, v2 = prober.send(first), prober.send(second)
+    if v1 is None or v2 is None:
+        return False
+    a, b = float(v1), float(v2)
+    if abs(a + b - 2 * r1) <= 4 * tol and abs(a - r1) > 2 * tol:
+        return False  # both moves shown, mirror images of each other: a plain board
+    if abs(a - r1) <= 2 * tol and abs(b - r1) <= 2 * tol:
+        return False  # the half holds as many ones as zeros (rare): nothing moved, nothing learned
+    report.notes.append(f"half the rows moved to the other edge and back released {a:.6g} and {b:.6g}, not mirror "
+                        f"images around {r1:.6g}: the board re-releases its best (Ladder)")
+    if abs(a - r1) > 2 * tol or abs(b - r1) > 2 * tol:
+        report.ladder_accepted_off_edge = True  # a half-probe became the leader: no edge file
     return True
 
 

@@ -53,7 +53,16 @@ def ladder(
         return _resume(oracle, start, eta=eta, max_queries=max_queries, prior=prior)
     if first_account is not None:
         oracle.account = first_account  # type: ignore[attr-defined]
-    free = FreeLadderAttack(oracle, max_queries=max_queries, block=None)
+    try:
+        free = FreeLadderAttack(oracle, max_queries=max_queries, block=None)
+    except AttackFailed as exc:
+        # Releases too coarse for the parameter-free attack's blocks (a fixed step's grid, read as the board's
+        # decimals): only the fixed-step attack can read this board, and it opens the account itself.
+        result = FixedLadderAttack(oracle, eta=eta, max_queries=max_queries, block=DEFAULT_BLOCK,
+                                   first_account=int(getattr(oracle, "account", 0)), prior=prior).run()
+        result.details["mode"] = "fixed"
+        result.details["told_apart"] = f"the parameter-free attack cannot read these releases ({exc})"
+        return result
     try:
         free.first()
         # An exact release fits some (count, block) pair by chance about as often as the block's sums are

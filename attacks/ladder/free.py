@@ -63,6 +63,9 @@ def block_size(n: int, decimals: int | None, eps: float, span: float | None = No
     release separates the count of ones, in steps of ``A``, from the block)."""
     a = edge_logit(eps) if span is None else span
     g = design_gap(n, decimals)
+    if a <= 3 * g:
+        raise AttackFailed(f"ladder: at {decimals} released decimals over {n} rows no block of labels can be read "
+                           f"(weight spacing {g:.3g} against a span of {a:.3g})")
     return max(1, min(MAX_BLOCK, math.floor(math.log2((a - 2 * g) / g + 1))))
 
 

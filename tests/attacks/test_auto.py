@@ -242,3 +242,18 @@ def test_exactly_balanced_labels_do_not_hide_a_ladder(seed: int) -> None:
     assert result.details["attack"] == "ladder" and result.accuracy(labels) == 1.0
     plain = attacks.run("auto", LocalOracle(labels, decimals=5, seed=0), budget=1000)
     assert plain.details["fingerprint"]["ladder"] is False and plain.accuracy(labels) == 1.0
+
+
+def test_a_ladder_on_exactly_balanced_labels_is_seen_even_where_one_row_cannot_show() -> None:
+    """5,000 rows, half ones, a fixed step of 0.01: one row's move (A/N ≈ 0.007) is below the step's grid, so
+    the tie-break moves half the rows and mirrors them; the board is seen as a Ladder, and auto stays at the
+    majority rate (its stale re-releases cast no boosting vote)."""
+    rng = np.random.default_rng(0)
+    labels = np.zeros(5000, dtype=np.int64)
+    labels[rng.permutation(5000)[:2500]] = 1
+    chain = [{"name": "ladder", "mode": "fixed", "eta": 0.01}]
+    result = attacks.run("auto", LocalOracle(labels, decimals=None, defenses=chain, seed=0), budget=2000)
+    assert result.details["fingerprint"]["ladder"] is True
+    assert result.accuracy(labels) >= 0.5
+    plain = attacks.run("auto", LocalOracle(labels, decimals=None, seed=0), budget=2000)
+    assert plain.details["fingerprint"]["ladder"] is False and plain.accuracy(labels) == 1.0
