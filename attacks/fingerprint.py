@@ -16,6 +16,11 @@ log-loss board, in this order:
 3. **edge low again** (only when the second scored lower, ``π > ½``) — every row at ``eps/2``, clipped back
    to ``eps`` by the server: the first probe's score exactly, from another file. A Ladder accepted the second
    probe, and now re-releases *its* score instead of the first's (sticky).
+   **Tie-break** (only when the pair released one value, which exactly half ones and a Ladder both give): row 0
+   moved to the other edge must move a plain board's score by ``±A/N``; a Ladder re-releases its leader (or, for
+   an improvement beyond its step, a value off both). Where one row's move is below the released precision,
+   half the rows are moved and then mirrored (every row at ``1 − eps``, that half at ``eps``): a plain board
+   releases ``r ± c``, mirror images; a Ladder re-releases its leader for whichever is no improvement.
    On a sticky board nothing more is sent: every further probe would score below the leader and be
    accepted. :attr:`Fingerprint.ladder_start` says what the leader is (the released best and which edge made
    it) and the Ladder attacks continue from it (:mod:`attacks.ladder`).
