@@ -58,10 +58,16 @@ def ladder(
     except AttackFailed as exc:
         # Releases too coarse for the parameter-free attack's blocks (a fixed step's grid, read as the board's
         # decimals): only the fixed-step attack can read this board, and it opens the account itself.
-        result = FixedLadderAttack(oracle, eta=eta, max_queries=max_queries, block=DEFAULT_BLOCK,
-                                   first_account=int(getattr(oracle, "account", 0)), prior=prior).run()
-        result.details["mode"] = "fixed"
-        result.details["told_apart"] = f"the parameter-free attack cannot read these releases ({exc})"
+        # Open the account with the edge probe, as the fingerprint does, and go on as from its leader: the
+        # resume path identifies an undisclosed step (defaults and round values) before the fixed-step attack.
+        opening = oracle.submit(np.full(oracle.n_rows, oracle.eps))
+        if opening is None:
+            raise AttackFailed("ladder: the fresh account's first submission released nothing") from exc
+        start = {"leader": float(opening), "edge": 0, "fresh": [[0, float(opening)]], "stale": []}
+        budget = None if max_queries is None else max(max_queries - 1, 0)
+        result = _resume(oracle, start, eta=eta, max_queries=budget, prior=prior)
+        result.details["told_apart"] = (f"the parameter-free attack cannot read these releases ({exc}); "
+                                        + str(result.details.get("told_apart", "")))
         return result
     try:
         free.first()

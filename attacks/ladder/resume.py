@@ -31,8 +31,10 @@ ROUND_MULTIPLIERS = ("1", "2", "2.5", "5")
 
 def round_steps(decimals: int | None) -> list[Fraction]:
     """Round steps from 5 down to ten units of the released precision (a step the rounding cannot show is
-    no step a participant could observe)."""
-    finest = (decimals if decimals is not None else 12) - 1
+    no step a participant could observe) — or down to one unit when the releases show 3 decimals or fewer:
+    a fixed step's own grid (0.01, say) is then what set the decimals the fingerprint read. (At finer
+    precision one-unit steps would fit every exact release and blur the parameter-free Ladder.)"""
+    finest = decimals if decimals is not None and decimals <= 3 else (decimals if decimals is not None else 12) - 1
     out = []
     for j in range(0, finest + 1):
         for m in ROUND_MULTIPLIERS:

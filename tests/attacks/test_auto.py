@@ -257,3 +257,20 @@ def test_a_ladder_on_exactly_balanced_labels_is_seen_even_where_one_row_cannot_s
     assert result.accuracy(labels) >= 0.5
     plain = attacks.run("auto", LocalOracle(labels, decimals=None, seed=0), budget=2000)
     assert plain.details["fingerprint"]["ladder"] is False and plain.accuracy(labels) == 1.0
+
+
+def test_a_second_account_reads_a_ladder_whose_undisclosed_step_set_the_decimals() -> None:
+    """Exactly balanced labels, η = 0.01 undisclosed, full-precision metadata: the releases show 2 decimals (the
+    step's own grid), one row cannot move them, and the tie-break's half-probe became the first account's
+    leader. A second account opens with the edge probe and identifies the step among round values down to one
+    unit of those decimals; nearly every label is then exact."""
+    rng = np.random.default_rng(1)
+    labels = np.zeros(2000, dtype=np.int64)
+    labels[rng.permutation(2000)[:1000]] = 1
+    chain = [{"name": "ladder", "mode": "fixed", "eta": 0.01}]
+    oracle = LocalOracle(labels, decimals=None, defenses=chain, seed=0, accounts=2)
+    result = attacks.run("auto", oracle, budget=6000)
+    assert result.details["attack"] == "ladder"
+    exact = result.fill_confidence() >= 1.0
+    assert exact.sum() >= 1900 and (result.labels[exact] == labels[exact]).all()
+    assert result.accuracy(labels) >= 0.95
