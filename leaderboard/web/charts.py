@@ -53,22 +53,16 @@ class Legend:
     color: str
 
 
-@dataclass
-class ScatterChart:
-    """Released (vertical) against raw (horizontal) on equal axes, in SVG pixel coordinates."""
+class PlotFrame:
+    """The plot area inside a chart's margins; the charts below are dataclasses carrying ``width``, ``height``,
+    ``left``, ``right``, ``top`` and ``bottom``."""
 
-    split: str
-    lo: float
-    hi: float
-    width: int = 560
-    height: int = 400
-    left: int = 70
-    right: int = 36
-    top: int = 16
-    bottom: int = 46
-    points: list[PlacedPoint] = field(default_factory=list)
-    ticks: list[Tick] = field(default_factory=list)
-    legend: list[Legend] = field(default_factory=list)
+    width: int
+    height: int
+    left: int
+    right: int
+    top: int
+    bottom: int
 
     @property
     def plot_width(self) -> int:
@@ -85,6 +79,24 @@ class ScatterChart:
     @property
     def plot_bottom(self) -> int:
         return self.height - self.bottom
+
+
+@dataclass
+class ScatterChart(PlotFrame):
+    """Released (vertical) against raw (horizontal) on equal axes, in SVG pixel coordinates."""
+
+    split: str
+    lo: float
+    hi: float
+    width: int = 560
+    height: int = 400
+    left: int = 70
+    right: int = 36
+    top: int = 16
+    bottom: int = 46
+    points: list[PlacedPoint] = field(default_factory=list)
+    ticks: list[Tick] = field(default_factory=list)
+    legend: list[Legend] = field(default_factory=list)
 
     def x(self, value: float) -> float:
         return round(self.left + (value - self.lo) / (self.hi - self.lo) * self.plot_width, 1)
@@ -162,7 +174,7 @@ class Series:
 
 
 @dataclass
-class AccuracyChart:
+class AccuracyChart(PlotFrame):
     """Label accuracy (vertical, 0 to 100 %) against submissions (horizontal, logarithmic: the budgets halve)
     on one split, one line per attack; the quota a vertical line, the majority-class rate a horizontal one."""
 
@@ -184,22 +196,6 @@ class AccuracyChart:
     quota_x: float | None = None
     majority: float | None = None
     majority_y: float | None = None
-
-    @property
-    def plot_width(self) -> int:
-        return self.width - self.left - self.right
-
-    @property
-    def plot_height(self) -> int:
-        return self.height - self.top - self.bottom
-
-    @property
-    def plot_right(self) -> int:
-        return self.width - self.right
-
-    @property
-    def plot_bottom(self) -> int:
-        return self.height - self.bottom
 
     def x(self, budget: float) -> float:
         span = math.log(self.x_hi) - math.log(self.x_lo)
