@@ -49,7 +49,7 @@ from attacks.confirm import slack_from
 from attacks.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
 from attacks.floor import BANDS, apply_floor, check_reserve
 from attacks.oracle import Oracle, Released
-from attacks.plan import CAMOUFLAGE_MARGIN, Plan, after_failure_plans, best_guess_plan, choose, label_side_plan
+from attacks.plan import CAMOUFLAGE_MARGIN, Plan, after_failure_plans, best_guess_plan, choose
 from attacks.registry import CONFIRMED, register, run
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
 
@@ -172,7 +172,7 @@ def auto(
     if plan.exact:
         capped = _cap_for_noise(view, plan, report, reserve, seed, reasoning)
         played, cut = _play_exact(view, plan, outer_reserve, reasoning)
-        if played is None and plan.attack == "capacity" and label_side_plan(view, report, after_failure=True):
+        if played is None and plan.attack == "capacity":
             # The board looked plain but its scores did not hold still: rows or labels redrawn per submission.
             for second in after_failure_plans(view, report):
                 reasoning.append(f"chose {second.attack}: {second.reason}")

@@ -16,8 +16,8 @@ The order, strongest first (every pick states its reason in :attr:`Plan.reason`)
   ``thresholdout`` (:mod:`attacks.thresholdout`);
 * binary log loss without noise, a fresh random subset scored per submission: ``subsetting`` (exact, the
   not-scored state modelled); the same row's label flipping between submissions (fresh randomized response):
-  ``randomized_response`` (exact observations voted per row). ``auto`` also turns to the latter when
-  ``capacity`` fails on a board that looked plain (:func:`label_side_plan` with ``after_failure``);
+  ``randomized_response`` (exact observations voted per row). ``auto`` also turns to both, in turn, when
+  ``capacity`` fails on a board that looked plain (:func:`after_failure_plans`);
 * binary log loss, float64, no noise, every row scored: ``capacity`` (ours, most labels per query), with
   the observed decimals;
 * binary log loss, only the public split scored: ``capacity_split`` (tells "not public" from "label 0");
@@ -112,17 +112,19 @@ def fresh_account(oracle: Oracle) -> int | None:
     return following if following < accounts else None
 
 
-def label_side_plan(oracle: Oracle, report: Fingerprint, names: set[str] | None = None,
-                    *, after_failure: bool = False) -> Plan | None:
+def _plain_binary(oracle: Oracle, report: Fingerprint) -> bool:
+    """A float64 binary log-loss board that released every probe, without noise or a Ladder."""
+    return (oracle.metric == "binary_logloss" and oracle.n_classes == 2 and not report.noise and not report.ladder
+            and not report.rejected and not report.released_nothing
+            and str(getattr(oracle, "arithmetic", "float64")) == "float64")
+
+
+def label_side_plan(oracle: Oracle, report: Fingerprint, names: set[str] | None = None) -> Plan | None:
     """The attack of :mod:`attacks.subset` for a binary log-loss board whose rows or labels are redrawn per
     submission without noise: ``subsetting`` when a fresh subset is seen, ``randomized_response`` when fresh
-    flips are. ``after_failure``: an exact attack failed on a board that looked plain — a fresh subset (when
-    fewer than every row seemed scored) or fresh flips are then the likely cause."""
+    flips are (:func:`after_failure_plans` when the fingerprint saw neither and an exact attack failed)."""
     names = set(load_attacks()) if names is None else names
-    plain = (oracle.metric == "binary_logloss" and oracle.n_classes == 2 and not report.noise and not report.ladder
-             and not report.rejected and not report.released_nothing
-             and str(getattr(oracle, "arithmetic", "float64")) == "float64")
-    if not plain:
+    if not _plain_binary(oracle, report):
         return None
     if report.subsetting and "subsetting" in names:
         return Plan("subsetting", {}, "a fresh random subset of rows is scored per submission: exact decoding "
@@ -130,9 +132,6 @@ def label_side_plan(oracle: Oracle, report: Fingerprint, names: set[str] | None 
     if report.fresh_flips and "randomized_response" in names:
         return Plan("randomized_response", {}, "the same row's label flipped between submissions (fresh randomized "
                     "response): exact per-query observations voted by a sequential likelihood-ratio test")
-    if after_failure and report.public_fraction is None:
-        after = after_failure_plans(oracle, report, names)
-        return after[0] if after else None
     return None
 
 
@@ -140,7 +139,10 @@ def after_failure_plans(oracle: Oracle, report: Fingerprint, names: set[str] | N
     """What to try, in order, when an exact attack's labels did not hold on a board that looked plain (no
     noise, every row public): rows or labels redrawn per submission that the fingerprint's few probes missed —
     a 90 % subset keeps a probed row in both of two submissions 81 % of the time, and fresh flips at p = 0.05
-    rarely flip a probed row. Subsetting goes first when a row moved the mean as if fewer rows were scored."""
+    rarely flip a probed row. Subsetting goes first when a row moved the mean as if fewer rows were scored.
+    None on other boards (noise, a Ladder, refusals, a public split)."""
+    if not _plain_binary(oracle, report) or report.public_fraction is not None:
+        return []
     names = set(load_attacks()) if names is None else names
     plans = []
     if "randomized_response" in names:
