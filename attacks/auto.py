@@ -191,11 +191,7 @@ def auto(
         if played is None:
             played = _adaptive_fallback(view, plan, report, reserve, reasoning)
             if played is not None:
-                details["fallback"] = played.attack
-                exact = played.labels >= 0
-                labels[exact] = played.labels[exact]
-                confidence[exact] = played.fill_confidence()[exact]
-                details["attack_details"] = played.details
+                details["fallback"] = played.attack  # its labels are taken below, as the exact attack's are
         if played is None:
             refusing = bool(report.rejected or report.released_nothing)
             guess_plan = _noisy_plan(view, report, reserve, seed) or best_guess_plan(
