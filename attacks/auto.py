@@ -414,7 +414,9 @@ def _play_guess(
                    if info.get("floored") else
                    f"{info.get('moved', 0)} row(s) voted away from the majority class "
                    f"(expected gain {info.get('expected_gain', 0.0):.3f} ± {info.get('gain_sd', 0.0):.3f})")
-        reasoning.append(f"boosting: {view.used - before} random vectors, {info.get('kept')} kept; {verdict}")
+        stopped = (f" (stopped after {info.get('stale')} re-released scores: the board no longer scores them)"
+                   if info.get("stopped_early") else "")
+        reasoning.append(f"boosting: {view.used - before} random vectors{stopped}, {info.get('kept')} kept; {verdict}")
     elif plan.attack == "majority":
         reasoning.append("majority: every row the majority class")
     else:

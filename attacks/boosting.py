@@ -24,6 +24,10 @@ ACCEPT_RULES = ("threshold", "improvement")
 #: "Confidently better than the majority labeling": the posterior's expected gain in accuracy over the majority
 #: labeling must exceed this many standard deviations of that gain, else the majority labeling is returned.
 FLOOR_SIGMAS = 2.0
+#: Consecutive re-released scores after which the attack stops: the board has stopped scoring its vectors (a
+#: Ladder keeps releasing its leader). Each further query would be one more stale release; the records of
+#: i.i.d. scores make a new acceptance after ``i`` queries come once in about ``i`` more, worth one weak vote.
+STALE_STOP = 1000
 
 
 def chance_score(metric: str, eps: float, margin: float) -> float:
@@ -120,6 +124,7 @@ def boosting(
     prior_se: float = 0.0,
     noise: float | None = None,
     floor: bool = True,
+    stale_stop: int | None = STALE_STOP,
 ) -> AttackResult:
     """Submit random 0/1 vectors, keep those that beat chance, weigh their votes against the class balance.
 
@@ -142,7 +147,12 @@ def boosting(
     vector was kept, the majority labeling is returned. ``confidence`` is each row's posterior probability of
     its label. ``floor=False`` is the paper's algorithm as published (ties broken by a seeded coin).
 
-    Queries: exactly ``k``. Time: O(k·n). Precision: whatever the board shows (one comparison per query).
+    ``stale_stop``: stop after this many consecutive releases equal to the one before (the board has stopped
+    scoring these vectors, as a Ladder does once its leader is hard to beat; ``None``: never), and say so in
+    ``details["stopped_early"]``.
+
+    Queries: at most ``k`` (exactly ``k`` unless the board goes stale). Time: O(k·n). Precision: whatever the
+    board shows (one comparison per query).
     Claims every row (its guess); raises :class:`AttackFailed` for a multiclass board, or when no query beat
     chance and the class balance is unknown. Binary boards only.
     """
@@ -173,8 +183,12 @@ def boosting(
     kept = 0
     best = -np.inf
     previous: float | None = None
-    stale = 0
+    stale = streak = 0
+    stopped_early = False
     for _ in range(k - balance_queries):
+        if stale_stop is not None and streak >= stale_stop:
+            stopped_early = True
+            break
         guess = rng.integers(0, 2, n)
         try:
             released = oracle.submit(0.5 + margin * (2.0 * guess - 1.0))
@@ -190,13 +204,15 @@ def boosting(
         previous = value
         if repeated:
             stale += 1
+            streak += 1
             continue
+        streak = 0
         if value > threshold and (accept == "threshold" or value > best):
             votes += 2 * guess - 1
             kept += 1
         best = max(best, value)
     details: dict[str, object] = {"kept": kept, "stale": stale, "threshold": sign * threshold, "accept": accept,
-                                  "margin": margin}
+                                  "margin": margin, "stopped_early": stopped_early}
     ties = rng.integers(0, 2, n)  # an even vote is a coin flip, drawn from the seeded generator
     if not floor:
         if kept == 0:

@@ -133,3 +133,24 @@ def test_with_nothing_kept_it_returns_the_majority_labeling() -> None:
     chain: list[dict[str, object]] = [{"name": "ladder", "mode": "fixed", "eta": 0.5}]
     result = attacks.run("boosting", LocalOracle(hidden, decimals=5, defenses=chain), k=20, accept="improvement")
     assert (result.labels == 0).all()
+
+
+def test_it_stops_once_the_board_only_re_releases_its_leader() -> None:
+    # A parameter-free Ladder soon stops accepting random vectors and re-releases its leader's score: after
+    # STALE_STOP such releases in a row the attack stops instead of spending the rest of its budget on them.
+    from attacks.boosting import STALE_STOP
+
+    hidden = (np.random.default_rng(83).random(500) < 0.4).astype(np.int64)
+    chain: list[dict[str, object]] = [{"name": "ladder", "mode": "parameter_free"}, {"name": "rounding", "decimals": 5}]
+    stopped = attacks.run("boosting", LocalOracle(hidden, decimals=5, defenses=chain), k=20_000,
+                          accept="improvement", prior=0.4)
+    assert stopped.details["stopped_early"] is True
+    assert STALE_STOP <= stopped.queries < 20_000
+    assert stopped.details["stale"] >= STALE_STOP
+    assert stopped.accuracy(hidden) >= 0.6 - 0.01
+    patient = attacks.run("boosting", LocalOracle(hidden, decimals=5, defenses=chain), k=2 * STALE_STOP,
+                          accept="improvement", prior=0.4, stale_stop=None)
+    assert patient.queries == 2 * STALE_STOP and patient.details["stopped_early"] is False
+    # An honest board releases a fresh score for every vector: the whole budget is played.
+    honest = attacks.run("boosting", LocalOracle(hidden, decimals=5), k=STALE_STOP + 200, prior=0.4)
+    assert honest.queries == STALE_STOP + 200 and honest.details["stopped_early"] is False
