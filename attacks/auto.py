@@ -375,8 +375,10 @@ def _play_exact(
     reasoning.append(f"{plan.attack} decoded {result.recovered}/{view.n_rows} labels in {spent} queries "
                      f"({time.perf_counter() - started:.2f} s)")
     if cut:
-        reasoning.append(f"cut by the budget after {spent} queries: {result.recovered} labels decoded exactly, "
-                         "not confirmed (no query left); a larger budget finishes the attack")
+        how = ("decoded exactly, not confirmed (no query left)" if plan.attack in CONFIRMED else
+               "decided by the likelihood decoder at its error target")
+        reasoning.append(f"cut by the budget after {spent} queries: {result.recovered} labels {how}; "
+                         "a larger budget finishes the attack")
     elif result.recovered and plan.attack in CONFIRMED:
         left = view.left
         if left is None or left > reserve:

@@ -123,10 +123,19 @@ def test_a_budget_cut_keeps_the_exact_labels_decoded_and_guesses_the_rest() -> N
     open_rows = ~exact
     assert result.accuracy(labels) > _majority_rate(labels)
     assert (result.labels[open_rows] == 0).all()
-    assert any("cut by the budget" in line for line in details["reasoning"])
+    assert any("cut by the budget" in line and "decoded exactly" in line for line in details["reasoning"])
     # Without a budget the same run finishes: its first 20 queries are the cut run's (a resumable prefix).
     full = attacks.run("auto", LocalOracle(labels, decimals=5, seed=2))
     assert full.details["cut_by_budget"] is False and full.accuracy(labels) == 1.0
+
+
+def test_a_cut_likelihood_attack_does_not_claim_exact_labels() -> None:
+    # Fresh randomized response is decoded by per-row likelihood tests, not exactly: a cut run says so.
+    labels = _labels(0.3, 4, n=400)
+    result = attacks.run("auto", LocalOracle(labels, decimals=5, defenses=CHAINS["rr-fresh"], seed=4), budget=20)
+    lines = [line for line in result.details["reasoning"] if "cut by the budget" in line]
+    assert lines, result.details["reasoning"]
+    assert "likelihood decoder" in lines[0] and "exactly" not in lines[0]
 
 
 def test_the_reserve_is_left_for_the_caller_by_the_best_guess() -> None:
