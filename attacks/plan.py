@@ -140,6 +140,7 @@ def after_failure_plans(oracle: Oracle, report: Fingerprint, names: set[str] | N
     noise, every row public): rows or labels redrawn per submission that the fingerprint's few probes missed —
     a 90 % subset keeps a probed row in both of two submissions 81 % of the time, and fresh flips at p = 0.05
     rarely flip a probed row. Subsetting goes first when a row moved the mean as if fewer rows were scored.
+    Last, on a rounded board, noise below the released resolution that the repeated probes rounded away.
     None on other boards (noise, a Ladder, refusals, a public split)."""
     if not _plain_binary(oracle, report) or report.public_fraction is not None:
         return []
@@ -154,6 +155,14 @@ def after_failure_plans(oracle: Oracle, report: Fingerprint, names: set[str] | N
     estimate = report.scored_rows_estimate
     if estimate is not None and estimate < oracle.n_rows:
         plans.reverse()
+    if "capacity" in names and report.decimals is not None and not report.full_precision:
+        # Noise below the released resolution: two probes that round to the same text say "no noise", yet a
+        # draw near a rounding edge moves a release by a unit (Laplace 1e-5 at 5 decimals). The exact design with
+        # a bound of a few units decodes through it (paper 001 §7's doubling trick, started at the resolution).
+        bound = NOISE_BOUND_FACTOR * NOISE_SCALE_FACTOR * report.tolerance
+        plans.append(Plan("capacity", {"noise_bound": bound}, "an exact attack's labels did not hold on a board "
+                          f"without visible noise: noise below the released resolution; capacity with noise bound "
+                          f"{bound:.3g}"))
     return plans
 
 

@@ -158,7 +158,15 @@ def _resume(
             # Round steps whose grid the releases also sit on (a fixed step's releases can fit a count by chance).
             steps = [step for step in round_steps(oracle.decimals)
                      if all(abs(float(round(Fraction(v) / step) * step) - v) <= rtol for v in values)]
-            fixed_release = _tell_apart(oracle, free, steps) if steps else None
+            try:
+                fixed_release = _tell_apart(oracle, free, steps) if steps else None
+            except AttackFailed as exc:
+                # Every constant lands on some step's grid: the releases are as coarse as a round step (2
+                # decimals, a fixed η = 0.01 read as the board's precision). A parameter-free Ladder rounding
+                # to so few decimals is unusual; the fixed-step attack checks every answer against its model
+                # and fails loudly if the guess was wrong.
+                fixed_release = float(start["leader"])
+                told = f"{exc}: the releases sit on a round step's grid, so the fixed step is assumed"
             if fixed_release is None:
                 try:
                     while free.step():
@@ -173,7 +181,7 @@ def _resume(
                     "; a constant below every step's grid was released exactly" if steps else "")
                 return result
             spent = free.used
-            told = "releases fit a count and a step's grid: a constant below the grid was released on it"
+            told = told or "releases fit a count and a step's grid: a constant below the grid was released on it"
             start = {**start, "leader": fixed_release}
     budget = None if max_queries is None else max(max_queries - spent, 0)
     result = FixedLadderAttack(oracle, eta=eta, max_queries=budget, block=DEFAULT_BLOCK,

@@ -129,6 +129,19 @@ def test_a_budget_cut_keeps_the_exact_labels_decoded_and_guesses_the_rest() -> N
     assert full.details["cut_by_budget"] is False and full.accuracy(labels) == 1.0
 
 
+@pytest.mark.parametrize("seed", [1, 2])
+def test_noise_below_the_released_resolution_is_decoded_exactly(seed: int) -> None:
+    # Laplace 1e-5 at 5 decimals: both label-free probes round to the same text (the fingerprint sees no noise),
+    # yet a draw near a rounding edge moves a release by a unit and capacity's noiseless decode finds no
+    # labeling. After randomized response and subsetting do not fit, capacity with a bound of a few units does.
+    labels = (np.random.default_rng(90 + seed).random(171) < 0.63).astype(np.int64)
+    chain = [{"name": "noise", "kind": "laplace", "scale": 1e-5}, ROUND5]
+    result = attacks.run("auto", LocalOracle(labels, decimals=5, defenses=chain, seed=seed), budget=2000)
+    assert result.details["fingerprint"]["noise"] is False
+    assert any("below the released resolution" in line for line in result.details["reasoning"])
+    assert result.details["exact"] == 171 and result.accuracy(labels) == 1.0
+
+
 def test_a_cut_likelihood_attack_does_not_claim_exact_labels() -> None:
     # Fresh randomized response is decoded by per-row likelihood tests, not exactly: a cut run says so.
     labels = _labels(0.3, 4, n=400)

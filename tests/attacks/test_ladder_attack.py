@@ -200,3 +200,26 @@ def test_auto_claims_nothing_false_on_a_step_it_cannot_identify() -> None:
     sure = result.fill_confidence() >= 1.0
     assert np.array_equal(result.labels[sure], y[sure])
     assert result.accuracy(y) >= max(y.mean(), 1 - y.mean()) - 1e-9
+
+
+def test_a_step_as_coarse_as_the_releases_is_played_as_a_fixed_ladder() -> None:
+    # A fixed η = 0.01 behind a full-precision display: every release is a multiple of 0.01, which the
+    # fingerprint reads as 2 decimals, so every constant lands on the step's grid and none tells the two
+    # Ladders apart. The fixed step is assumed (the attack checks each answer against it) and every label comes.
+    y = _labels(171, 0.63, 12)
+    oracle = attacks.LocalOracle(y, decimals=None, defenses=[{"name": "ladder", "mode": "fixed", "eta": 0.01}])
+    result = attacks.run("auto", oracle, budget=1000)
+    assert "fixed step is assumed" in result.details["attack_details"]["told_apart"]
+    assert result.details["exact"] == 171 and np.array_equal(result.labels, y)
+
+
+def test_a_parameter_free_ladder_rounded_as_coarsely_claims_nothing_false() -> None:
+    # The same coarse releases from a parameter-free Ladder rounded to 2 decimals: the fixed-step assumption is
+    # wrong there, and whatever auto claims must still be right and never below the majority class.
+    y = _labels(171, 0.63, 13)
+    chain: list[dict[str, object]] = [*FREE, {"name": "rounding", "decimals": 2}]
+    oracle = attacks.LocalOracle(y, decimals=None, defenses=chain, seed=4)
+    result = attacks.run("auto", oracle, budget=1000)
+    sure = result.fill_confidence() >= 1.0
+    assert np.array_equal(result.labels[sure], y[sure]), result.details["reasoning"]
+    assert result.accuracy(y) >= max(y.mean(), 1 - y.mean()) - 1e-9
