@@ -59,6 +59,9 @@ class MetricView:
     # [0, 2] for K classes). A defense that perturbs a score keeps its release inside it (:meth:`clamp`).
     lower: float = -math.inf
     upper: float = math.inf
+    # The most one row's value can move when that row's label changes (``None``: not derived); the label
+    # sensitivity of a mean of rows is this over the number of rows (``defenses/sensitivity.py``).
+    row_spread: float | None = None
 
     def clamp(self, value: Score) -> Score:
         """``value`` moved into ``[lower, upper]``: post-processing of a perturbed release, so it costs no

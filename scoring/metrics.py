@@ -4,11 +4,22 @@ Names follow DESIGN.md. Log losses use the natural log, clip predictions to ``[e
 classes) renormalise rows, as Kaggle does. Every metric is the mean of per-row values where the metric
 decomposes over rows (all but AUC), which is what the row-level defenses (subsetting, the parameter-free
 Ladder) need. A non-finite result raises :class:`NonFiniteScoreError`.
+
+Paper 001 (Aggarwal et al., *Reconstructing Test Labels from Noisy Loss Functions*, AISTATS 2022;
+``shared/papers/001_…``) defines the Bregman-divergence losses between the one-hot label and the prediction
+(App. C: ``kl`` eq. 7, ``itakura_saito`` eq. 8, ``brier`` = squared Euclidean eq. 10, ``norm_like`` eq. 11)
+and the cross-entropies on logits (§4, App. D: ``softmax_ce`` eq. 5, ``sigmoid_ce`` eq. 14). The metrics on
+logits (:attr:`Metric.logits`) take any finite real per cell; every other metric takes probabilities.
+
+A metric with a parameter is named ``name:value``: ``norm_like:2.5`` is the norm-like loss with α = 2.5
+(α ≥ 2, paper 001 App. C.3.1); plain ``norm_like`` is α = 3 (α = 2 is twice the binary Brier score).
 """
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -41,6 +52,17 @@ class Metric:
     # same form score the same on any rows and any labels, so they may share a noise draw
     # (``same_file_same_score``, :func:`scoring.pipeline.content_digest`).
     canonical: Callable[[np.ndarray, float], np.ndarray] | None = None
+    # Predictions are logits (any finite real; rows need not sum to 1) rather than probabilities in [0, 1].
+    logits: bool = False
+    # The metric clips its input with the competition's ``eps`` (the log losses, Itakura–Saito, the
+    # cross-entropies on logits): :func:`check_clipping` refuses an ``eps`` at which a row could still be
+    # infinite (or too large to sum), since whether a submission *fails* would then depend on the labels.
+    clips: bool = False
+    # The most one row's value can move when that row's label changes, at clipping ``eps`` on a competition of
+    # ``n_classes`` classes (``None``: not derived): the label sensitivity times ``n`` (``defenses/sensitivity``).
+    label_spread: Callable[[float, int], float] | None = None
+    # The metric's parameter, where it has one (``norm_like``'s α).
+    alpha: float | None = None
 
     def canonical_form(self, predictions: np.ndarray, eps: float) -> np.ndarray:
         """What of ``predictions`` this metric reads: clipped (and renormalised) probabilities for log loss,
@@ -111,6 +133,94 @@ def brier_rows(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.nd
     return ((predictions - onehot) ** 2).sum(axis=1)
 
 
+def kl_rows(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
+    """The (generalised) Kullback–Leibler divergence from the one-hot label to the clipped prediction, paper
+    001 App. C.1 eq. (7): ``Σ_k p_k ln(p_k/q_k) − Σ_k (p_k − q_k)`` with ``0 ln 0 = 0``, which is ``−ln q_y``
+    since the clipped, renormalised ``q`` sums to 1 — the binary log loss on one column, the multiclass log
+    loss on K (the same clipping and renormalisation)."""
+    if predictions.ndim == 1:
+        return binary_logloss_rows(predictions, labels, eps)
+    return multiclass_logloss_rows(predictions, labels, eps)
+
+
+def _kl_form(predictions: np.ndarray, eps: float) -> np.ndarray:
+    return _clip(predictions, eps) if predictions.ndim == 1 else _probability_matrix(predictions, eps)
+
+
+def _label_probability(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
+    """``q_y``: the clipped probability each row gives its label (binary: ``θ`` for 1, ``1 − θ`` for 0)."""
+    q = _clip(predictions, eps)
+    if q.ndim == 1:
+        return np.where(labels == 1, q, 1.0 - q)
+    return q[np.arange(len(labels)), labels]
+
+
+def itakura_saito_rows(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
+    """The Itakura–Saito divergence loss of paper 001 App. C.2 eq. (8): ``1/q_y + ln q_y − 1`` per row.
+
+    ``D_IS(p, q) = Σ_k (p_k/q_k − ln(p_k/q_k) − 1)`` between the one-hot label ``p`` and the prediction ``q``;
+    eq. (8) keeps the label's term (the term of a class with ``p_k = 0`` is infinite), which on K classes is
+    the same ``g(q_y)`` with ``g(x) = 1/x + ln x − 1``. Predictions are clipped to ``[eps, 1 − eps]`` (the loss
+    is finite on the open interval (0, 1]); K-class rows are not renormalised after the clip (the parser
+    already made them sum to 1, and ``g`` reads one entry), so a row moves by at most ``g(eps) − g(1 − eps)``.
+    """
+    q = _label_probability(predictions, labels, eps)
+    return 1.0 / q + np.log(q) - 1.0
+
+
+def squared_euclidean_rows(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
+    """Paper 001 App. C.3 eq. (10): the squared Euclidean loss, which is :func:`brier_rows`."""
+    return brier_rows(predictions, labels, eps)
+
+
+def norm_like_rows(alpha: float) -> RowFn:
+    """The norm-like divergence loss of paper 001 App. C.3.1 eq. (11) for ``α ≥ 2``:
+    ``D_NL(p, q) = Σ_k p_k^α + (α − 1) q_k^α − α p_k q_k^(α−1)`` between the one-hot label ``p`` and the
+    probabilities ``q``, i.e. ``1 + (α − 1) Σ_k q_k^α − α q_y^(α−1)`` per row (binary: ``q = (1 − θ, θ)``,
+    exactly eq. (11)). Finite on all of [0, 1], so nothing is clipped; it lies in ``[0, α]``, and α = 2 gives
+    the squared Euclidean distance ``‖q − p‖²`` (twice the binary Brier score, the multiclass one)."""
+
+    def rows(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
+        q = np.column_stack([1.0 - predictions, predictions]) if predictions.ndim == 1 else predictions
+        q_label = q[np.arange(len(labels)), labels]
+        return 1.0 + (alpha - 1.0) * (q**alpha).sum(axis=1) - alpha * q_label ** (alpha - 1.0)
+
+    return rows
+
+
+def _log_probabilities_of_logits(logits: np.ndarray, eps: float) -> np.ndarray:
+    """``log softmax(z)`` per row (binary: one logit ``z`` per row is the rows ``(0, z)``, so class 1 gets
+    ``log sigmoid(z)``), clipped to ``[ln eps, ln(1 − eps)]`` — the competition's clipping of the
+    probabilities, done in log space so that no finite logit overflows (``z = −1e308`` gives ``ln eps``)."""
+    z = np.column_stack([np.zeros_like(logits), logits]) if logits.ndim == 1 else logits
+    top = z.max(axis=1, keepdims=True)
+    # z − top ≤ 0, so exp never overflows; a spread beyond the float range is −inf, whose exp is 0.
+    with np.errstate(over="ignore"):
+        shifted = z - top
+        log_sum = np.log(np.exp(shifted).sum(axis=1, keepdims=True))
+    return np.clip(shifted - log_sum, math.log(eps), math.log1p(-eps))
+
+
+def softmax_ce_rows(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
+    """Softmax cross-entropy on logits, paper 001 §4 eq. (5): ``−ln softmax(z)_y`` per row, with the
+    probability clipped to ``[eps, 1 − eps]`` (:func:`_log_probabilities_of_logits`). Binary competitions take
+    one logit per row, the log-odds of class 1 (so this is :func:`sigmoid_ce_rows` there)."""
+    return -_log_probabilities_of_logits(predictions, eps)[np.arange(len(labels)), labels]
+
+
+def _sigmoid_log_probabilities(logits: np.ndarray, eps: float) -> np.ndarray:
+    """``(ln(1 − sigmoid(z)), ln sigmoid(z))`` per row, clipped to ``[ln eps, ln(1 − eps)]``; computed as
+    ``−logaddexp(0, ∓z)``, which is finite and accurate for every finite ``z``."""
+    pair = np.column_stack([-np.logaddexp(0.0, logits), -np.logaddexp(0.0, -logits)])
+    return np.clip(pair, math.log(eps), math.log1p(-eps))
+
+
+def sigmoid_ce_rows(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
+    """Sigmoid cross-entropy on one logit per row, paper 001 App. D eq. (14):
+    ``−y ln sigmoid(z) − (1 − y) ln(1 − sigmoid(z))``, probabilities clipped to ``[eps, 1 − eps]``."""
+    return -_sigmoid_log_probabilities(predictions, eps)[np.arange(len(labels)), labels]
+
+
 def accuracy_rows(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
     """1 where the predicted class (p ≥ 0.5 for binary, the first arg-max otherwise) is the label."""
     return (_predicted_class(predictions, eps) == labels).astype(np.float64)
@@ -153,6 +263,61 @@ def _mean_of(rows: RowFn) -> ScoreFn:
 
 _NON_NEGATIVE = (0.0, math.inf)
 _UNIT = (0.0, 1.0)
+NORM_LIKE_DEFAULT_ALPHA = 3.0
+
+
+def _smallest_read(eps: float) -> float:
+    """The smallest probability a clipped float64 row can hand to a loss: ``eps``, or ``1 − fl(1 − eps)`` where
+    that is smaller and not 0 (when ``1 − eps`` rounds to 1 the binary loss is refused, :func:`check_clipping`,
+    or computed at φ bits, where ``1 − eps`` is exact)."""
+    rounded = 1.0 - (1.0 - eps)
+    return rounded if 0.0 < rounded < eps else eps
+
+
+def _log_ratio_spread(eps: float, n_classes: int) -> float:
+    """A row of ``−ln q_y`` with ``q`` clipped to ``[eps, 1 − eps]`` (renormalising keeps the ratio of two
+    entries within ``(1 − eps)/eps``) moves by at most ``ln((1 − eps)/eps)`` when its label changes — with
+    ``eps`` replaced by ``1 − fl(1 − eps)`` where that is smaller: the binary log loss reads ``1 − p`` of the
+    clipped ``p ≤ fl(1 − eps)``, which at ``eps = 1e-15`` is 9.992e-16, not 1e-15 (0.0008 more per row)."""
+    smallest = _smallest_read(eps) if n_classes == 2 else eps
+    return math.log1p(-smallest) - math.log(smallest)
+
+
+def _clipped_log_spread(eps: float, n_classes: int) -> float:
+    """The cross-entropies on logits clip ``ln q_y`` itself to ``[ln eps, ln(1 − eps)]``."""
+    return math.log1p(-eps) - math.log(eps)
+
+
+def _itakura_saito_spread(eps: float, n_classes: int) -> float:
+    """``g(x) = 1/x + ln x − 1`` decreases on (0, 1] to ``g(1) = 0``, so ``|g(q_a) − g(q_b)| ≤ g(e)`` for the
+    smallest probability read, ``e = min(eps, 1 − fl(1 − eps))`` (binary label 0 reads ``1 − p``)."""
+    smallest = _smallest_read(eps) if n_classes == 2 else eps
+    return 1.0 / smallest + math.log(smallest) - 1.0
+
+
+def _brier_spread(eps: float, n_classes: int) -> float:
+    """Binary ``(p − y)²`` moves by ``|1 − 2p| ≤ 1``; K classes by ``2|p_a − p_b| ≤ 2``."""
+    return 1.0 if n_classes == 2 else 2.0
+
+
+def _accuracy_spread(eps: float, n_classes: int) -> float:
+    return 1.0
+
+
+def _norm_like_spread(alpha: float) -> Callable[[float, int], float]:
+    """A label change moves ``α |q_a^(α−1) − q_b^(α−1)| ≤ α`` (eq. 11: only the label's term depends on it)."""
+    return lambda eps, n_classes: alpha
+
+def norm_like_metric(name: str, alpha: float) -> Metric:
+    """The norm-like loss with parameter ``alpha`` (≥ 2, finite), registered as ``name``."""
+    if not (math.isfinite(alpha) and alpha >= 2.0):
+        raise ConfigurationError(f"norm_like needs a finite α ≥ 2 (paper 001 App. C.3.1), got {alpha!r}")
+    rows = norm_like_rows(alpha)
+    return Metric(
+        name, False, frozenset({"binary", "multiclass"}), _mean_of(rows), rows, binary_range=(0.0, alpha),
+        multiclass_range=(0.0, alpha), label_spread=_norm_like_spread(alpha), alpha=alpha,
+    )
+
 
 METRICS: dict[str, Metric] = {
     m.name: m
@@ -160,12 +325,12 @@ METRICS: dict[str, Metric] = {
         Metric(
             "binary_logloss", False, frozenset({"binary"}), _mean_of(binary_logloss_rows),
             binary_logloss_rows, supports_mpfr=True, binary_range=_NON_NEGATIVE, multiclass_range=_NON_NEGATIVE,
-            canonical=_clipped,
+            canonical=_clipped, clips=True, label_spread=_log_ratio_spread,
         ),
         Metric(
             "multiclass_logloss", False, frozenset({"binary", "multiclass"}), _mean_of(multiclass_logloss_rows),
             multiclass_logloss_rows, supports_mpfr=True, binary_range=_NON_NEGATIVE, multiclass_range=_NON_NEGATIVE,
-            canonical=_probability_matrix,
+            canonical=_probability_matrix, clips=True, label_spread=_log_ratio_spread,
         ),
         Metric(
             "auc", True, frozenset({"binary"}), roc_auc, None, binary_range=_UNIT, multiclass_range=_UNIT,
@@ -173,22 +338,74 @@ METRICS: dict[str, Metric] = {
         ),
         Metric(
             "accuracy", True, frozenset({"binary", "multiclass"}), _mean_of(accuracy_rows), accuracy_rows,
-            binary_range=_UNIT, multiclass_range=_UNIT, canonical=_predicted_class,
+            binary_range=_UNIT, multiclass_range=_UNIT, canonical=_predicted_class, label_spread=_accuracy_spread,
         ),
         # Binary: (p - y)^2 <= 1; K classes: the squared distance between two points of the simplex <= 2.
         Metric(
             "brier", False, frozenset({"binary", "multiclass"}), _mean_of(brier_rows), brier_rows,
-            binary_range=_UNIT, multiclass_range=(0.0, 2.0),
+            binary_range=_UNIT, multiclass_range=(0.0, 2.0), label_spread=_brier_spread,
+        ),
+        Metric(
+            "kl", False, frozenset({"binary", "multiclass"}), _mean_of(kl_rows), kl_rows, supports_mpfr=True,
+            binary_range=_NON_NEGATIVE, multiclass_range=_NON_NEGATIVE, canonical=_kl_form, clips=True,
+            label_spread=_log_ratio_spread,
+        ),
+        Metric(
+            "itakura_saito", False, frozenset({"binary", "multiclass"}), _mean_of(itakura_saito_rows),
+            itakura_saito_rows, binary_range=_NON_NEGATIVE, multiclass_range=_NON_NEGATIVE, canonical=_clipped,
+            clips=True, label_spread=_itakura_saito_spread,
+        ),
+        norm_like_metric("norm_like", NORM_LIKE_DEFAULT_ALPHA),
+        Metric(
+            "softmax_ce", False, frozenset({"binary", "multiclass"}), _mean_of(softmax_ce_rows), softmax_ce_rows,
+            binary_range=_NON_NEGATIVE, multiclass_range=_NON_NEGATIVE, canonical=_log_probabilities_of_logits,
+            logits=True, clips=True, label_spread=_clipped_log_spread,
+        ),
+        Metric(
+            "sigmoid_ce", False, frozenset({"binary"}), _mean_of(sigmoid_ce_rows), sigmoid_ce_rows,
+            binary_range=_NON_NEGATIVE, multiclass_range=_NON_NEGATIVE, canonical=_sigmoid_log_probabilities,
+            logits=True, clips=True, label_spread=_clipped_log_spread,
         ),
     )
 }
 
 
+#: The metrics that take a parameter, named ``family:value`` (``norm_like:2.5``).
+PARAMETRIC = ("norm_like",)
+_PARAMETER = re.compile(r"^(?P<family>[a-z_]+):(?P<value>[0-9]+(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?)$")
+
+
 def get_metric(name: str) -> Metric:
+    """The metric named ``name``: a registry name, or ``norm_like:α`` for the norm-like loss with that α.
+
+    >>> get_metric("norm_like").alpha, get_metric("norm_like:2.5").alpha
+    (3.0, 2.5)
+    """
+    metric = METRICS.get(name)
+    if metric is not None:
+        return metric
+    return _parametric_metric(name)
+
+
+@functools.lru_cache(maxsize=64)
+def _parametric_metric(name: str) -> Metric:
+    match = _PARAMETER.match(name) if isinstance(name, str) and len(name) <= 40 else None
+    if match is None or match["family"] not in PARAMETRIC:
+        raise ConfigurationError(
+            f"unknown metric {name!r}; choose one of {', '.join(sorted(METRICS))} (or norm_like:α with α ≥ 2)"
+        )
+    return norm_like_metric(name, float(match["value"]))
+
+
+def is_metric_name(name: object) -> bool:
+    """Whether ``name`` names a metric (:func:`get_metric` would return one)."""
+    if not isinstance(name, str):
+        return False
     try:
-        return METRICS[name]
-    except KeyError:
-        raise ConfigurationError(f"unknown metric {name!r}; choose one of {', '.join(sorted(METRICS))}") from None
+        get_metric(name)
+    except ConfigurationError:
+        return False
+    return True
 
 
 def task_of(n_classes: int) -> str:
@@ -211,7 +428,7 @@ def _alternatives(metric: Metric, task: str) -> str:
     """The metrics that can score ``task``, the closest relative of ``metric`` first (a log loss for a log loss).
 
     >>> _alternatives(METRICS["binary_logloss"], "multiclass")
-    'multiclass_logloss (or accuracy, brier)'
+    'multiclass_logloss (or accuracy, brier, itakura_saito, kl, norm_like, softmax_ce)'
     """
     fitting = sorted(name for name, other in METRICS.items() if task in other.tasks)
     family = metric.name.rsplit("_", 1)[-1]
@@ -219,17 +436,33 @@ def _alternatives(metric: Metric, task: str) -> str:
     return fitting[0] + (f" (or {', '.join(fitting[1:])})" if len(fitting) > 1 else "")
 
 
+#: The largest value one row may take: a mean over up to 10^8 rows of such values still sums without overflow.
+MAX_ROW_VALUE = 1e300
+
+
 def check_clipping(metric: Metric, n_classes: int, eps: float, arithmetic: Arithmetic) -> None:
     """Reject a clipping ``eps`` the arithmetic cannot honour: when ``1 - eps`` rounds to 1, a confident wrong
-    prediction has an infinite loss, so whether a submission *fails* would depend on the hidden labels before
-    any defense runs — a free label oracle. Checked by scoring the worst rows a participant can send."""
-    if not metric.supports_mpfr:  # the metrics without clipping (AUC, accuracy, Brier) are always finite
+    prediction has an infinite loss (and Itakura–Saito's ``1/eps`` overflows for a tiny ``eps``), so whether a
+    submission *fails* would depend on the hidden labels before any defense runs — a free label oracle.
+    Checked by scoring the worst rows a participant can send (vertices of the simplex; for logits, the
+    largest finite logits of either sign): each row must be finite and at most :data:`MAX_ROW_VALUE`, so that
+    no sum over the rows overflows either."""
+    if not metric.clips:  # the metrics without clipping (AUC, accuracy, Brier, norm-like) are always finite
         return
     k = max(n_classes, 2)
     labels = np.array([1, 0])
     try:
         if arithmetic.is_float64:
-            worst = np.array([0.0, 1.0]) if k == 2 else np.eye(k)[[0, 1]]
+            big = np.finfo(np.float64).max
+            if metric.logits:
+                worst = np.array([-big, big]) if k == 2 else np.array([[big, -big, *[-big] * (k - 2)]] * 2)
+            else:
+                worst = np.array([0.0, 1.0]) if k == 2 else np.eye(k)[[0, 1]]
+            assert metric.row_values is not None
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                rows = metric.row_values(worst, labels, eps)
+            if not np.all(np.isfinite(rows)) or float(np.max(rows)) > MAX_ROW_VALUE:
+                raise NonFiniteScoreError("infinite")
             metric.score(worst, labels, eps)
         else:
             assert arithmetic.bits is not None
@@ -238,10 +471,13 @@ def check_clipping(metric: Metric, n_classes: int, eps: float, arithmetic: Arith
             if not math.isfinite(float(value)):
                 raise NonFiniteScoreError("infinite")
     except NonFiniteScoreError:
+        floor = 2.0 ** -(arithmetic.bits or 53) * 4
+        if metric.name == "itakura_saito":
+            floor = max(floor, 1.0 / MAX_ROW_VALUE)
         raise ConfigurationError(
-            f"eps = {eps!r} is too small for {arithmetic}: 1 - eps rounds to 1 there, so a confident wrong "
-            "prediction would score an infinite loss and fail, telling its sender the label; "
-            f"use eps of at least {2.0 ** -(arithmetic.bits or 53) * 4:.3g}"
+            f"eps = {eps!r} is too small for {arithmetic} with {metric.name}: a confident wrong prediction would "
+            "score an infinite (or overflowing) loss and fail, telling its sender the label; "
+            f"use eps of at least {floor:.3g}"
         ) from None
 
 

@@ -19,7 +19,7 @@ from defenses import DefenseChain, MetricView, ScoringView
 from defenses.base import Score
 from defenses.rounding import round_decimals
 from scoring.arithmetic import Arithmetic
-from scoring.errors import NonFiniteScoreError
+from scoring.errors import ConfigurationError, NonFiniteScoreError
 from scoring.hidden import HiddenTestSet
 from scoring.metrics import Metric, check_metric_for, get_metric, logloss_mpfr, mpfr_canonical_form
 from scoring.parsing import (
@@ -54,6 +54,13 @@ class ScoringSpec:
         check_metric_for(self.metric, self.hidden.n_classes, self.arithmetic)
         self.chain.check_metric(self.metric_view())
         extra = tuple(name for name in dict.fromkeys(self.also_report) if name != self.metric_name)
+        for name in extra:  # one upload feeds every reported metric: they must read the same kind of values
+            if get_metric(name).logits != self.metric.logits:
+                kinds = {True: "logits", False: "probabilities"}
+                raise ConfigurationError(
+                    f"metric {name!r} reads {kinds[not self.metric.logits]} but the primary metric "
+                    f"{self.metric_name!r} reads {kinds[self.metric.logits]}; one upload cannot be both"
+                )
         object.__setattr__(self, "also_report", extra)
 
     @property
@@ -83,7 +90,9 @@ class ScoringSpec:
 
     @cached_property
     def submission_format(self) -> SubmissionFormat:
-        return SubmissionFormat(self.hidden.ids, self.hidden.id_index, self.hidden.n_classes, self.max_bytes)
+        return SubmissionFormat(
+            self.hidden.ids, self.hidden.id_index, self.hidden.n_classes, self.max_bytes, logits=self.metric.logits
+        )
 
     @cached_property
     def split_rows(self) -> dict[str, np.ndarray]:
@@ -107,6 +116,7 @@ def metric_view(metric_name: str, eps: float, n_classes: int = 2) -> MetricView:
         eps=eps,
         lower=lower,
         upper=upper,
+        row_spread=metric.label_spread(eps, n_classes) if metric.label_spread is not None else None,
     )
 
 
