@@ -77,6 +77,19 @@ class Metric:
         form = values if self.canonical is None else self.canonical(values, eps)
         return np.ascontiguousarray(form + 0 if form.dtype.kind == "f" else form)
 
+    def as_probabilities(self, predictions: np.ndarray) -> np.ndarray:
+        """The probabilities the predictions stand for: the values themselves, or for a metric on logits their
+        sigmoid (one column: P(class 1)) or softmax (one logit per class).
+
+        >>> get_metric("sigmoid_ce").as_probabilities(np.array([0.0, 40.0])).tolist()
+        [0.5, 1.0]
+        """
+        if not self.logits:
+            return predictions
+        from scipy import special
+
+        return special.expit(predictions) if predictions.ndim == 1 else special.softmax(predictions, axis=1)
+
     def value_range(self, n_classes: int) -> tuple[float, float]:
         """The lowest and highest value the metric takes on a competition with ``n_classes`` classes.
 

@@ -117,6 +117,7 @@ def metric_view(metric_name: str, eps: float, n_classes: int = 2) -> MetricView:
         lower=lower,
         upper=upper,
         row_spread=metric.label_spread(eps, n_classes) if metric.label_spread is not None else None,
+        to_probabilities=metric.as_probabilities if metric.logits else None,
     )
 
 
