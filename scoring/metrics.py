@@ -30,6 +30,7 @@ from scoring import bignum
 from scoring.arithmetic import Arithmetic
 from scoring.errors import ConfigurationError, NonFiniteScoreError
 
+_SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
 RowFn = Callable[[np.ndarray, np.ndarray, float], np.ndarray]
 ScoreFn = Callable[[np.ndarray, np.ndarray, float], float]
 
@@ -89,6 +90,23 @@ class Metric:
         from scipy import special
 
         return special.expit(predictions) if predictions.ndim == 1 else special.softmax(predictions, axis=1)
+
+    def from_probabilities(self, probabilities: np.ndarray) -> np.ndarray:
+        """What to submit for ``probabilities`` (binary: P(class 1) per row): the probabilities themselves, or
+        for a metric on logits the finite logits whose sigmoid/softmax they are — the log-odds (binary) or the
+        log-probabilities (K classes), probabilities pushed off 0 and 1 by the smallest amount that keeps every
+        logit finite (|log-odds| ≤ 36.7, far past any competition's clipping).
+
+        >>> get_metric("sigmoid_ce").from_probabilities(np.array([0.5, 0.75])).tolist()
+        [0.0, 1.0986122886681098]
+        """
+        if not self.logits:
+            return probabilities
+        p = np.asarray(probabilities, dtype=np.float64)
+        if p.ndim == 1:
+            p = np.clip(p, _SMALLEST_NORMAL, np.nextafter(1.0, 0.0))
+            return np.log(p) - np.log1p(-p)
+        return np.log(np.clip(p, _SMALLEST_NORMAL, 1.0))
 
     def value_range(self, n_classes: int) -> tuple[float, float]:
         """The lowest and highest value the metric takes on a competition with ``n_classes`` classes.
@@ -485,11 +503,13 @@ def check_clipping(metric: Metric, n_classes: int, eps: float, arithmetic: Arith
                 raise NonFiniteScoreError("infinite")
     except NonFiniteScoreError:
         floor = 2.0 ** -(arithmetic.bits or 53) * 4
+        rounds = not arithmetic.is_float64 or 1.0 - eps == 1.0
+        why = "1 - eps rounds to 1 there" if rounds else f"a row can score up to 1/eps, past {MAX_ROW_VALUE:g}"
         if metric.name == "itakura_saito":
             floor = max(floor, 1.0 / MAX_ROW_VALUE)
         raise ConfigurationError(
-            f"eps = {eps!r} is too small for {arithmetic} with {metric.name}: a confident wrong prediction would "
-            "score an infinite (or overflowing) loss and fail, telling its sender the label; "
+            f"eps = {eps!r} is too small for {arithmetic} with {metric.name}: {why}, so a confident wrong "
+            "prediction would score an infinite loss and fail, telling its sender the label; "
             f"use eps of at least {floor:.3g}"
         ) from None
 
