@@ -10,8 +10,8 @@ from rest_framework import serializers
 
 import defenses
 from leaderboard.competitions.models import METRIC_HELP, Competition
-from scoring import ConfigurationError, get_metric
 from leaderboard.submissions.models import Submission
+from scoring import ConfigurationError, get_metric
 
 SUBMISSION_CONTENT_TYPES = ["multipart/form-data (field 'file')", "text/csv", "application/json"]
 

@@ -78,5 +78,5 @@ def test_a_game_plays_on_each_metric(metric: str) -> None:
 
 
 def test_a_parametrised_metric_is_checked_when_the_game_is_read() -> None:
-    with pytest.raises(GameFileError, match="unknown metric 'norm_like:1.5'"):
+    with pytest.raises(GameFileError, match=r"unknown metric 'norm_like:1\.5'"):
         parse_game(GAME.format(metric="norm_like:1.5"))
