@@ -23,6 +23,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
+from typing import Any
 
 import numpy as np
 
@@ -31,6 +32,8 @@ from scoring.arithmetic import Arithmetic
 from scoring.errors import ConfigurationError, NonFiniteScoreError
 
 _SMALLEST_NORMAL = float(np.finfo(np.float64).tiny)
+# (the row's values read at φ bits, its label, eps at φ bits, binary?) -> the row's value at φ bits
+MpfrRowFn = Callable[[list[Any], int, Any, bool], Any]
 RowFn = Callable[[np.ndarray, np.ndarray, float], np.ndarray]
 ScoreFn = Callable[[np.ndarray, np.ndarray, float], float]
 
@@ -64,6 +67,9 @@ class Metric:
     label_spread: Callable[[float, int], float] | None = None
     # The metric's parameter, where it has one (``norm_like``'s α).
     alpha: float | None = None
+    # One row's value at φ bits from the submitted values read at φ bits (:func:`score_mpfr`); ``None`` with
+    # ``supports_mpfr`` means the log loss's own :func:`logloss_mpfr`.
+    mpfr_row: MpfrRowFn | None = None
 
     def canonical_form(self, predictions: np.ndarray, eps: float) -> np.ndarray:
         """What of ``predictions`` this metric reads: clipped (and renormalised) probabilities for log loss,
@@ -292,6 +298,80 @@ def _mean_of(rows: RowFn) -> ScoreFn:
     return score
 
 
+def _mpfr_probabilities(values: list[Any], binary: bool) -> list[Any]:
+    """A row of probabilities at φ bits: ``(1 − θ, θ)`` for one binary value; K values renormalised by their
+    φ-bit sum (the float64 path renormalises in the parser, the φ-bit one here, as :func:`logloss_mpfr` does)."""
+    if len(values) == 1:
+        return [1 - values[0], values[0]]
+    total = bignum.gmpy2.fsum(values)
+    return [v / total for v in values]
+
+
+def _mpfr_clip(value: Any, eps: Any) -> Any:
+    return min(max(value, eps), 1 - eps)
+
+
+def _itakura_saito_mpfr(values: list[Any], label: int, eps: Any, binary: bool) -> Any:
+    """:func:`itakura_saito_rows` at φ bits: ``1/x + ln x − 1`` of the label's clipped probability."""
+    if len(values) == 1:
+        theta = _mpfr_clip(values[0], eps)
+        x = theta if label == 1 else 1 - theta
+    else:
+        x = _mpfr_clip(_mpfr_probabilities(values, binary)[label], eps)
+    return 1 / x + bignum.gmpy2.log(x) - 1
+
+
+def _brier_mpfr(values: list[Any], label: int, eps: Any, binary: bool) -> Any:
+    """:func:`brier_rows` at φ bits: ``(θ − y)²`` for one binary value, else ``Σ_k (q_k − [k = y])²``."""
+    if len(values) == 1:
+        return (values[0] - label) ** 2
+    q = _mpfr_probabilities(values, binary)
+    return bignum.gmpy2.fsum([(v - (1 if k == label else 0)) ** 2 for k, v in enumerate(q)])
+
+
+def _norm_like_mpfr(alpha: float) -> MpfrRowFn:
+    def row(values: list[Any], label: int, eps: Any, binary: bool) -> Any:
+        """:func:`norm_like_rows` at φ bits: ``1 + (α − 1) Σ_k q_k^α − α q_y^(α−1)``."""
+        a = bignum.mpfr(repr(alpha))
+        q = _mpfr_probabilities(values, binary)
+        return 1 + (a - 1) * bignum.gmpy2.fsum([v**a for v in q]) - a * q[label] ** (a - 1)
+
+    return row
+
+
+def _softmax_ce_mpfr(values: list[Any], label: int, eps: Any, binary: bool) -> Any:
+    """:func:`softmax_ce_rows` (and :func:`sigmoid_ce_rows`: one logit ``z`` is the row ``(0, z)``) at φ bits:
+    ``−clip(z_y − logsumexp(z), ln eps, ln(1 − eps))``."""
+    z = [bignum.mpfr(0), values[0]] if len(values) == 1 else values
+    top = max(z)
+    log_sum = bignum.gmpy2.log(bignum.gmpy2.fsum([bignum.gmpy2.exp(v - top) for v in z]))
+    log_p = (z[label] - top) - log_sum
+    return -min(max(log_p, bignum.gmpy2.log(eps)), bignum.gmpy2.log1p(-eps))
+
+
+def score_mpfr(
+    metric: Metric, texts: tuple[tuple[str, ...], ...], labels: np.ndarray, eps: float, bits: int, *, binary: bool
+) -> Decimal:
+    """``metric`` computed entirely in ``bits``-bit MPFR arithmetic from the submitted decimal strings: every
+    value read at φ bits, every row's value, sum and the division by N rounded to φ bits (paper 000 §2's
+    φ-bit server; paper 001 App. B.1's finite precision). The log losses are :func:`logloss_mpfr`."""
+    if not metric.supports_mpfr:
+        raise ConfigurationError(f"metric {metric.name!r} is only available in float64 arithmetic")
+    if metric.mpfr_row is None:
+        return logloss_mpfr(texts, labels, eps, bits, binary=binary)
+    if len(labels) == 0:
+        raise NonFiniteScoreError(f"{metric.name}: there are no rows to score")
+    with bignum.local_precision(bits):
+        eps_m = bignum.mpfr(repr(eps))
+        total = bignum.mpfr(0)
+        for row, label in zip(texts, labels, strict=True):
+            total += metric.mpfr_row([bignum.mpfr(t) for t in row], int(label), eps_m, binary)
+        result = total / len(labels)
+        if not bignum.gmpy2.is_finite(result):
+            raise NonFiniteScoreError(f"{metric.name} is not finite")
+        return Decimal(bignum.mpfr_to_decimal_text(result))
+
+
 _NON_NEGATIVE = (0.0, math.inf)
 _UNIT = (0.0, 1.0)
 NORM_LIKE_DEFAULT_ALPHA = 3.0
@@ -346,7 +426,8 @@ def norm_like_metric(name: str, alpha: float) -> Metric:
     rows = norm_like_rows(alpha)
     return Metric(
         name, False, frozenset({"binary", "multiclass"}), _mean_of(rows), rows, binary_range=(0.0, alpha),
-        multiclass_range=(0.0, alpha), label_spread=_norm_like_spread(alpha), alpha=alpha,
+        multiclass_range=(0.0, alpha), label_spread=_norm_like_spread(alpha), alpha=alpha, supports_mpfr=True,
+        mpfr_row=_norm_like_mpfr(alpha),
     )
 
 
@@ -374,7 +455,8 @@ METRICS: dict[str, Metric] = {
         # Binary: (p - y)^2 <= 1; K classes: the squared distance between two points of the simplex <= 2.
         Metric(
             "brier", False, frozenset({"binary", "multiclass"}), _mean_of(brier_rows), brier_rows,
-            binary_range=_UNIT, multiclass_range=(0.0, 2.0), label_spread=_brier_spread,
+            binary_range=_UNIT, multiclass_range=(0.0, 2.0), label_spread=_brier_spread, supports_mpfr=True,
+            mpfr_row=_brier_mpfr,
         ),
         Metric(
             "kl", False, frozenset({"binary", "multiclass"}), _mean_of(kl_rows), kl_rows, supports_mpfr=True,
@@ -384,18 +466,20 @@ METRICS: dict[str, Metric] = {
         Metric(
             "itakura_saito", False, frozenset({"binary", "multiclass"}), _mean_of(itakura_saito_rows),
             itakura_saito_rows, binary_range=_NON_NEGATIVE, multiclass_range=_NON_NEGATIVE, canonical=_clipped,
-            clips=True, label_spread=_itakura_saito_spread,
+            clips=True, label_spread=_itakura_saito_spread, supports_mpfr=True, mpfr_row=_itakura_saito_mpfr,
         ),
         norm_like_metric("norm_like", NORM_LIKE_DEFAULT_ALPHA),
         Metric(
             "softmax_ce", False, frozenset({"binary", "multiclass"}), _mean_of(softmax_ce_rows), softmax_ce_rows,
             binary_range=_NON_NEGATIVE, multiclass_range=_NON_NEGATIVE, canonical=_log_probabilities_of_logits,
-            logits=True, clips=True, label_spread=_clipped_log_spread,
+            logits=True, clips=True, label_spread=_clipped_log_spread, supports_mpfr=True,
+            mpfr_row=_softmax_ce_mpfr,
         ),
         Metric(
             "sigmoid_ce", False, frozenset({"binary"}), _mean_of(sigmoid_ce_rows), sigmoid_ce_rows,
             binary_range=_NON_NEGATIVE, multiclass_range=_NON_NEGATIVE, canonical=_sigmoid_log_probabilities,
-            logits=True, clips=True, label_spread=_clipped_log_spread,
+            logits=True, clips=True, label_spread=_clipped_log_spread, supports_mpfr=True,
+            mpfr_row=_softmax_ce_mpfr,
         ),
     )
 }
@@ -497,13 +581,22 @@ def check_clipping(metric: Metric, n_classes: int, eps: float, arithmetic: Arith
             metric.score(worst, labels, eps)
         else:
             assert arithmetic.bits is not None
-            texts = (("0",), ("1",)) if k == 2 else (("1", *["0"] * (k - 1)), ("0", "1", *["0"] * (k - 2)))
-            value = logloss_mpfr(texts, labels, eps, arithmetic.bits, binary=k == 2)
-            if not math.isfinite(float(value)):
-                raise NonFiniteScoreError("infinite")
+            if metric.logits:
+                big = "1e308"
+                texts = (("-" + big,), (big,)) if k == 2 else ((big, *["-" + big] * (k - 1)),) * 2
+            else:
+                texts = (("0",), ("1",)) if k == 2 else (("1", *["0"] * (k - 1)), ("0", "1", *["0"] * (k - 2)))
+            for row, label in zip(texts, labels, strict=True):  # each worst row alone: none may exceed the cap
+                value = score_mpfr(metric, (row,), np.array([label]), eps, arithmetic.bits, binary=k == 2)
+                if not math.isfinite(float(value)) or float(value) > MAX_ROW_VALUE:
+                    raise NonFiniteScoreError("infinite")
     except NonFiniteScoreError:
         floor = 2.0 ** -(arithmetic.bits or 53) * 4
-        rounds = not arithmetic.is_float64 or 1.0 - eps == 1.0
+        if arithmetic.bits is None:
+            rounds = 1.0 - eps == 1.0
+        else:
+            with bignum.local_precision(arithmetic.bits):
+                rounds = bool(1 - bignum.mpfr(repr(eps)) == 1)
         why = "1 - eps rounds to 1 there" if rounds else f"a row can score up to 1/eps, past {MAX_ROW_VALUE:g}"
         if metric.name == "itakura_saito":
             floor = max(floor, 1.0 / MAX_ROW_VALUE)
@@ -546,9 +639,10 @@ def logloss_mpfr(
         return Decimal(bignum.mpfr_to_decimal_text(result))
 
 
-def mpfr_canonical_form(texts: tuple[tuple[str, ...], ...], eps: float, bits: int) -> bytes:
-    """What :func:`logloss_mpfr` reads of the submitted decimal strings: each value at φ bits, clipped to
-    ``[eps, 1 - eps]`` — so ``0.5``, ``0.50`` and ``5e-1``, or two strings that differ beyond φ bits, agree."""
+def mpfr_canonical_form(texts: tuple[tuple[str, ...], ...], eps: float, bits: int, *, clip: bool = True) -> bytes:
+    """What :func:`score_mpfr` reads of the submitted decimal strings: each value at φ bits, clipped to
+    ``[eps, 1 - eps]`` for a metric that clips probabilities (``clip``; never logits) — so ``0.5``, ``0.50``
+    and ``5e-1``, or two strings that differ beyond φ bits, agree."""
     out = []
     with bignum.local_precision(bits):
         eps_m = bignum.mpfr(repr(eps))
@@ -556,7 +650,8 @@ def mpfr_canonical_form(texts: tuple[tuple[str, ...], ...], eps: float, bits: in
         for row in texts:
             cells = []
             for text in row:
-                mantissa, exponent, _ = min(max(bignum.mpfr(text), eps_m), high).digits(16)
+                value = bignum.mpfr(text)
+                mantissa, exponent, _ = (min(max(value, eps_m), high) if clip else value).digits(16)
                 cells.append(f"{mantissa}p{exponent}")
             out.append(",".join(cells))
     return "\n".join(out).encode()

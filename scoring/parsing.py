@@ -97,9 +97,9 @@ class ParsedPredictions:
 
 def sample_submission_csv(fmt: SubmissionFormat) -> str:
     """The CSV template participants fill in: the exact header and every id, with a neutral guess (logits:
-    all 0, the uniform prediction)."""
+    all 0.0, the uniform prediction; written ``0.0`` so no line reads like an ``id,label`` line)."""
     if fmt.logits:
-        neutral = ",".join(["0"] * fmt.n_value_columns)
+        neutral = ",".join(["0.0"] * fmt.n_value_columns)
     else:
         neutral = "0.5" if fmt.n_classes == 2 else ",".join([repr(1.0 / fmt.n_classes)] * fmt.n_classes)
     lines = [",".join(fmt.columns), *(f"{row_id},{neutral}" for row_id in fmt.ids)]

@@ -21,7 +21,7 @@ from defenses.rounding import round_decimals
 from scoring.arithmetic import Arithmetic
 from scoring.errors import ConfigurationError, NonFiniteScoreError
 from scoring.hidden import HiddenTestSet
-from scoring.metrics import Metric, check_metric_for, get_metric, logloss_mpfr, mpfr_canonical_form
+from scoring.metrics import Metric, check_metric_for, get_metric, mpfr_canonical_form, score_mpfr
 from scoring.parsing import (
     DEFAULT_MAX_BYTES,
     ParsedPredictions,
@@ -185,8 +185,11 @@ def content_digest(parsed: ParsedPredictions, spec: ScoringSpec | None = None) -
         h.update(form.tobytes())
     if not spec.arithmetic.is_float64 and parsed.texts is not None:
         assert spec.arithmetic.bits is not None
-        h.update(b"|mpfr|")
-        h.update(mpfr_canonical_form(parsed.texts, spec.eps, spec.arithmetic.bits))
+        # Probabilities clipped where every reported metric clips them; otherwise (logits, Brier, norm-like) the
+        # φ-bit values themselves, so two files a metric can tell apart never share a digest.
+        clip = all(get_metric(name).clips and not get_metric(name).logits for name in spec.reported_metrics)
+        h.update(b"|mpfr|" if clip else b"|mpfr-unclipped|")
+        h.update(mpfr_canonical_form(parsed.texts, spec.eps, spec.arithmetic.bits, clip=clip))
     return h.hexdigest()
 
 
@@ -209,7 +212,7 @@ def raw_score(spec: ScoringSpec, parsed: ParsedPredictions, rows: np.ndarray) ->
     if not spec.arithmetic.is_float64 and parsed.texts is not None:
         assert spec.arithmetic.bits is not None
         texts = tuple(parsed.texts[i] for i in rows)
-        return logloss_mpfr(texts, labels, spec.eps, spec.arithmetic.bits, binary=spec.hidden.n_classes == 2)
+        return score_mpfr(spec.metric, texts, labels, spec.eps, spec.arithmetic.bits, binary=spec.hidden.n_classes == 2)
     return spec.metric.score(parsed.values[rows], labels, spec.eps)
 
 

@@ -244,3 +244,75 @@ def test_no_rows_is_a_failure_not_a_number() -> None:
     for name in PAPER_001:
         with pytest.raises(NonFiniteScoreError):
             get_metric(name).score(np.array([]), np.array([], dtype=np.int64), EPS)
+
+
+# --- φ-bit MPFR arithmetic ----------------------------------------------------------------------------------
+
+
+def _texts(values: np.ndarray) -> tuple[tuple[str, ...], ...]:
+    return tuple((repr(float(v)),) if np.ndim(v) == 0 else tuple(repr(float(x)) for x in v) for v in values)
+
+
+@pytest.mark.parametrize("name", PAPER_001)
+@pytest.mark.parametrize("k", [2, 3])
+def test_the_phi_bit_score_agrees_with_float64_at_high_precision(rng: np.random.Generator, name: str, k: int) -> None:
+    from scoring.metrics import score_mpfr
+
+    metric = get_metric(name)
+    if "multiclass" not in metric.tasks and k > 2:
+        pytest.skip(f"{name} is binary only")
+    p, y = _logits(rng, 60, k) if metric.logits else _probabilities(rng, 60, k)
+    p = p[4:] if k == 2 and not metric.logits else p[1:]  # rows inside the open interval: no clipping subtleties
+    y = y[len(y) - len(p):]
+    exact = score_mpfr(metric, _texts(p), y, EPS, 300, binary=k == 2)
+    assert_allclose(float(exact), metric.score(p, y, EPS), rtol=1e-11)
+    check_metric_for(metric, k, Arithmetic.parse("mpfr:300"))
+
+
+def test_the_phi_bit_brier_and_norm_like_are_exact_rationals(rng: np.random.Generator) -> None:
+    """At 400 bits the φ-bit value of a polynomial loss (Brier, norm-like with integer α) on decimal inputs is
+    the exact rational value to 2^-390: brute force with fractions."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    from scoring.metrics import score_mpfr
+
+    p = np.round(rng.random(30), 6)
+    y = rng.integers(0, 2, 30)
+    texts = _texts(p)
+    theta = [Fraction(Decimal(t[0])) for t in texts]
+    brier = sum(((t - int(label)) ** 2 for t, label in zip(theta, y, strict=True)), Fraction(0)) / 30
+    got = Fraction(score_mpfr(get_metric("brier"), texts, y, EPS, 400, binary=True))
+    assert abs(got - brier) < Fraction(1, 2**390)
+
+    def eq11(t: Fraction, label: int) -> Fraction:  # α = 3
+        x = t if label == 1 else 1 - t
+        return 1 + 2 * x**3 - 3 * x**2 + 2 * (1 - x) ** 3
+
+    norm = sum((eq11(t, int(label)) for t, label in zip(theta, y, strict=True)), Fraction(0)) / 30
+    got = Fraction(score_mpfr(get_metric("norm_like"), texts, y, EPS, 400, binary=True))
+    assert abs(got - norm) < Fraction(1, 2**390)
+
+
+def test_phi_bit_clipping_is_refused_where_a_row_overflows_or_one_minus_eps_rounds() -> None:
+    for bits in (20, 60):
+        mpfr = Arithmetic.parse(f"mpfr:{bits}")
+        check_clipping(get_metric("itakura_saito"), 2, 2.0 ** -(bits - 1), mpfr)
+        with pytest.raises(ConfigurationError, match=f"mpfr:{bits}"):
+            check_clipping(get_metric("itakura_saito"), 2, 2.0 ** -(bits + 2), mpfr)
+        for name in ("softmax_ce", "sigmoid_ce"):  # clipped in log space: any eps
+            check_clipping(get_metric(name), 2, 1e-300, mpfr)
+    with pytest.raises(ConfigurationError, match="past 1e"):
+        check_clipping(get_metric("itakura_saito"), 3, 1e-305, Arithmetic.parse("mpfr:2000"))
+
+
+def test_a_phi_bit_competition_scores_logits_through_the_oracle() -> None:
+    from attacks import LocalOracle
+
+    labels = [0, 1, 1, 0, 1]
+    oracle = LocalOracle(labels, metric="sigmoid_ce", arithmetic="mpfr:200", decimals=None)
+    released = oracle.submit(["-2.5", "3", "0.125", "-1e-40", "1e40"])
+    expected = np.mean([math.log1p(math.exp(-2.5)), math.log1p(math.exp(-3)), math.log1p(math.exp(-0.125)),
+                        math.log(2), 0.0])
+    assert float(released) == pytest.approx(expected, rel=1e-12)  # type: ignore[arg-type]
+    assert len(str(released)) > 40  # every digit of the φ-bit value

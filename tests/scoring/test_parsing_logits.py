@@ -61,8 +61,8 @@ def test_the_offline_oracle_arrays_meet_the_same_rules() -> None:
 
 
 def test_sample_submission_holds_zero_logits() -> None:
-    assert sample_submission_csv(BINARY).splitlines()[1] == "a,0"
-    assert sample_submission_csv(THREE).splitlines()[1] == "a,0,0,0"
+    assert sample_submission_csv(BINARY).splitlines()[1] == "a,0.0"
+    assert sample_submission_csv(THREE).splitlines()[1] == "a,0.0,0.0,0.0"
     assert parse_submission_csv(sample_submission_csv(THREE).encode(), THREE).values.tolist() == [[0, 0, 0]] * 4
 
 

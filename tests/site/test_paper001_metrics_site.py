@@ -64,7 +64,7 @@ def test_a_competition_on_the_metric_scores_what_its_participants_upload(
     assert detail["metric"] == metric
     assert detail["predictions"] == ("logits" if m.logits else "probabilities")
     sample = clients["anonymous"].get(f"/api/v1/competitions/{competition.slug}/sample-submission/")
-    neutral = "0" if m.logits else ("0.5" if k == 2 else repr(1 / k))
+    neutral = "0.0" if m.logits else ("0.5" if k == 2 else repr(1 / k))
     assert sample.content.decode().splitlines()[1].split(",")[1] == neutral
 
 
