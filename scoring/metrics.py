@@ -582,8 +582,8 @@ def check_clipping(metric: Metric, n_classes: int, eps: float, arithmetic: Arith
         else:
             assert arithmetic.bits is not None
             if metric.logits:
-                big = "1e308"
-                texts = (("-" + big,), (big,)) if k == 2 else ((big, *["-" + big] * (k - 1)),) * 2
+                top = "1e308"
+                texts = (("-" + top,), (top,)) if k == 2 else ((top, *["-" + top] * (k - 1)),) * 2
             else:
                 texts = (("0",), ("1",)) if k == 2 else (("1", *["0"] * (k - 1)), ("0", "1", *["0"] * (k - 2)))
             for row, label in zip(texts, labels, strict=True):  # each worst row alone: none may exceed the cap
