@@ -58,13 +58,13 @@ def reference(name: str, p: np.ndarray, y: np.ndarray, k: int) -> float:
     rows = p.tolist()
     total = 0.0
     for row, label in zip(rows, y.tolist(), strict=True):
-        q = [1 - row, row] if k == 2 else row
+        probs: list[float] = [1 - row, row] if k == 2 else row
         if name == "itakura_saito":
-            x = q[label]
+            x = probs[label]
             total += 1 / x + math.log(x) - 1
         else:  # norm_like, α = 3: the Bregman divergence Σ_k p^α + (α−1) q^α − α p q^(α−1)
             total += sum((1.0 if c == label else 0.0) ** 3 + 2 * v**3 - 3 * (1.0 if c == label else 0.0) * v**2
-                         for c, v in enumerate(q))
+                         for c, v in enumerate(probs))
     return total / len(y)
 
 
