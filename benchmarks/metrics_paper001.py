@@ -11,7 +11,7 @@ For each metric, on random inputs (probabilities, or logits N(0, 4²) for the cr
 * ``float64 ms``: the median time to score ``--rows`` rows (``Metric.score``), and its ratio to
   ``binary_logloss``/``multiclass_logloss`` on the same rows in the same run;
 * ``mpfr:200 ms``: the median time of the φ-bit score (:func:`scoring.metrics.score_mpfr`) on ``--mpfr-rows``
-  rows, and its ratio to the log loss's :func:`scoring.metrics.logloss_mpfr`.
+  rows, and its ratio to the log loss's own φ-bit score on the same number of rows (timed alternately with each).
 
     .venv/bin/python -m benchmarks.metrics_paper001 [--rows 1000000] [--mpfr-rows 2000] [--repeats 5]
 """
@@ -68,14 +68,17 @@ def reference(name: str, p: np.ndarray, y: np.ndarray, k: int) -> float:
     return total / len(y)
 
 
-def median_ms(fn: Callable[[], object], repeats: int) -> float:
-    fn()
-    times = []
+def paired_ms(fn: Callable[[], object], base: Callable[[], object], repeats: int) -> tuple[float, float]:
+    """Median ms of ``fn`` and of ``base``, timed alternately so machine noise hits both alike."""
+    fn(), base()
+    ours: list[float] = []
+    theirs: list[float] = []
     for _ in range(repeats):
-        started = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+        for call, times in ((fn, ours), (base, theirs)):
+            started = time.perf_counter()
+            call()
+            times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(ours), statistics.median(theirs)
 
 
 def texts_of(values: np.ndarray) -> tuple[tuple[str, ...], ...]:
@@ -94,14 +97,7 @@ def main() -> None:
     print("| metric | K | max rel. diff vs reference | float64 ms (× log loss) | mpfr:200 ms (× log loss) |")
     print("|---|---|---|---|---|")
     for k in (2, 10):
-        baseline_name = "binary_logloss" if k == 2 else "multiclass_logloss"
-        p_big, y_big = draw(rng, args.rows, k, logits=False)
-        base_ms = median_ms(partial(get_metric(baseline_name).score, p_big, y_big, EPS), args.repeats)
-        p_small, y_small = draw(rng, args.mpfr_rows, k, logits=False)
-        base_mpfr = median_ms(
-            partial(score_mpfr, get_metric(baseline_name), texts_of(p_small), y_small, EPS, 200, binary=k == 2),
-            max(1, args.repeats // 2),
-        )
+        log_loss = get_metric("binary_logloss" if k == 2 else "multiclass_logloss")
         for name in METRICS:
             metric = get_metric(name)
             if "multiclass" not in metric.tasks and k > 2:
@@ -112,15 +108,19 @@ def main() -> None:
                 ours, theirs = metric.score(p, y, EPS), reference(name, p, y, k)
                 worst = max(worst, abs(ours - theirs) / abs(theirs))
             p_big, y_big = draw(rng, args.rows, k, metric.logits)
-            ms = median_ms(partial(metric.score, p_big, y_big, EPS), args.repeats)
+            q_big, _ = draw(rng, args.rows, k, False)
+            ms, base_ms = paired_ms(
+                partial(metric.score, p_big, y_big, EPS), partial(log_loss.score, q_big, y_big, EPS), args.repeats
+            )
             p_small, y_small = draw(rng, args.mpfr_rows, k, metric.logits)
-            mpfr_ms = median_ms(
+            q_small, _ = draw(rng, args.mpfr_rows, k, False)
+            mpfr_ms, base_mpfr = paired_ms(
                 partial(score_mpfr, metric, texts_of(p_small), y_small, EPS, 200, binary=k == 2),
+                partial(score_mpfr, log_loss, texts_of(q_small), y_small, EPS, 200, binary=k == 2),
                 max(1, args.repeats // 2),
             )
             print(f"| {name} | {k} | {worst:.1e} | {ms:.1f} ({ms / base_ms:.2f}×) | "
-                  f"{mpfr_ms:.0f} ({mpfr_ms / base_mpfr:.2f}×) |")
-        print(f"| ({baseline_name}) | {k} | — | {base_ms:.1f} | {base_mpfr:.0f} |")
+                  f"{mpfr_ms:.0f} ({mpfr_ms / base_mpfr:.2f}×) |", flush=True)
 
 
 if __name__ == "__main__":
