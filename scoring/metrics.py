@@ -162,7 +162,9 @@ def multiclass_logloss_rows(predictions: np.ndarray, labels: np.ndarray, eps: fl
 
 
 def brier_rows(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
-    """Squared Euclidean distance between the probability vector and the one-hot label (binary: (p - y)²)."""
+    """Squared Euclidean distance between the probability vector and the one-hot label (binary: (p - y)²):
+    paper 001 App. C.3 eq. (10), SELoss, which like scikit-learn's ``brier_score_loss`` drops the factor 2 of
+    the distance between ``(1 − θ, θ)`` and ``(1 − y, y)`` on one column. Finite on all of [0, 1]: no clipping."""
     if predictions.ndim == 1:
         return (predictions - labels) ** 2
     onehot = np.zeros_like(predictions)
@@ -199,15 +201,12 @@ def itakura_saito_rows(predictions: np.ndarray, labels: np.ndarray, eps: float) 
     eq. (8) keeps the label's term (the term of a class with ``p_k = 0`` is infinite), which on K classes is
     the same ``g(q_y)`` with ``g(x) = 1/x + ln x − 1``. Predictions are clipped to ``[eps, 1 − eps]`` (the loss
     is finite on the open interval (0, 1]); K-class rows are not renormalised after the clip (the parser
-    already made them sum to 1, and ``g`` reads one entry), so a row moves by at most ``g(eps) − g(1 − eps)``.
+    already made them sum to 1, and ``g`` reads one entry), so a row moves by at most about ``g(eps) ≈ 1/eps``
+    when its label changes (:func:`_itakura_saito_spread`): 1e15 at eps = 1e-15, which makes calibrated noise on
+    it enormous and bounds ``eps`` from below (:func:`check_clipping`).
     """
     q = _label_probability(predictions, labels, eps)
     return 1.0 / q + np.log(q) - 1.0
-
-
-def squared_euclidean_rows(predictions: np.ndarray, labels: np.ndarray, eps: float) -> np.ndarray:
-    """Paper 001 App. C.3 eq. (10): the squared Euclidean loss, which is :func:`brier_rows`."""
-    return brier_rows(predictions, labels, eps)
 
 
 def norm_like_rows(alpha: float) -> RowFn:
