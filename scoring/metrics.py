@@ -228,7 +228,9 @@ def _log_probabilities_of_logits(logits: np.ndarray, eps: float) -> np.ndarray:
     """``log softmax(z)`` per row (binary: one logit ``z`` per row is the rows ``(0, z)``, so class 1 gets
     ``log sigmoid(z)``), clipped to ``[ln eps, ln(1 − eps)]`` — the competition's clipping of the
     probabilities, done in log space so that no finite logit overflows (``z = −1e308`` gives ``ln eps``)."""
-    z = np.column_stack([np.zeros_like(logits), logits]) if logits.ndim == 1 else logits
+    if logits.ndim == 1:  # softmax((0, z)) is (1 − sigmoid(z), sigmoid(z)): the same numbers, computed once
+        return _sigmoid_log_probabilities(logits, eps)
+    z = logits
     top = z.max(axis=1, keepdims=True)
     # z − top ≤ 0, so exp never overflows; a spread beyond the float range is −inf, whose exp is 0.
     with np.errstate(over="ignore"):
