@@ -217,7 +217,7 @@ def test_a_parameter_free_ladder_rounded_as_coarsely_claims_nothing_false() -> N
     # The same coarse releases from a parameter-free Ladder rounded to 2 decimals: the fixed-step assumption is
     # wrong there, and whatever auto claims must still be right and never below the majority class.
     y = _labels(171, 0.63, 13)
-    chain: list[dict[str, object]] = [*FREE, {"name": "rounding", "decimals": 2}]
+    chain: list[dict[str, object]] = [{"name": "ladder", "mode": "parameter_free"}, {"name": "rounding", "decimals": 2}]
     oracle = attacks.LocalOracle(y, decimals=None, defenses=chain, seed=4)
     result = attacks.run("auto", oracle, budget=1000)
     sure = result.fill_confidence() >= 1.0
