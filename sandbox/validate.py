@@ -23,24 +23,29 @@ DEFAULT_MAX_NODES = 20_000
 # Deep nesting of control flow is refused before it can make the checker or the runtime recurse for long.
 MAX_SUBGRAPH_DEPTH = 8
 
-_STANDARD = frozenset("""
-Abs Acos Acosh Add And ArgMax ArgMin Asin Asinh Atan Atanh AveragePool BatchNormalization BitShift BitwiseAnd
-BitwiseNot BitwiseOr BitwiseXor Cast CastLike Ceil Celu Clip Compress Concat Constant ConstantOfShape Conv
-ConvTranspose Cos Cosh CumSum DepthToSpace Div Dropout Einsum Elu Equal Erf Exp Expand EyeLike Flatten Floor
-Gather GatherElements GatherND Gelu Gemm GlobalAveragePool GlobalMaxPool Greater GreaterOrEqual HardSigmoid
-HardSwish Hardmax Identity If InstanceNormalization IsInf IsNaN LRN LayerNormalization LeakyRelu Less
-LessOrEqual Log LogSoftmax Loop LpNormalization MatMul Max MaxPool Mean Min Mish Mod Mul Neg NonZero Not OneHot
-Or PRelu Pad Pow Range Reciprocal ReduceL1 ReduceL2 ReduceLogSum ReduceLogSumExp ReduceMax ReduceMean
-ReduceMin ReduceProd ReduceSum ReduceSumSquare Relu Reshape Round Scan ScatterElements ScatterND Selu Shape
-Shrink Sigmoid Sign Sin Sinh Size Slice Softmax Softplus Softsign SpaceToDepth Split Sqrt Squeeze Sub Sum Tan
-Tanh ThresholdedRelu Tile TopK Transpose Trilu Unsqueeze Where Xor
-""".split())
+_STANDARD = frozenset({
+    "Abs", "Acos", "Acosh", "Add", "And", "ArgMax", "ArgMin", "Asin", "Asinh", "Atan", "Atanh", "AveragePool",
+    "BatchNormalization", "BitShift", "BitwiseAnd", "BitwiseNot", "BitwiseOr", "BitwiseXor", "Cast", "CastLike",
+    "Ceil", "Celu", "Clip", "Compress", "Concat", "Constant", "ConstantOfShape", "Conv", "ConvTranspose", "Cos",
+    "Cosh", "CumSum", "DepthToSpace", "Div", "Dropout", "Einsum", "Elu", "Equal", "Erf", "Exp", "Expand", "EyeLike",
+    "Flatten", "Floor", "Gather", "GatherElements", "GatherND", "Gelu", "Gemm", "GlobalAveragePool",
+    "GlobalMaxPool", "Greater", "GreaterOrEqual", "HardSigmoid", "HardSwish", "Hardmax", "Identity", "If",
+    "InstanceNormalization", "IsInf", "IsNaN", "LRN", "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual",
+    "Log", "LogSoftmax", "Loop", "LpNormalization", "MatMul", "Max", "MaxPool", "Mean", "Min", "Mish", "Mod", "Mul",
+    "Neg", "NonZero", "Not", "OneHot", "Or", "PRelu", "Pad", "Pow", "Range", "Reciprocal", "ReduceL1", "ReduceL2",
+    "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum",
+    "ReduceSumSquare", "Relu", "Reshape", "Round", "Scan", "ScatterElements", "ScatterND", "Selu", "Shape",
+    "Shrink", "Sigmoid", "Sign", "Sin", "Sinh", "Size", "Slice", "Softmax", "Softplus", "Softsign", "SpaceToDepth",
+    "Split", "Sqrt", "Squeeze", "Sub", "Sum", "Tan", "Tanh", "ThresholdedRelu", "Tile", "TopK", "Transpose",
+    "Trilu", "Unsqueeze", "Where", "Xor",
+})
 # scikit-learn's converters (skl2onnx) emit these; all are pure functions of their inputs.
-_ML = frozenset("""
-ArrayFeatureExtractor Binarizer CastMap CategoryMapper DictVectorizer FeatureVectorizer Imputer LabelEncoder
-LinearClassifier LinearRegressor Normalizer OneHotEncoder SVMClassifier SVMRegressor Scaler TreeEnsemble
-TreeEnsembleClassifier TreeEnsembleRegressor ZipMap
-""".split())
+_ML = frozenset({
+    "ArrayFeatureExtractor", "Binarizer", "CastMap", "CategoryMapper", "DictVectorizer", "FeatureVectorizer",
+    "Imputer", "LabelEncoder", "LinearClassifier", "LinearRegressor", "Normalizer", "OneHotEncoder",
+    "SVMClassifier", "SVMRegressor", "Scaler", "TreeEnsemble", "TreeEnsembleClassifier", "TreeEnsembleRegressor",
+    "ZipMap",
+})
 ALLOWED_OPERATORS: dict[str, frozenset[str]] = {"": _STANDARD, "ai.onnx": _STANDARD, "ai.onnx.ml": _ML}
 """Operators a model may use, per domain. Left out on purpose: random operators (``RandomNormal``,
 ``Bernoulli``, ``Multinomial``, ...: a re-scored submission must get the same score), string and sequence
