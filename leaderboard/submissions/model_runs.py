@@ -64,11 +64,19 @@ def model_predictions(*, competition: Competition, spec: ScoringSpec, data: byte
     return _checked(output, spec), "model run isolation: " + (", ".join(output.isolation) or "resource limits only")
 
 
+# Models compute in float32: an average of probabilities (a random forest's) can land a few ulps past 1.
+FLOAT32_SLACK = 1e-6
+
+
 def _checked(output: ModelOutput, spec: ScoringSpec) -> ParsedPredictions:
     """The core's checks of a prediction array (the same as for an upload), with a message that names no row:
-    which row breaks a rule is a function of the hidden features."""
+    which row breaks a rule is a function of the hidden features. Values within :data:`FLOAT32_SLACK` outside
+    [0, 1] are float32 rounding and are clipped first."""
+    predictions = output.predictions
+    near = (predictions >= -FLOAT32_SLACK) & (predictions <= 1 + FLOAT32_SLACK)
+    predictions = np.where(near, np.clip(predictions, 0.0, 1.0), predictions)
     try:
-        values = validate_array(output.predictions, spec.submission_format)
+        values = validate_array(predictions, spec.submission_format)
     except SubmissionError as exc:
         rule = (
             "probabilities must lie in [0, 1]" if spec.hidden.n_classes == 2
