@@ -6,9 +6,9 @@ the model, shuts itself in: a network namespace without interfaces, a ``chroot``
 the ``nobody`` user when started as root, and no further file descriptors. Each step it managed is reported
 back, so the host sees what was enforced on this machine rather than what was hoped for.
 
-Protocol. stdin: one JSON header line (``input``, ``dtype``, ``output``, ``model_bytes``, ``jail``) followed
-by the model's bytes and the features as ``.npy``. stdout: ``OK`` + a JSON line (the isolation steps) + the
-output as ``.npy``; or ``ERR`` + a JSON line (``stage``, ``kind``, ``detail``).
+Protocol. stdin: one JSON header line (``input``, ``dtype``, ``output``, ``model_bytes``, ``jail``, ``parent``,
+``max_output_values``) followed by the model's bytes and the features as ``.npy``. stdout: ``OK`` + a JSON line
+(the isolation steps) + the output as ``.npy``; or ``ERR`` + a JSON line (``stage``, ``kind``, ``detail``).
 """
 
 from __future__ import annotations
@@ -21,6 +21,8 @@ import resource
 import sys
 from typing import Any
 
+PR_SET_PDEATHSIG = 1
+SIGKILL = 9
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWNET = 0x40000000
 NOBODY = 65534
@@ -74,6 +76,20 @@ def _shut_in(jail: str) -> list[str]:
     return steps
 
 
+def _die_with_parent(parent: int) -> str | None:
+    """Be killed when the worker that started us dies (its wall-time limit dies with it otherwise). Set after
+    the change of user, which clears it."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0:
+            return None
+    except OSError:
+        return None
+    if os.getppid() != parent:  # the parent is already gone
+        os._exit(1)
+    return "killed with its parent"
+
+
 def _reply(out: Any, head: bytes, payload: dict[str, Any], body: bytes = b"") -> None:
     out.write(head + b"\n" + json.dumps(payload).encode() + b"\n" + body)
     out.flush()
@@ -96,6 +112,9 @@ def main() -> int:
         model = source.read(int(header["model_bytes"]))
         features = np.load(io.BytesIO(source.read()), allow_pickle=False)
         steps += _shut_in(str(header["jail"]))
+        orphan_guard = _die_with_parent(int(header["parent"]))
+        if orphan_guard:
+            steps.append(orphan_guard)
 
         stage = "load"
         options = ort.SessionOptions()

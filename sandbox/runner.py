@@ -98,6 +98,7 @@ def run_model(
         header = {
             "input": model.input_name, "dtype": model.input_dtype, "output": model.output_name,
             "model_bytes": len(data), "jail": jail, "max_output_values": n_rows * max(width, 2),
+            "parent": os.getpid(),
         }
         buffer = io.BytesIO()
         np.save(buffer, features, allow_pickle=False)
