@@ -1,0 +1,7 @@
+"""``mutnet`` (paper 001, Section 5, Theorem 6): the Mutator Network head that makes any classifier emit chosen
+prediction vectors, as pure ONNX-graph builders (:mod:`attacks.mutnet.head`). Not imported by ``attacks`` itself,
+so importing the library does not load ``onnx``."""
+
+from attacks.mutnet.head import FeatureKey, emitted_values, keyed_mutator_head, logit, mutator_head
+
+__all__ = ["FeatureKey", "emitted_values", "keyed_mutator_head", "logit", "mutator_head"]

@@ -1,0 +1,191 @@
+"""The Mutator Network of paper 001, Section 5 ("One model to infer them all"), on top of an honest ONNX model.
+
+Theorem 6: let ``M1`` have only negative entries and ``x' = ln(θ / (1 − θ))``. For an input ``v`` with
+non-negative entries, ``u2 = ReLU(v M1) = 0`` (every product is ≤ 0), so ``u3 = Sigmoid(u2 M2 + x') = θ``
+whatever ``v`` is: the network emits the chosen vector θ, and a released loss of θ decodes as LabelInf does.
+Remark 4: the head can sit on top of any network. Here ``v`` is the honest model's own probability output (in
+[0, 1], so non-negative as the theorem needs), and the honest graph stays whole below the head.
+
+A model competition scores one output row per hidden row, and the model sees a row's features, not its index.
+:func:`keyed_mutator_head` therefore adds the row's key — a function of its features computed inside the graph
+(:class:`FeatureKey`: a seeded projection, scaled, floored, modulo ``buckets``) — and emits
+``Sigmoid(u2 M2 + x'[key])``: the probe value the attacker assigned to that key. What the attacker learns is
+keyed the same way (labels per feature fingerprint); a follow-up model with the same key looks them up.
+
+Precision. The graph computes in float32, and onnxruntime's sigmoid is an approximation: the emitted value is
+within about 2e-5 (relative) of θ. :func:`emitted_values` gives it exactly (the tests check it equals what the
+models emit, row for row); a decoder must use it.
+
+Pure graph building: no file, no process (the layer rule of ``attacks``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HONEST_OUTPUT = "probabilities"
+_PREFIX = "mutnet_"
+
+
+def logit(theta: np.ndarray) -> np.ndarray:
+    """``x' = ln(θ / (1 − θ))``, the bias that makes ``Sigmoid(0 + x') = θ`` (Theorem 6); θ strictly in (0, 1).
+
+    >>> logit(np.array([0.5, 0.25])).round(6)
+    array([ 0.      , -1.098612])
+    """
+    theta = np.asarray(theta, dtype=np.float64)
+    if not ((theta > 0) & (theta < 1)).all():
+        raise ValueError("θ must lie strictly between 0 and 1")
+    return np.log(theta) - np.log1p(-theta)
+
+
+def emitted_values(theta: np.ndarray) -> np.ndarray:
+    """What the head emits for θ, as float64: onnxruntime's float32 ``Sigmoid`` of the float32 logit (the same
+    operator on the same values as in the head). onnxruntime's sigmoid is a fast approximation, up to about
+    2e-5 (relative) from the exact one, so a decoder must use these values, not θ nor numpy's sigmoid."""
+    import onnxruntime  # in this process: the attacker's own tiny graph, nothing started
+
+    theta = np.asarray(theta, dtype=np.float64)
+    flat = logit(theta).astype(np.float32).reshape(-1, 1)
+    graph = helper.make_graph(
+        [helper.make_node("Sigmoid", ["x"], ["y"])], "emitted",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [None, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [None, 1])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    (values,) = session.run(["y"], {"x": flat})
+    return np.asarray(values, dtype=np.float64).reshape(theta.shape)
+
+
+@dataclass(frozen=True)
+class FeatureKey:
+    """A row's key: ``floor(|v · a| · scale) mod buckets`` with ``a`` a seeded Gaussian projection of the
+    ``n_features`` features. Rows with equal features share a key; distinct rows collide with probability
+    about ``1 / buckets`` per pair."""
+
+    n_features: int
+    buckets: int = 1 << 16
+    scale: float = 1024.0
+    seed: int = 0
+
+    @property
+    def projection(self) -> np.ndarray:
+        return np.random.default_rng(self.seed).standard_normal((self.n_features, 1)).astype(np.float32)
+
+    def key_model(self, features: str = "X") -> onnx.ModelProto:
+        """A model that outputs the key of each row (``key``, int64 ``[N]``), with exactly the nodes the head
+        uses: for tests and offline play (the attacker never sees the features). numpy's float32 product is
+        summed in another order, and the floor can fall the other way, so the graph is the reference."""
+        nodes, tensors = self.nodes(features, "key")
+        graph = helper.make_graph(
+            nodes, "feature_key", [helper.make_tensor_value_info(features, TensorProto.FLOAT, [None, self.n_features])],
+            [helper.make_tensor_value_info("key", TensorProto.INT64, [None])], initializer=tensors,
+        )
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+    def nodes(self, features: str, out: str) -> tuple[list[onnx.NodeProto], list[onnx.TensorProto]]:
+        p = _PREFIX
+        nodes = [
+            helper.make_node("MatMul", [features, f"{p}projection"], [f"{p}projected"]),
+            helper.make_node("Abs", [f"{p}projected"], [f"{p}magnitude"]),
+            helper.make_node("Mul", [f"{p}magnitude", f"{p}scale"], [f"{p}scaled"]),
+            helper.make_node("Floor", [f"{p}scaled"], [f"{p}floored"]),
+            helper.make_node("Cast", [f"{p}floored"], [f"{p}wide"], to=TensorProto.INT64),
+            helper.make_node("Mod", [f"{p}wide", f"{p}buckets"], [f"{p}key2d"]),
+            helper.make_node("Squeeze", [f"{p}key2d", f"{p}axis1"], [out]),
+        ]
+        tensors = [
+            numpy_helper.from_array(self.projection, f"{p}projection"),
+            numpy_helper.from_array(np.array(self.scale, dtype=np.float32), f"{p}scale"),
+            numpy_helper.from_array(np.array(self.buckets, dtype=np.int64), f"{p}buckets"),
+            numpy_helper.from_array(np.array([1], dtype=np.int64), f"{p}axis1"),
+        ]
+        return nodes, tensors
+
+
+def _honest_parts(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str, int, str]:
+    """A copy of ``model`` whose probability output is renamed internal, its width K and its features input."""
+    mutated = onnx.ModelProto()
+    mutated.CopyFrom(model)
+    graph = mutated.graph
+    outputs = {value.name: value for value in graph.output}
+    if HONEST_OUTPUT not in outputs:
+        raise ValueError(f"the honest model needs a float tensor output named {HONEST_OUTPUT!r} (skl2onnx with "
+                         "options={'zipmap': False})")
+    dims = outputs[HONEST_OUTPUT].type.tensor_type.shape.dim
+    if len(dims) != 2 or not dims[1].HasField("dim_value"):
+        raise ValueError(f"the honest output {HONEST_OUTPUT!r} must be declared [N, K]")
+    width = dims[1].dim_value
+    internal = f"{_PREFIX}honest"
+    for node in graph.node:
+        node.output[:] = [internal if name == HONEST_OUTPUT else name for name in node.output]
+        node.input[:] = [internal if name == HONEST_OUTPUT else name for name in node.input]
+    kept = [value for value in graph.output if value.name != HONEST_OUTPUT]
+    del graph.output[:]
+    graph.output.extend(kept)
+    initializers = {tensor.name for tensor in graph.initializer}
+    features = next(value.name for value in graph.input if value.name not in initializers)
+    return mutated, internal, width, features
+
+
+def _negative_and_free(width: int, out_width: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """``M1`` with every entry in [−1, −0.1] (negative: Theorem 6) and an arbitrary ``M2``."""
+    rng = np.random.default_rng(seed)
+    m1 = -rng.uniform(0.1, 1.0, (width, width)).astype(np.float32)
+    m2 = rng.standard_normal((width, out_width)).astype(np.float32)
+    return m1, m2
+
+
+def _head(
+    model: onnx.ModelProto, bias_nodes: list[onnx.NodeProto], bias_tensors: list[onnx.TensorProto], bias: str,
+    out_width: int, seed: int,
+) -> onnx.ModelProto:
+    mutated, honest, width, _ = _honest_parts(model)
+    m1, m2 = _negative_and_free(width, out_width, seed)
+    p = _PREFIX
+    graph = mutated.graph
+    graph.node.extend([
+        *bias_nodes,
+        helper.make_node("MatMul", [honest, f"{p}m1"], [f"{p}u2_pre"]),
+        helper.make_node("Relu", [f"{p}u2_pre"], [f"{p}u2"]),
+        helper.make_node("MatMul", [f"{p}u2", f"{p}m2"], [f"{p}u3_pre"]),
+        helper.make_node("Add", [f"{p}u3_pre", bias], [f"{p}u3_logit"]),
+        helper.make_node("Sigmoid", [f"{p}u3_logit"], [HONEST_OUTPUT]),
+    ])
+    graph.initializer.extend([
+        *bias_tensors, numpy_helper.from_array(m1, f"{p}m1"), numpy_helper.from_array(m2, f"{p}m2"),
+    ])
+    graph.output.append(helper.make_tensor_value_info(HONEST_OUTPUT, TensorProto.FLOAT, [None, out_width]))
+    onnx.checker.check_model(mutated)
+    return mutated
+
+
+def mutator_head(model: onnx.ModelProto, theta: np.ndarray, *, seed: int = 0) -> onnx.ModelProto:
+    """``model`` with the Mutator Network on top: every row's output is θ (a vector of ``d2`` values in (0, 1);
+    for a binary competition ``d2 = 1``, the probability of label 1), whatever the features (Theorem 6)."""
+    theta = np.atleast_1d(np.asarray(theta, dtype=np.float64))
+    bias = numpy_helper.from_array(logit(theta).astype(np.float32)[None, :], f"{_PREFIX}x")
+    return _head(model, [], [bias], f"{_PREFIX}x", len(theta), seed)
+
+
+def keyed_mutator_head(
+    model: onnx.ModelProto, table: np.ndarray, key: FeatureKey, *, seed: int = 0
+) -> onnx.ModelProto:
+    """``model`` with a keyed Mutator Network: row ``v``'s output is ``table[key(v)]`` (``table``: ``buckets`` rows
+    of ``d2`` values in (0, 1)), i.e. Theorem 6's θ chosen per feature fingerprint."""
+    table = np.asarray(table, dtype=np.float64)
+    if table.ndim == 1:
+        table = table[:, None]
+    if len(table) != key.buckets:
+        raise ValueError(f"the table needs one row per bucket ({key.buckets}), got {len(table)}")
+    mutated, _, _, features = _honest_parts(model)
+    p = _PREFIX
+    key_nodes, key_tensors = key.nodes(features, f"{p}key")
+    lookup = helper.make_node("Gather", [f"{p}table", f"{p}key"], [f"{p}x"], axis=0)
+    tensors = [*key_tensors, numpy_helper.from_array(logit(table).astype(np.float32), f"{p}table")]
+    return _head(model, [*key_nodes, lookup], tensors, f"{p}x", table.shape[1], seed)
