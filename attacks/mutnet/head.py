@@ -108,8 +108,13 @@ class FeatureKey:
         return nodes, tensors
 
 
-def _honest_parts(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str, int, str]:
-    """A copy of ``model`` whose probability output is renamed internal, its width K and its features input."""
+def _features_input(model: onnx.ModelProto) -> str:
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    return next(value.name for value in model.graph.input if value.name not in initializers)
+
+
+def _honest_parts(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str, int]:
+    """A copy of ``model`` whose probability output is renamed internal, and that output's width K."""
     mutated = onnx.ModelProto()
     mutated.CopyFrom(model)
     graph = mutated.graph
@@ -128,9 +133,7 @@ def _honest_parts(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str, int, st
     kept = [value for value in graph.output if value.name != HONEST_OUTPUT]
     del graph.output[:]
     graph.output.extend(kept)
-    initializers = {tensor.name for tensor in graph.initializer}
-    features = next(value.name for value in graph.input if value.name not in initializers)
-    return mutated, internal, width, features
+    return mutated, internal, width
 
 
 def _negative_and_free(width: int, out_width: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -145,7 +148,7 @@ def _head(
     model: onnx.ModelProto, bias_nodes: list[onnx.NodeProto], bias_tensors: list[onnx.TensorProto], bias: str,
     out_width: int, seed: int,
 ) -> onnx.ModelProto:
-    mutated, honest, width, _ = _honest_parts(model)
+    mutated, honest, width = _honest_parts(model)
     m1, m2 = _negative_and_free(width, out_width, seed)
     p = _PREFIX
     graph = mutated.graph
@@ -183,9 +186,8 @@ def keyed_mutator_head(
         table = table[:, None]
     if len(table) != key.buckets:
         raise ValueError(f"the table needs one row per bucket ({key.buckets}), got {len(table)}")
-    mutated, _, _, features = _honest_parts(model)
     p = _PREFIX
-    key_nodes, key_tensors = key.nodes(features, f"{p}key")
+    key_nodes, key_tensors = key.nodes(_features_input(model), f"{p}key")
     lookup = helper.make_node("Gather", [f"{p}table", f"{p}key"], [f"{p}x"], axis=0)
     tensors = [*key_tensors, numpy_helper.from_array(logit(table).astype(np.float32), f"{p}table")]
     return _head(model, [*key_nodes, lookup], tensors, f"{p}x", table.shape[1], seed)
