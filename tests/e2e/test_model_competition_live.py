@@ -1,0 +1,49 @@
+"""A model competition on a live site (gunicorn + a real Celery worker + Redis + a fresh SQLite file), through
+the client alone: the host creates it with hidden features, a participant uploads an honest scikit-learn model
+exported to ONNX and a refused one, and the worker scores the honest one as scikit-learn would."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import log_loss
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from bot.client import UploadRejected
+from tests.e2e.bot_support import LiveStack, live_stack, redis_available
+from tests.sandbox import hostile
+from tests.site.factories import features_csv, labels_csv
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveStack]:
+    if not redis_available():
+        pytest.fail("the end-to-end tests need Redis at 127.0.0.1:6379")
+    with live_stack(tmp_path_factory.mktemp("models-e2e")) as live:
+        yield live
+
+
+def test_an_onnx_model_is_run_on_hidden_features_and_scored_over_http(stack: LiveStack) -> None:
+    features, labels = hostile.breast_cancer()
+    hidden = slice(300, None)
+    stack.host.create_competition(
+        "live-models", labels_csv(labels[hidden]), features=features_csv(features[hidden]), score_decimals=None,
+        public_fraction=1.0,
+    )
+    player = stack.client(stack.participant("model-player"))
+    competition = player.competition("live-models")
+    assert competition.takes_models and competition.n_features == 30
+    with pytest.raises(UploadRejected, match="has 29 features"):
+        player.submit_model("live-models", hostile.declared(input_width=29))
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(features[:300], labels[:300])
+    upload = player.submit_model("live-models", hostile.sklearn_onnx(model, features))
+    scored = player.wait(upload.id, timeout=120)
+    assert scored.status == "scored", scored
+    expected = log_loss(labels[hidden], np.clip(model.predict_proba(features[hidden])[:, 1], 1e-15, 1 - 1e-15))
+    assert scored.public_score == pytest.approx(expected, abs=1e-5)
