@@ -238,3 +238,37 @@ def test_a_model_upload_to_a_prediction_competition_is_refused(competition, part
 
     with pytest.raises(InvalidUpload):
         submission_create(competition=competition, participant=participant, data=_onnx(GaussianNB()))
+
+
+def test_a_mutnet_model_carries_a_probe_past_the_move_to_models(upload, clients, model_competition, score_all):
+    """Paper 001, Section 5: an honest model with the Mutator Network on top emits a chosen θ on every hidden
+    row; its released log loss gives the public split's class count exactly, as a constant file would."""
+    import onnx
+
+    from attacks.mutnet import emitted_values, mutator_head
+
+    honest = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000))
+    base = onnx.load_model_from_string(_onnx(honest))
+    mutnet = mutator_head(base, np.array([0.7])).SerializeToString()
+    response = upload(clients["participant"], model_competition.slug, mutnet)
+    assert response.status_code == 202
+    assert score_all() == ["scored"]
+    released = Submission.objects.get(pk=response.json()["id"]).public_score
+    theta = float(emitted_values(np.array([0.7]))[0])
+    share = (released + np.log(1 - theta)) / (np.log(1 - theta) - np.log(theta))
+    public = competition_scoring_spec(competition=model_competition).split_rows["public"]
+    assert round(share * len(public)) == int(LABELS[HIDDEN][public].sum())
+
+
+def test_a_model_is_scored_under_phi_bit_arithmetic_from_its_exact_outputs(upload, clients, host, score_all) -> None:
+    competition = competition_create(
+        slug="cancer-mpfr", host=host, labels_csv=labels_csv(LABELS[HIDDEN]),
+        features_csv=features_csv(FEATURES[HIDDEN]), arithmetic="mpfr:200", score_decimals=None, public_fraction=1.0,
+    )
+    model = GaussianNB()
+    response = upload(clients["participant"], competition.slug, _onnx(model))
+    assert score_all() == ["scored"]
+    submission = Submission.objects.get(pk=response.json()["id"])
+    probabilities = np.clip(model.predict_proba(FEATURES[HIDDEN])[:, 1], 1e-15, 1 - 1e-15)
+    assert submission.raw_public == pytest.approx(log_loss(LABELS[HIDDEN], probabilities), abs=1e-5)
+    assert len(submission.raw_public_text) > 30  # the φ-bit value's digits, not a float64 repr
