@@ -51,7 +51,7 @@ def _shut_in(jail: str) -> list[str]:
         steps.append("chroot into an empty directory")
     except OSError:
         pass
-    if os.getuid() == 0 and steps:
+    if os.getuid() == 0:  # started as root: run the model as nobody
         try:
             os.setgroups([])
             os.setgid(NOBODY)
