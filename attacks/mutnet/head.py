@@ -146,7 +146,7 @@ def _negative_and_free(width: int, out_width: int, seed: int) -> tuple[np.ndarra
 
 def _head(
     model: onnx.ModelProto, bias_nodes: list[onnx.NodeProto], bias_tensors: list[onnx.TensorProto], bias: str,
-    out_width: int, seed: int,
+    out_width: int, seed: int, activation: str = "Sigmoid",
 ) -> onnx.ModelProto:
     mutated, honest, width = _honest_parts(model)
     m1, m2 = _negative_and_free(width, out_width, seed)
@@ -158,7 +158,7 @@ def _head(
         helper.make_node("Relu", [f"{p}u2_pre"], [f"{p}u2"]),
         helper.make_node("MatMul", [f"{p}u2", f"{p}m2"], [f"{p}u3_pre"]),
         helper.make_node("Add", [f"{p}u3_pre", bias], [f"{p}u3_logit"]),
-        helper.make_node("Sigmoid", [f"{p}u3_logit"], [HONEST_OUTPUT]),
+        helper.make_node(activation, [f"{p}u3_logit"], [HONEST_OUTPUT]),
     ])
     graph.initializer.extend([
         *bias_tensors, numpy_helper.from_array(m1, f"{p}m1"), numpy_helper.from_array(m2, f"{p}m2"),
@@ -191,3 +191,73 @@ def keyed_mutator_head(
     lookup = helper.make_node("Gather", [f"{p}table", f"{p}key"], [f"{p}x"], axis=0)
     tensors = [*key_tensors, numpy_helper.from_array(logit(table).astype(np.float32), f"{p}table")]
     return _head(model, [*key_nodes, lookup], tensors, f"{p}x", table.shape[1], seed)
+
+
+@dataclass(frozen=True)
+class FeatureRank:
+    """A row's index in a feature-determined order of the whole batch: the rank of ``v · a`` (``a`` a seeded
+    Gaussian projection) among the ``n_rows`` rows the model is run on at once, ties broken by position.
+
+    A model competition runs a model on all hidden rows in one call, so a graph can compare rows with each
+    other: ``TopK`` sorts the projections and ``ScatterElements`` inverts that permutation. Every row gets its
+    own index in ``0..n_rows-1`` — a bijection, no collisions — and the Mutator Network emits ``table[rank]``:
+    any prediction file, in rank order. The attacker never learns which row has which rank; the ranks key what
+    it learns, and a follow-up model with the same projection finds the same rows again.
+    """
+
+    n_features: int
+    n_rows: int
+    seed: int = 0
+
+    @property
+    def projection(self) -> np.ndarray:
+        return np.random.default_rng(self.seed).standard_normal((self.n_features, 1)).astype(np.float32)
+
+    def nodes(self, features: str, out: str) -> tuple[list[onnx.NodeProto], list[onnx.TensorProto]]:
+        p = f"{_PREFIX}rank_"
+        nodes = [
+            helper.make_node("MatMul", [features, f"{p}projection"], [f"{p}projected"]),
+            helper.make_node("TopK", [f"{p}projected", f"{p}k"], [f"{p}sorted", f"{p}order"], axis=0, largest=0,
+                             sorted=1),
+            helper.make_node("ScatterElements", [f"{p}zeros", f"{p}order", f"{p}positions"], [f"{p}rank2d"], axis=0),
+            helper.make_node("Squeeze", [f"{p}rank2d", f"{p}axis1"], [out]),
+        ]
+        tensors = [
+            numpy_helper.from_array(self.projection, f"{p}projection"),
+            numpy_helper.from_array(np.array([self.n_rows], dtype=np.int64), f"{p}k"),
+            numpy_helper.from_array(np.zeros((self.n_rows, 1), dtype=np.int64), f"{p}zeros"),
+            numpy_helper.from_array(np.arange(self.n_rows, dtype=np.int64)[:, None], f"{p}positions"),
+            numpy_helper.from_array(np.array([1], dtype=np.int64), f"{p}axis1"),
+        ]
+        return nodes, tensors
+
+    def rank_model(self, features: str = "X") -> onnx.ModelProto:
+        """A model that outputs each row's rank (``rank``, int64 ``[N]``) with the head's own nodes: for tests
+        and offline play (the attacker never sees the features)."""
+        nodes, tensors = self.nodes(features, "rank")
+        graph = helper.make_graph(
+            nodes, "feature_rank", [helper.make_tensor_value_info(features, TensorProto.FLOAT, [None, self.n_features])],
+            [helper.make_tensor_value_info("rank", TensorProto.INT64, [None])], initializer=tensors,
+        )
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def ranked_mutator_head(model: onnx.ModelProto, table: np.ndarray, rank: FeatureRank, *, seed: int = 0) -> onnx.ModelProto:
+    """``model`` with a Mutator Network that emits ``table[rank(v)]`` exactly (``table``: ``n_rows`` rows of
+    ``d2`` values, stored as float32): a prediction file carried by a model, row ``i`` of the file going to the
+    hidden row of rank ``i``.
+
+    The head is Theorem 6's with the last activation the identity: ``u3 = ReLU(v M1) M2 + table[rank]``, and
+    ``ReLU(v M1) = 0`` exactly, so the output is the stored value itself. (The sigmoid of the theorem only maps
+    a bias into (0, 1); onnxruntime's is approximate, which would move every probe by up to 2e-5.)
+    """
+    table = np.asarray(table, dtype=np.float64)
+    if table.ndim == 1:
+        table = table[:, None]
+    if len(table) != rank.n_rows:
+        raise ValueError(f"the table needs one row per hidden row ({rank.n_rows}), got {len(table)}")
+    p = _PREFIX
+    rank_nodes, rank_tensors = rank.nodes(_features_input(model), f"{p}rank")
+    lookup = helper.make_node("Gather", [f"{p}table", f"{p}rank"], [f"{p}x"], axis=0)
+    tensors = [*rank_tensors, numpy_helper.from_array(table.astype(np.float32), f"{p}table")]
+    return _head(model, [*rank_nodes, lookup], tensors, f"{p}x", table.shape[1], seed, activation="Identity")
