@@ -236,13 +236,16 @@ class FeatureRank:
         and offline play (the attacker never sees the features)."""
         nodes, tensors = self.nodes(features, "rank")
         graph = helper.make_graph(
-            nodes, "feature_rank", [helper.make_tensor_value_info(features, TensorProto.FLOAT, [None, self.n_features])],
+            nodes, "feature_rank",
+            [helper.make_tensor_value_info(features, TensorProto.FLOAT, [None, self.n_features])],
             [helper.make_tensor_value_info("rank", TensorProto.INT64, [None])], initializer=tensors,
         )
         return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
-def ranked_mutator_head(model: onnx.ModelProto, table: np.ndarray, rank: FeatureRank, *, seed: int = 0) -> onnx.ModelProto:
+def ranked_mutator_head(
+    model: onnx.ModelProto, table: np.ndarray, rank: FeatureRank, *, seed: int = 0
+) -> onnx.ModelProto:
     """``model`` with a Mutator Network that emits ``table[rank(v)]`` exactly (``table``: ``n_rows`` rows of
     ``d2`` values, stored as float32): a prediction file carried by a model, row ``i`` of the file going to the
     hidden row of rank ``i``.

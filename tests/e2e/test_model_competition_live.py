@@ -47,3 +47,35 @@ def test_an_onnx_model_is_run_on_hidden_features_and_scored_over_http(stack: Liv
     assert scored.status == "scored", scored
     expected = log_loss(labels[hidden], np.clip(model.predict_proba(features[hidden])[:, 1], 1e-15, 1 - 1e-15))
     assert scored.public_score == pytest.approx(expected, abs=1e-5)
+
+
+def test_mutnet_recovers_every_label_of_a_live_model_competition(stack: LiveStack) -> None:
+    """Paper 001, Section 5, through the site: an existing attack (``capacity``) whose every query is an honest
+    naive Bayes model with the ranked Mutator Network on top, uploaded over HTTP and run by the worker on
+    hidden features the attacker never sees; then a follow-up model puts the learned labels back on their rows."""
+    import onnx
+    from sklearn.naive_bayes import GaussianNB
+
+    import attacks
+    from attacks.mutnet import ModelOracle
+
+    features, labels = hostile.breast_cancer()
+    hidden = slice(300, None)
+    stack.host.create_competition(
+        "live-mutnet", labels_csv(labels[hidden]), features=features_csv(features[hidden]), public_fraction=1.0,
+        daily_limit=None,
+    )
+    player = stack.client(stack.participant("mutnet-player"))
+    meta = player.competition("live-mutnet")
+
+    def submit_model(data: bytes) -> float | None:
+        done = player.wait(player.submit_model("live-mutnet", data).id, timeout=120, raise_on_failure=True)
+        return done.public_score
+
+    base = onnx.load_model_from_string(hostile.sklearn_onnx(GaussianNB().fit(features[:300], labels[:300]), features))
+    oracle = ModelOracle(base, submit_model, n_rows=meta.n_rows, n_features=meta.n_features,
+                         decimals=meta.released_decimals, seed=11)
+    result = attacks.run("capacity", oracle)
+    assert sorted(np.bincount(result.labels, minlength=2)) == sorted(np.bincount(labels[hidden], minlength=2))
+    exploit = submit_model(oracle.model_for(np.asarray(result.labels, dtype=np.float64)))
+    assert exploit == 0.0  # every label right: the top of the board
