@@ -7,6 +7,7 @@ from attacks.mutnet.head import (
     FeatureRank,
     emitted_values,
     keyed_mutator_head,
+    linear_base,
     logit,
     mutator_head,
     ranked_mutator_head,
@@ -14,6 +15,6 @@ from attacks.mutnet.head import (
 from attacks.mutnet.oracle import ModelOracle
 
 __all__ = [
-    "FeatureKey", "FeatureRank", "ModelOracle", "emitted_values", "keyed_mutator_head", "logit", "mutator_head",
-    "ranked_mutator_head",
+    "FeatureKey", "FeatureRank", "ModelOracle", "emitted_values", "keyed_mutator_head", "linear_base", "logit",
+    "mutator_head", "ranked_mutator_head",
 ]

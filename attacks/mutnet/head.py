@@ -146,12 +146,17 @@ def _negative_and_free(width: int, out_width: int, seed: int) -> tuple[np.ndarra
 
 def _head(
     model: onnx.ModelProto, bias_nodes: list[onnx.NodeProto], bias_tensors: list[onnx.TensorProto], bias: str,
-    out_width: int, seed: int, activation: str = "Sigmoid",
+    out_width: int, seed: int, activation: str = "Sigmoid", double: bool = False,
 ) -> onnx.ModelProto:
+    """Append the head; with ``double`` it computes in float64 (the honest output cast up) and emits float64."""
     mutated, honest, width = _honest_parts(model)
     m1, m2 = _negative_and_free(width, out_width, seed)
     p = _PREFIX
     graph = mutated.graph
+    if double:
+        m1, m2 = m1.astype(np.float64), m2.astype(np.float64)
+        bias_nodes = [*bias_nodes, helper.make_node("Cast", [honest], [f"{p}honest64"], to=TensorProto.DOUBLE)]
+        honest = f"{p}honest64"
     graph.node.extend([
         *bias_nodes,
         helper.make_node("MatMul", [honest, f"{p}m1"], [f"{p}u2_pre"]),
@@ -163,7 +168,8 @@ def _head(
     graph.initializer.extend([
         *bias_tensors, numpy_helper.from_array(m1, f"{p}m1"), numpy_helper.from_array(m2, f"{p}m2"),
     ])
-    graph.output.append(helper.make_tensor_value_info(HONEST_OUTPUT, TensorProto.FLOAT, [None, out_width]))
+    out_type = TensorProto.DOUBLE if double else TensorProto.FLOAT
+    graph.output.append(helper.make_tensor_value_info(HONEST_OUTPUT, out_type, [None, out_width]))
     onnx.checker.check_model(mutated)
     return mutated
 
@@ -247,12 +253,13 @@ def ranked_mutator_head(
     model: onnx.ModelProto, table: np.ndarray, rank: FeatureRank, *, seed: int = 0
 ) -> onnx.ModelProto:
     """``model`` with a Mutator Network that emits ``table[rank(v)]`` exactly (``table``: ``n_rows`` rows of
-    ``d2`` values, stored as float32): a prediction file carried by a model, row ``i`` of the file going to the
-    hidden row of rank ``i``.
+    ``d2`` float64 values): a prediction file carried by a model, row ``i`` of the file going to the hidden row of
+    rank ``i``.
 
-    The head is Theorem 6's with the last activation the identity: ``u3 = ReLU(v M1) M2 + table[rank]``, and
-    ``ReLU(v M1) = 0`` exactly, so the output is the stored value itself. (The sigmoid of the theorem only maps
-    a bias into (0, 1); onnxruntime's is approximate, which would move every probe by up to 2e-5.)
+    The head is Theorem 6's with the last activation the identity and float64 arithmetic:
+    ``u3 = ReLU(v M1) M2 + table[rank]``, and ``ReLU(v M1) = 0`` exactly, so the output is the stored float64
+    value itself. (The sigmoid of the theorem only maps a bias into (0, 1); onnxruntime's is approximate and
+    float32 would round every probe: split-aware and binary-representation probes need the float64 digits.)
     """
     table = np.asarray(table, dtype=np.float64)
     if table.ndim == 1:
@@ -262,5 +269,29 @@ def ranked_mutator_head(
     p = _PREFIX
     rank_nodes, rank_tensors = rank.nodes(_features_input(model), f"{p}rank")
     lookup = helper.make_node("Gather", [f"{p}table", f"{p}rank"], [f"{p}x"], axis=0)
-    tensors = [*rank_tensors, numpy_helper.from_array(table.astype(np.float32), f"{p}table")]
-    return _head(model, [*rank_nodes, lookup], tensors, f"{p}x", table.shape[1], seed, activation="Identity")
+    tensors = [*rank_tensors, numpy_helper.from_array(table, f"{p}table")]
+    return _head(model, [*rank_nodes, lookup], tensors, f"{p}x", table.shape[1], seed, activation="Identity",
+                 double=True)
+
+
+def linear_base(n_features: int, n_classes: int = 2, *, seed: int = 0) -> onnx.ModelProto:
+    """A plain linear softmax classifier (small seeded weights) with the shape a model competition expects:
+    input ``X`` ``[N, n_features]``, output ``probabilities`` ``[N, n_classes]``. The base a bot puts the head
+    on when it has no training data of its own (any honest model serves; Remark 4)."""
+    rng = np.random.default_rng(seed)
+    weights = (rng.standard_normal((n_features, n_classes)) * 1e-3).astype(np.float32)
+    graph = helper.make_graph(
+        [
+            helper.make_node("MatMul", ["X", "weights"], ["scores"]),
+            helper.make_node("Add", ["scores", "bias"], ["logits"]),
+            helper.make_node("Softmax", ["logits"], [HONEST_OUTPUT], axis=1),
+        ],
+        "linear",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, [None, n_features])],
+        [helper.make_tensor_value_info(HONEST_OUTPUT, TensorProto.FLOAT, [None, n_classes])],
+        initializer=[
+            numpy_helper.from_array(weights, "weights"),
+            numpy_helper.from_array(np.zeros(n_classes, dtype=np.float32), "bias"),
+        ],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])

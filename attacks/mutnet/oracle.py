@@ -5,8 +5,8 @@ MutNet model (an honest base model under :func:`~attacks.mutnet.head.ranked_muta
 Row ``i`` of a query is the hidden row of rank ``i`` in the head's feature order (:class:`FeatureRank`), the
 same in every query, so an attack sees an ordinary leaderboard whose rows are permuted, spends exactly the
 queries it spends on prediction files, and its labels are keyed by rank; a follow-up model with the same
-``FeatureRank`` puts each learned label back on its row. The predictions reach the scorer as float32 (the
-model's precision).
+``FeatureRank`` puts each learned label back on its row. The head computes in float64, so the scorer reads
+exactly the predictions the attack chose.
 """
 
 from __future__ import annotations

@@ -79,3 +79,32 @@ def test_mutnet_recovers_every_label_of_a_live_model_competition(stack: LiveStac
     assert sorted(np.bincount(result.labels, minlength=2)) == sorted(np.bincount(labels[hidden], minlength=2))
     exploit = submit_model(oracle.model_for(np.asarray(result.labels, dtype=np.float64)))
     assert exploit == 0.0  # every label right: the top of the board
+
+
+def test_the_bot_carries_its_queries_in_mutnet_models_on_a_model_competition(stack: LiveStack, tmp_path) -> None:
+    """``leaderboard-bot`` on a model competition: ``auto`` plays as on a file board, every query carried by a
+    MutNet model (a linear base under the ranked head); labels come back keyed by rank, the final model scores 0."""
+    import json
+    import subprocess
+    import sys
+
+    from stack.processes import REPO
+
+    features, labels = hostile.breast_cancer()
+    hidden = slice(300, None)
+    stack.host.create_competition(
+        "bot-mutnet", labels_csv(labels[hidden]), features=features_csv(features[hidden]), daily_limit=None,
+    )
+    token = stack.participant("bot-mutnet-user")
+    out = tmp_path / "summary.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "--url", stack.url, "--competition", "bot-mutnet", "--token", token,
+         "--json", str(out), "--no-progress"],
+        cwd=REPO, env=stack.env, capture_output=True, text=True, timeout=600,
+    )
+    summary = json.loads(out.read_text()) if out.exists() else {}
+    assert done.returncode == 0, done.stdout + done.stderr + stack.logs()
+    assert summary["status"] == "complete"
+    public = round(0.3 * 269)
+    assert summary["recovered"] >= public - 1 and all(name.startswith("rank ") for name in summary["labels"])
+    assert summary["final_public_score_text"] == "0.00000"
