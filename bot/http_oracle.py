@@ -29,7 +29,6 @@ from typing import Any
 import numpy as np
 import requests
 
-from attacks.mutnet import ModelOracle, linear_base
 from bot.client import (
     RETRY_STATUSES,
     Backoff,
@@ -183,11 +182,14 @@ class HttpOracle:
         # A model competition (paper 001, Section 5): every query is carried by a MutNet model, whose ranked head
         # emits the predictions on the hidden rows in a feature order; rows are then ranks, not ids.
         self.takes_models = competition_meta.takes_models
-        self._carrier = (
-            ModelOracle(linear_base(competition_meta.n_features, self.n_classes), lambda data: None,
-                        n_rows=self.n_rows, n_features=competition_meta.n_features, n_classes=self.n_classes)
-            if self.takes_models else None
-        )
+        self._carrier: Any = None
+        if self.takes_models:  # imported here: onnx is only needed against a model competition
+            from attacks.mutnet import ModelOracle, linear_base
+
+            self._carrier = ModelOracle(
+                linear_base(competition_meta.n_features, self.n_classes), lambda data: None,
+                n_rows=self.n_rows, n_features=competition_meta.n_features, n_classes=self.n_classes,
+            )
         self._float64 = self.arithmetic == "float64"
         self._csv_header = ",".join(self.columns) + "\n"
         self._csv_prefixes = [row_id + "," for row_id in self.ids]
