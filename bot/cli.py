@@ -209,6 +209,7 @@ def _run(
     )
     details = result.details
     confidence = result.fill_confidence()
+    names = server.row_names  # ids; on a model competition, ranks in the MutNet head's feature order
     summary.update(
         fingerprint=details["fingerprint"],
         attack=details["attack"],
@@ -221,8 +222,8 @@ def _run(
         details=details.get("attack_details", {}),
         recovered=result.exact,
         guessed=details["guessed"],
-        labels={server.ids[i]: int(y) for i, y in enumerate(result.labels.tolist()) if y >= 0},
-        confidence={server.ids[i]: round(float(confidence[i]), 6) for i in range(server.n_rows)
+        labels={names[i]: int(y) for i, y in enumerate(result.labels.tolist()) if y >= 0},
+        confidence={names[i]: round(float(confidence[i]), 6) for i in range(server.n_rows)
                     if result.labels[i] >= 0 and confidence[i] < 1.0},
     )
     if details["cut_by_budget"]:

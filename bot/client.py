@@ -262,6 +262,12 @@ class Competition(CompetitionSummary):
     disclosed_defenses: str = ""
     also_report: tuple[str, ...] = ()
     columns: tuple[str, ...] = ()
+    #: Features per hidden row of a model competition (participants upload ONNX models: :meth:`submit_model`).
+    n_features: int = 0
+
+    @property
+    def takes_models(self) -> bool:
+        return self.n_features > 0
 
     @classmethod
     def _fields(cls, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -280,6 +286,7 @@ class Competition(CompetitionSummary):
             disclosed_defenses=str(data.get("disclosed_defenses") or ""),
             also_report=tuple(data.get("also_report") or ()),
             columns=tuple((data.get("submission_format") or {}).get("columns") or ()),
+            n_features=int(data.get("n_features") or 0),
         )
         return fields
 
@@ -691,6 +698,23 @@ class LeaderboardClient:
             slug, key, on_quota, {"files": {"file": (name, body, "text/csv")}}, name if recover_by_name else None
         )
 
+    def submit_model(
+        self,
+        slug: str,
+        data: bytes,
+        *,
+        filename: str | None = None,
+        idempotency_key: str | None = None,
+        on_quota: str | None = None,
+    ) -> Upload:
+        """Upload an ONNX model to a model competition (multipart ``file``); the site runs it on the hidden
+        features. A refused graph is :class:`UploadRejected` naming the problem. Otherwise as :meth:`submit_csv`."""
+        key = idempotency_key or str(uuid.uuid4())
+        name = filename or f"model-{key}.onnx"
+        return self._upload(
+            slug, key, on_quota, {"files": {"file": (name, data, "application/octet-stream")}}, None
+        )
+
     def submit_json(
         self, slug: str, predictions: Any, *, idempotency_key: str | None = None, on_quota: str | None = None
     ) -> Upload:
@@ -785,10 +809,12 @@ class LeaderboardClient:
         same_file_same_score: bool | _Unset = UNSET,
         also_report: Iterable[str] | _Unset = UNSET,
         secret: int | _Unset | None = UNSET,
+        features: bytes | str | None = None,
         exist_ok: bool = False,
     ) -> HostCompetition:
         """``POST host/competitions/``: a competition over ``labels`` (CSV text or bytes with header
-        ``id,label``, ``(id, label)`` pairs, or a mapping), hosted by this client's user.
+        ``id,label``, ``(id, label)`` pairs, or a mapping), hosted by this client's user. With ``features``
+        (an ``id,f1,...,fd`` CSV of the same ids) it is a model competition: participants upload ONNX models.
 
         Every option left out takes the site's default; ``None`` means none (full precision, no limit, never
         closes). ``secret`` fixes the competition's secret seed (its public/private split and defense
@@ -815,6 +841,9 @@ class LeaderboardClient:
             form.extend(("also_report", str(metric_name)) for metric_name in also_report)
         path = "/api/v1/host/competitions/"
         files = {"labels": ("labels.csv", labels_csv(labels), "text/csv")}
+        if features is not None:
+            body = features.encode() if isinstance(features, str) else features
+            files["features"] = ("features.csv", body, "text/csv")
         response = self._request("POST", path, data=form, files=files)
         return HostCompetition.from_json(self._object(response, path))
 

@@ -179,6 +179,17 @@ class HttpOracle:
             raise HttpOracleError(
                 f"the sample submission lists {len(self.ids)} ids but the metadata says n_rows={self.n_rows}"
             )
+        # A model competition (paper 001, Section 5): every query is carried by a MutNet model, whose ranked head
+        # emits the predictions on the hidden rows in a feature order; rows are then ranks, not ids.
+        self.takes_models = competition_meta.takes_models
+        self._carrier: Any = None
+        if self.takes_models:  # imported here: onnx is only needed against a model competition
+            from attacks.mutnet import ModelOracle, linear_base
+
+            self._carrier = ModelOracle(
+                linear_base(competition_meta.n_features, self.n_classes), lambda data: None,
+                n_rows=self.n_rows, n_features=competition_meta.n_features, n_classes=self.n_classes,
+            )
         self._float64 = self.arithmetic == "float64"
         self._csv_header = ",".join(self.columns) + "\n"
         self._csv_prefixes = [row_id + "," for row_id in self.ids]
@@ -253,7 +264,14 @@ class HttpOracle:
             return [[exact_text(v) for v in row] for row in rows]
         return [exact_text(v) for v in rows]
 
+    @property
+    def row_names(self) -> list[str]:
+        """What row ``i`` is: its id, or on a model competition its rank in the MutNet head's feature order."""
+        return [f"rank {i}" for i in range(self.n_rows)] if self.takes_models else list(self.ids)
+
     def _encode(self, predictions: Any) -> bytes:
+        if self._carrier is not None:
+            return self._carrier.model_for(np.asarray(predictions, dtype=np.float64))
         texts = self._values_text(predictions)
         multi = bool(texts) and isinstance(texts[0], list)
         if self.upload == "json":
@@ -272,7 +290,9 @@ class HttpOracle:
         Idempotency-Key); the submission's id."""
         started = time.perf_counter()
         slept = self.client.stats.slept
-        if self.upload == "json":
+        if self.takes_models:
+            upload = self.client.submit_model(self.slug, body)
+        elif self.upload == "json":
             upload = self.client.submit_json(self.slug, body)
         else:
             # A unique name, looked up before re-sending, also keeps a site without Idempotency-Key safe.

@@ -22,6 +22,9 @@ Environment:
   ``DJANGO_EMAIL_HOST_USER``, ``DJANGO_EMAIL_HOST_PASSWORD``, ``DJANGO_EMAIL_USE_TLS``; ``DJANGO_DEFAULT_FROM_EMAIL``.
 - ``DJANGO_ALLOWED_HOSTS`` — comma-separated; ``LEADERBOARD_CELERY_QUEUE`` — the queue web and workers share
   (tests use a unique one per session so parallel runs never take each other's tasks).
+- ``LEADERBOARD_MODEL_MAX_BYTES``, ``LEADERBOARD_MODEL_MAX_NODES``, ``LEADERBOARD_MODEL_CPU_SECONDS``,
+  ``LEADERBOARD_MODEL_WALL_SECONDS``, ``LEADERBOARD_MODEL_MEMORY_MB`` — what an ONNX model of a model
+  competition may be and use (32 MiB, 20,000 nodes, 30 s CPU, 60 s wall, 2,048 MiB).
 - ``LEADERBOARD_MAX_UPLOAD_BYTES``, ``LEADERBOARD_SCORING_SOFT_TIME_LIMIT``,
   ``LEADERBOARD_SCORING_HARD_TIME_LIMIT``, ``LEADERBOARD_SWEEP_INTERVAL``, ``LEADERBOARD_STUCK_AFTER``,
   ``LEADERBOARD_CLAIM_HEARTBEAT``, ``LEADERBOARD_CLAIM_STALE_AFTER``, ``LEADERBOARD_PUBLISH_RETRY_FOR``.
@@ -298,6 +301,15 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Model competitions: limits of an uploaded ONNX model (checked at upload) and of its run in the worker's
+# sandboxed child process (sandbox.runner). The wall time stays well under the scoring soft time limit.
+LEADERBOARD_MODEL_MAX_BYTES = env_int("LEADERBOARD_MODEL_MAX_BYTES", 32 * 1024 * 1024)
+LEADERBOARD_MODEL_MAX_NODES = env_int("LEADERBOARD_MODEL_MAX_NODES", 20_000)
+LEADERBOARD_MODEL_CPU_SECONDS = env_int("LEADERBOARD_MODEL_CPU_SECONDS", 30)
+LEADERBOARD_MODEL_WALL_SECONDS = env_int(
+    "LEADERBOARD_MODEL_WALL_SECONDS", max(1, min(60, LEADERBOARD_SCORING_SOFT_TIME_LIMIT // 2))
+)
+LEADERBOARD_MODEL_MEMORY_MB = env_int("LEADERBOARD_MODEL_MEMORY_MB", 2048)
 LEADERBOARD_SWEEP_INTERVAL = env_int("LEADERBOARD_SWEEP_INTERVAL", 60)
 # A scoring worker refreshes its claim's heartbeat this often; a claim silent for LEADERBOARD_CLAIM_STALE_AFTER
 # is taken over by the next delivery, a worker's start or the sweep (its worker is presumed gone).

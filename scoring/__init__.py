@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from scoring.arithmetic import FLOAT64, Arithmetic
 from scoring.errors import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
-from scoring.hidden import HiddenTestSet, parse_labels_csv, public_split_mask
+from scoring.hidden import HiddenTestSet, parse_features_csv, parse_labels_csv, public_split_mask
 from scoring.metrics import METRICS, Metric, get_metric
 from scoring.parsing import ParsedPredictions, SubmissionFormat, sample_submission_csv
 from scoring.pipeline import Evaluation, ScoringSpec, SplitResult, evaluate, parse, release_text
@@ -34,6 +34,7 @@ __all__ = [
     "evaluate",
     "get_metric",
     "parse",
+    "parse_features_csv",
     "parse_labels_csv",
     "public_split_mask",
     "release_keys",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -120,3 +121,71 @@ def _read_labels(reader: Iterator[list[str]], n_classes: int | None) -> tuple[li
     if n_classes is not None and int(label_array.max()) >= n_classes:
         raise ConfigurationError(f"a label is {int(label_array.max())} but the competition has {n_classes} classes")
     return ids, label_array, k
+
+
+MAX_FEATURES = 100_000
+
+
+def parse_features_csv(data: bytes | str, ids: list[str]) -> np.ndarray:
+    """Read a host's hidden test features (``id,f1,...,fd``, any column names after ``id``) into a float64
+    matrix in the order of ``ids`` (the labels file's ids: the same set, each once). Errors name the line.
+
+    >>> parse_features_csv("id,a,b\\nr2,3,4\\nr1,1,2.5\\n", ["r1", "r2"])
+    array([[1. , 2.5],
+           [3. , 4. ]])
+    """
+    text = data.decode("utf-8-sig") if isinstance(data, bytes) else data
+    reader = csv.reader(io.StringIO(text))
+    try:
+        return _read_features(reader, ids)
+    except csv.Error as exc:
+        raise ConfigurationError(f"line {reader.line_num}: malformed CSV: {exc}") from None
+
+
+def _read_features(reader: Iterator[list[str]], ids: list[str]) -> np.ndarray:
+    try:
+        header = next(reader)
+    except StopIteration:
+        raise ConfigurationError("the features file is empty") from None
+    if not header or header[0].strip().lower() != "id" or len(header) < 2:
+        raise ConfigurationError(f"line 1: the features header must be 'id,f1,...,fd', got {','.join(header)!r}")
+    width = len(header) - 1
+    if width > MAX_FEATURES:
+        raise ConfigurationError(f"line 1: {width} features, over the limit of {MAX_FEATURES}")
+    position = {row_id: i for i, row_id in enumerate(ids)}
+    features = np.full((len(ids), width), np.nan)
+    seen = np.zeros(len(ids), dtype=bool)
+    for line_no, row in enumerate(reader, start=2):
+        if not row:
+            continue
+        if len(row) != width + 1:
+            raise ConfigurationError(f"line {line_no}: expected {width + 1} columns (id and {width} features), "
+                                     f"got {len(row)}")
+        row_id = row[0].strip()
+        i = position.get(row_id)
+        if i is None:
+            raise ConfigurationError(f"line {line_no}: id {row_id!r} is not in the labels file")
+        if seen[i]:
+            raise ConfigurationError(f"line {line_no}: duplicate id {row_id!r}")
+        try:
+            values = [float(cell) for cell in row[1:]]
+        except ValueError:
+            bad = next(cell for cell in row[1:] if not _is_float(cell))
+            raise ConfigurationError(f"line {line_no}: feature {bad.strip()!r} is not a number") from None
+        if not all(math.isfinite(value) for value in values):
+            raise ConfigurationError(f"line {line_no}: a feature is not a finite number (NaN or infinity)")
+        features[i] = values
+        seen[i] = True
+    if not seen.all():
+        missing = ids[int(np.flatnonzero(~seen)[0])]
+        raise ConfigurationError(f"the features file has no row for id {missing!r} ({int((~seen).sum())} ids "
+                                 "of the labels file missing)")
+    return features
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

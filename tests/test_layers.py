@@ -37,7 +37,7 @@ def test_pure_module_imports_no_framework(path: Path) -> None:
 
 
 def test_only_the_bignum_module_imports_gmpy2() -> None:
-    packages = ("scoring", "defenses", "attacks", "bot", "games", "stack", "launcher", "leaderboard")
+    packages = ("scoring", "defenses", "attacks", "bot", "games", "stack", "sandbox", "launcher", "leaderboard")
     roots = [ROOT / d for d in (*packages, "benchmarks", "tests")]
     importers = {
         str(p.relative_to(ROOT)) for p in _python_files(*roots) if any(n.split(".")[0] == "gmpy2" for n in _imports(p))
@@ -47,9 +47,18 @@ def test_only_the_bignum_module_imports_gmpy2() -> None:
 
 def test_importing_the_pure_packages_loads_no_framework() -> None:
     code = (
-        "import sys, scoring, defenses, attacks, bot, games, stack;"
+        "import sys, scoring, defenses, attacks, bot, games, stack, sandbox;"
         f"bad=[m for m in sys.modules if m.split('.')[0] in {FORBIDDEN!r}];"
         "print(','.join(sorted(bad)))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert done.stdout.strip() == ""
+
+
+def test_the_sandboxed_model_child_imports_nothing_of_ours() -> None:
+    """The child that runs a participant's model must load no settings, secrets or site code: only the standard
+    library, numpy and onnxruntime."""
+    ours = ("scoring", "defenses", "attacks", "bot", "games", "stack", "sandbox", "launcher", "leaderboard")
+    names = {name.split(".")[0] for name in _imports(ROOT / "sandbox" / "child.py")}
+    assert not names & set(ours)
+    assert names <= {"__future__", "ctypes", "io", "json", "os", "resource", "sys", "typing", "numpy", "onnxruntime"}

@@ -11,9 +11,33 @@ from rest_framework import serializers
 import defenses
 from leaderboard.competitions.models import METRIC_HELP, Competition
 from leaderboard.submissions.models import Submission
+from sandbox import ALLOWED_OPERATORS
 from scoring import ConfigurationError, get_metric
 
 SUBMISSION_CONTENT_TYPES = ["multipart/form-data (field 'file')", "text/csv", "application/json"]
+MODEL_CONTENT_TYPES = ["multipart/form-data (field 'file')", "application/octet-stream"]
+
+
+def model_format(competition: Competition) -> dict[str, Any]:
+    """What a model competition accepts: an ONNX file, its input and output, the operators and the limits."""
+    from leaderboard.submissions.model_runs import model_contract, model_limits
+
+    contract, limits = model_contract(competition), model_limits()
+    k = competition.n_classes
+    return {
+        "kind": "onnx",
+        "content_types": MODEL_CONTENT_TYPES,
+        "max_bytes": contract.max_bytes,
+        "max_nodes": contract.max_nodes,
+        "input": f"one float or double tensor of shape [N, {competition.n_features}]",
+        "output": "a float tensor named 'probabilities' (or the only float output) of shape "
+        + ("[N], [N, 1] or [N, 2] (probability of label 1; of [N, 2] the second column)" if k == 2 else f"[N, {k}]"),
+        "operators": {
+            domain or "ai.onnx": sorted(ops) for domain, ops in ALLOWED_OPERATORS.items() if domain != "ai.onnx"
+        },
+        "limits": {"cpu_seconds": limits.cpu_seconds, "wall_seconds": limits.wall_seconds,
+                   "memory_bytes": limits.memory_bytes},
+    }
 
 
 class CompetitionSummarySerializer(serializers.Serializer):
@@ -23,6 +47,10 @@ class CompetitionSummarySerializer(serializers.Serializer):
     metric = serializers.CharField()
     n_rows = serializers.IntegerField()
     n_classes = serializers.IntegerField()
+    n_features = serializers.IntegerField(help_text="Features per hidden row of a model competition; 0 otherwise.")
+    takes_models = serializers.BooleanField(
+        help_text="Participants upload an ONNX model (run by the worker on the hidden features), not predictions."
+    )
     opens_at = serializers.DateTimeField()
     closes_at = serializers.DateTimeField(allow_null=True)
     is_open = serializers.SerializerMethodField()
@@ -68,6 +96,8 @@ class CompetitionDetailSerializer(CompetitionSummarySerializer):
 
     def get_submission_format(self, competition: Competition) -> dict[str, Any]:
         columns = competition.submission_columns
+        if competition.takes_models:
+            return {"columns": columns, **model_format(competition)}
         return {
             "columns": columns,
             "content_types": SUBMISSION_CONTENT_TYPES,
@@ -223,6 +253,11 @@ class CompetitionUpdateInputSerializer(serializers.Serializer):
 class CompetitionCreateInputSerializer(serializers.Serializer):
     slug = serializers.SlugField(max_length=64)
     labels = serializers.FileField(help_text="CSV with header id,label; labels are integers 0..K-1.")
+    features = serializers.FileField(
+        required=False, allow_null=True, default=None,
+        help_text="Optional hidden test features: CSV id,f1,...,fd with the labels' ids. With it, participants "
+        "upload ONNX models, run by the worker on these features.",
+    )
     title = serializers.CharField(required=False, allow_blank=True, default="")
     description = serializers.CharField(
         required=False, allow_blank=True, default="", help_text="Markdown shown on the competition page (no raw HTML)."

@@ -261,8 +261,11 @@ class HostCompetitionCreateApi(APIView):
         payload = s.CompetitionCreateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data: dict[str, Any] = dict(payload.validated_data)
-        labels = data.pop("labels")
-        competition = competition_create(labels_csv=labels.read(), host=request.user, **data)
+        labels, features = data.pop("labels"), data.pop("features", None)
+        competition = competition_create(
+            labels_csv=labels.read(), features_csv=None if features is None else features.read(), host=request.user,
+            **data,
+        )
         return Response(s.HostCompetitionSerializer(competition).data, status=status.HTTP_201_CREATED)
 
 

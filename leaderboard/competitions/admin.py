@@ -1,4 +1,5 @@
-"""Django admin for hosts: create a competition by uploading its labels CSV; edit settings and the chain."""
+"""Django admin for hosts: create a competition by uploading its labels CSV (and, for a model competition, its
+hidden features CSV); edit settings and the chain."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.db import transaction
 
 from leaderboard.competitions.models import Competition
 from leaderboard.competitions.services import (
+    competition_parse_features,
     competition_parse_labels,
     competition_validate_defenses,
     hidden_test_data_create,
@@ -20,6 +22,11 @@ from leaderboard.errors import CompetitionConfigError
 class CompetitionForm(forms.ModelForm):
     labels_file = forms.FileField(
         required=False, help_text="CSV with header id,label (labels 0..K-1). Required when creating; fixed after."
+    )
+    features_file = forms.FileField(
+        required=False,
+        help_text="Optional: hidden test features, CSV id,f1,...,fd with the labels' ids. With it, participants "
+        "upload ONNX models that the worker runs on these features. Fixed after creation.",
     )
 
     class Meta:
@@ -35,6 +42,7 @@ class CompetitionForm(forms.ModelForm):
         if self.instance.pk is not None:
             # The hidden set is fixed once created (submissions were scored against it).
             del self.fields["labels_file"]
+            del self.fields["features_file"]
 
     def clean_labels_file(self) -> Any:
         upload = self.cleaned_data.get("labels_file")
@@ -51,6 +59,19 @@ class CompetitionForm(forms.ModelForm):
         self.parsed_labels = (ids, labels)
         return upload
 
+    def clean_features_file(self) -> Any:
+        upload = self.cleaned_data.get("features_file")
+        self.parsed_features = None
+        parsed_labels = getattr(self, "parsed_labels", None)
+        if upload is None or parsed_labels is None:  # without valid labels, their error is the one to fix
+            return upload
+        try:
+            self.parsed_features = competition_parse_features(features_csv=upload.read(), ids=parsed_labels[0])
+        except CompetitionConfigError as exc:
+            raise forms.ValidationError(exc.message) from None
+        self.instance.n_features = self.parsed_features.shape[1]
+        return upload
+
     def clean_defenses(self) -> Any:
         try:
             return competition_validate_defenses(
@@ -65,9 +86,9 @@ class CompetitionForm(forms.ModelForm):
 @admin.register(Competition)
 class CompetitionAdmin(admin.ModelAdmin):
     form = CompetitionForm
-    list_display = ("slug", "title", "metric", "n_rows", "n_classes", "opens_at", "closes_at", "host")
+    list_display = ("slug", "title", "metric", "n_rows", "n_classes", "n_features", "opens_at", "closes_at", "host")
     search_fields = ("slug", "title")
-    readonly_fields = ("n_rows", "n_classes", "created_at", "updated_at")
+    readonly_fields = ("n_rows", "n_classes", "n_features", "created_at", "updated_at")
 
     def get_readonly_fields(self, request: Any, obj: Any = None) -> Any:
         # The split is drawn from the hidden set at creation; changing the fraction later would not redraw it.
@@ -77,8 +98,8 @@ class CompetitionAdmin(admin.ModelAdmin):
 
     def get_fields(self, request: Any, obj: Any = None) -> Any:
         fields = list(super().get_fields(request, obj))
-        if obj is not None and "labels_file" in fields:
-            fields.remove("labels_file")
+        if obj is not None:
+            fields = [name for name in fields if name not in ("labels_file", "features_file")]
         return fields
 
     def save_model(self, request: Any, obj: Competition, form: Any, change: bool) -> None:
@@ -88,4 +109,6 @@ class CompetitionAdmin(admin.ModelAdmin):
             super().save_model(request, obj, form, change)
             if not change:
                 ids, labels = form.parsed_labels
-                hidden_test_data_create(competition=obj, ids=ids, labels=labels)
+                hidden_test_data_create(
+                    competition=obj, ids=ids, labels=labels, features=getattr(form, "parsed_features", None)
+                )

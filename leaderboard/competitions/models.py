@@ -77,6 +77,9 @@ class Competition(models.Model):
     # Denormalised from the hidden set so metadata pages need not load it.
     n_rows = models.PositiveIntegerField(default=0, editable=False)
     n_classes = models.PositiveSmallIntegerField(default=2, editable=False)
+    # Hidden test features per row (0: none). A competition with features takes ONNX models, run by the worker
+    # on those features, instead of prediction files (a code competition: participants never see the features).
+    n_features = models.PositiveIntegerField(default=0, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -91,6 +94,11 @@ class Competition(models.Model):
     @property
     def task(self) -> str:
         return task_of(self.n_classes)
+
+    @property
+    def takes_models(self) -> bool:
+        """Participants upload an ONNX model that the worker runs on the hidden features."""
+        return self.n_features > 0
 
     @property
     def higher_is_better(self) -> bool:
@@ -212,6 +220,8 @@ class HiddenTestData(models.Model):
     ids_json = models.TextField()
     labels_npy = models.BinaryField()
     public_mask_npy = models.BinaryField()
+    # The hidden test features (float64, rows in the order of ``ids``) of a model competition; null otherwise.
+    features_npy = models.BinaryField(null=True, blank=True)
     secret = models.CharField(max_length=64)
 
     competition_id: int
@@ -238,13 +248,20 @@ class HiddenTestData(models.Model):
     def public_mask(self) -> np.ndarray:
         return _npy_array(self.public_mask_npy)
 
+    @property
+    def features(self) -> np.ndarray | None:
+        return None if self.features_npy is None else _npy_array(self.features_npy)
+
     def to_hidden_test_set(self, n_classes: int) -> HiddenTestSet:
         return HiddenTestSet(tuple(self.ids), self.labels, n_classes, self.public_mask)
 
     @staticmethod
-    def encode(*, ids: list[str], labels: np.ndarray, public_mask: np.ndarray) -> dict[str, Any]:
+    def encode(
+        *, ids: list[str], labels: np.ndarray, public_mask: np.ndarray, features: np.ndarray | None = None
+    ) -> dict[str, Any]:
         return {
             "ids_json": json.dumps(ids),
             "labels_npy": _npy_bytes(np.asarray(labels, dtype=np.int64)),
             "public_mask_npy": _npy_bytes(np.asarray(public_mask, dtype=bool)),
+            "features_npy": None if features is None else _npy_bytes(np.asarray(features, dtype=np.float64)),
         }

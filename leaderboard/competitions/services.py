@@ -17,7 +17,7 @@ from django.db import transaction
 from defenses import DefenseChain, DefenseConfigError
 from leaderboard.competitions.models import Competition, HiddenTestData
 from leaderboard.errors import CompetitionConfigError
-from scoring import ConfigurationError, parse_labels_csv, public_split_mask
+from scoring import ConfigurationError, parse_features_csv, parse_labels_csv, public_split_mask
 from scoring.pipeline import metric_view
 
 
@@ -56,10 +56,21 @@ def competition_parse_labels(*, labels_csv: bytes | str) -> tuple[list[str], np.
         raise CompetitionConfigError("invalid labels file: it is not valid UTF-8") from None
 
 
+def competition_parse_features(*, features_csv: bytes | str, ids: list[str]) -> np.ndarray:
+    """The hidden test features of a host's ``id,f1,...,fd`` CSV, in the order of the labels' ``ids``."""
+    try:
+        return parse_features_csv(features_csv, ids)
+    except ConfigurationError as exc:
+        raise CompetitionConfigError(f"invalid features file: {exc}") from None
+    except UnicodeDecodeError:
+        raise CompetitionConfigError("invalid features file: it is not valid UTF-8") from None
+
+
 def competition_create(
     *,
     slug: str,
     labels_csv: bytes | str,
+    features_csv: bytes | str | None = None,
     host: Any = None,
     title: str = "",
     description: str = "",
@@ -78,8 +89,13 @@ def competition_create(
     also_report: list[str] | tuple[str, ...] = (),
     secret: int | None = None,
 ) -> Competition:
-    """Create a competition with its hidden test set; the public/private split comes from a fresh secret."""
+    """Create a competition with its hidden test set; the public/private split comes from a fresh secret.
+
+    With ``features_csv`` (``id,f1,...,fd``, the same ids as the labels) it is a model competition: participants
+    upload ONNX models, which the worker runs on these features.
+    """
     ids, labels, n_classes = competition_parse_labels(labels_csv=labels_csv)
+    features = None if features_csv is None else competition_parse_features(features_csv=features_csv, ids=ids)
     chain = competition_validate_defenses(defenses=defenses if defenses is not None else [], metric=metric, eps=eps)
     competition = Competition(
         slug=slug,
@@ -101,6 +117,7 @@ def competition_create(
         also_report=also_report if isinstance(also_report, str) else list(also_report),
         n_rows=len(ids),
         n_classes=n_classes,
+        n_features=0 if features is None else features.shape[1],
     )
     if opens_at is not None:
         competition.opens_at = opens_at
@@ -110,12 +127,13 @@ def competition_create(
         raise CompetitionConfigError(_validation_message(exc)) from None
     with transaction.atomic():
         competition.save()
-        hidden_test_data_create(competition=competition, ids=ids, labels=labels, secret=secret)
+        hidden_test_data_create(competition=competition, ids=ids, labels=labels, secret=secret, features=features)
     return competition
 
 
 def hidden_test_data_create(
-    *, competition: Competition, ids: list[str], labels: np.ndarray, secret: int | None = None
+    *, competition: Competition, ids: list[str], labels: np.ndarray, secret: int | None = None,
+    features: np.ndarray | None = None,
 ) -> HiddenTestData:
     """Store the hidden set and draw the fixed public/private split from a new 128-bit secret."""
     # A host may fix the secret to replay an offline game cell on the site (same split, same defense
@@ -131,7 +149,7 @@ def hidden_test_data_create(
     return HiddenTestData.objects.create(
         competition=competition,
         secret=format(secret, "x"),
-        **HiddenTestData.encode(ids=ids, labels=labels, public_mask=mask),
+        **HiddenTestData.encode(ids=ids, labels=labels, public_mask=mask, features=features),
     )
 
 

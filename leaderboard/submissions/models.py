@@ -31,6 +31,7 @@ IDEMPOTENCY_KEY_MAX_LENGTH = 255
 class UploadKind(models.TextChoices):
     CSV = "csv", "CSV"
     JSON = "json", "JSON"
+    ONNX = "onnx", "ONNX model"
 
 
 class Participation(models.Model):

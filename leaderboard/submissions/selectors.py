@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from leaderboard.competitions.models import Competition
 from leaderboard.errors import BoardNotAvailable
-from leaderboard.submissions.models import Status, Submission
+from leaderboard.submissions.models import Status, Submission, UploadKind
 from scoring.board import BOARDS, BoardEntry, board_standings
 
 # Columns a participant-facing list may load (never the raw scores, notes or the upload itself).
@@ -60,13 +60,15 @@ def utc_day_bounds(now: datetime) -> tuple[datetime, datetime]:
 
 
 def quota_status(*, competition: Competition, participant: Any, now: datetime | None = None) -> QuotaStatus:
-    """What the participant has used and has left. Failed submissions do not count; rejected ones never exist."""
+    """What the participant has used and has left. Failed submissions do not count, except a model that failed
+    to run (its failure is a function of the hidden features, so free failures would be free queries on them);
+    rejected uploads never exist."""
     now = now or timezone.now()
     day_start, next_day = utc_day_bounds(now)
     # One query for both counts: the quota is read up to three times per upload.
     used = (
         Submission.objects.filter(competition=competition, participant=participant)
-        .exclude(status=Status.FAILED)
+        .exclude(Q(status=Status.FAILED) & ~Q(upload_kind=UploadKind.ONNX))
         .aggregate(total=Count("id"), today=Count("id", filter=Q(created_at__gte=day_start)))
     )
     used_total, used_today = int(used["total"]), int(used["today"])

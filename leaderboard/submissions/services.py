@@ -33,6 +33,7 @@ from defenses import DefenseConfigError
 from leaderboard.competitions.models import Competition
 from leaderboard.competitions.selectors import competition_scoring_spec
 from leaderboard.errors import CompetitionNotOpen, IdempotencyKeyReused, InvalidUpload, QuotaExceeded, SelectionError
+from leaderboard.submissions.model_runs import ModelRunFailed, model_predictions, model_validate
 from leaderboard.submissions.models import DefenseState, Participation, Status, Submission, UploadKind
 from leaderboard.submissions.selectors import QuotaStatus, quota_status
 from scoring import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
@@ -113,6 +114,21 @@ def _npy(values: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
+def submission_upload_kind(*, competition: Competition, kind: str) -> str:
+    """The kind an upload is stored as: a model competition takes ONNX files (sent as a file or a raw body)
+    and refuses JSON predictions; a prediction competition takes CSV or JSON."""
+    if not competition.takes_models:
+        if kind == UploadKind.ONNX:
+            raise InvalidUpload("this competition takes prediction files (CSV or JSON), not models")
+        return kind
+    if kind == UploadKind.JSON:
+        raise InvalidUpload(
+            "this competition takes an ONNX model, run on hidden features you do not see; upload the .onnx file "
+            "(multipart field 'file'), not predictions"
+        )
+    return UploadKind.ONNX
+
+
 def submission_parse(*, competition: Competition, data: bytes, kind: str = UploadKind.CSV) -> ParsedPredictions:
     """Validate an upload with the scoring core; raises :class:`InvalidUpload` naming the line and the problem."""
     spec = competition_scoring_spec(competition=competition)
@@ -152,12 +168,20 @@ def submission_create(
     finds the first under the participation lock, and the unique constraint backs that up.
     """
     now = now or timezone.now()
+    if competition.takes_models and kind != UploadKind.JSON:
+        kind = UploadKind.ONNX  # stored (and compared for an Idempotency-Key) as a model
     if idempotency_key and (earlier := _submission_for_key(competition, participant, idempotency_key, data, kind)):
         return earlier
     _check_open(competition, now)
     # An unlocked look first, so an over-quota participant gets 429 without us parsing a large file.
     _check_quota(quota_status(competition=competition, participant=participant, now=now))
-    parsed = submission_parse(competition=competition, data=data, kind=kind)
+    kind = submission_upload_kind(competition=competition, kind=kind)
+    if kind == UploadKind.ONNX:
+        # Checked here (nothing runs) so a refused model is a 400 naming the problem; the worker runs it.
+        model_validate(competition=competition, data=data)
+        parsed = None
+    else:
+        parsed = submission_parse(competition=competition, data=data, kind=kind)
     float64 = competition_scoring_spec(competition=competition).arithmetic.is_float64
     Participation.objects.get_or_create(competition=competition, participant=participant)
     with transaction.atomic():
@@ -176,7 +200,7 @@ def submission_create(
                     upload_name=filename[:255],
                     upload_size=len(data),
                     # φ-bit arithmetic reads the submitted decimal text, so only float64 can skip the re-parse.
-                    predictions_npy=_npy(parsed.values) if float64 else None,
+                    predictions_npy=_npy(parsed.values) if float64 and parsed is not None else None,
                     created_at=now,
                     enqueued_at=now,
                     idempotency_key=idempotency_key or None,
@@ -518,6 +542,9 @@ def submission_score(*, submission_id: int) -> ScoreResult:
     except TRANSIENT_ERRORS as exc:
         _release_claim(submission_id, claim)
         raise TransientScoringError(f"submission {submission_id}: {type(exc).__name__}: {exc}") from exc
+    except ModelRunFailed as exc:
+        # Decided before any label is read: the outcome depends on the model and the hidden features only.
+        return _finish_failed(submission_id, claim, str(exc), host_note=f"model run failed: {exc.host_detail}")
     except SubmissionError as exc:
         return _finish_failed(submission_id, claim, f"the stored upload is invalid: {exc}")
     except NonFiniteScoreError:
@@ -540,7 +567,17 @@ def submission_score(*, submission_id: int) -> ScoreResult:
         )
 
 
-def _load_predictions(spec: ScoringSpec, submission: Submission) -> ParsedPredictions:
+def _load_predictions(spec: ScoringSpec, submission: Submission) -> tuple[ParsedPredictions, list[str]]:
+    """The predictions to score and host notes about how they were obtained (a model run's isolation)."""
+    if submission.upload_kind == UploadKind.ONNX:
+        parsed, note = model_predictions(
+            competition=submission.competition, spec=spec, data=bytes(submission.upload)
+        )
+        return parsed, [note]
+    return _load_file_predictions(spec, submission), []
+
+
+def _load_file_predictions(spec: ScoringSpec, submission: Submission) -> ParsedPredictions:
     if submission.predictions_npy is not None and spec.arithmetic.is_float64:
         values = np.load(io.BytesIO(bytes(submission.predictions_npy)), allow_pickle=False)
         return ParsedPredictions(values=values)
@@ -566,7 +603,8 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
         )
     competition = submission.competition
     spec = competition_scoring_spec(competition=competition)
-    parsed = _load_predictions(spec, submission)
+    # A model runs here, outside the row lock: it may take up to the model wall-time limit.
+    parsed, run_notes = _load_predictions(spec, submission)
     # A split without rows (public fraction 0 or 1) has nothing to score or release.
     splits = tuple(split for split in SPLITS if len(spec.split_rows[split]))
     with transaction.atomic():
@@ -589,7 +627,7 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
                 given.setdefault(name, {})[split] = states[key].state
         release = release_submission(spec, parsed, submission_id=submission_id, states=given, splits=splits)
         primary = release.primary
-        notes = [f"{split}: {note}" for split, result in primary.items() for note in result.notes]
+        notes = [*run_notes, *(f"{split}: {note}" for split, result in primary.items() for note in result.notes)]
         if release.reject is not None:
             host_note = "; ".join(notes) or f"rejected by a defense: {release.reject}"
             return _finish_failed(submission_id, claim, release.reject, host_note=host_note)

@@ -17,6 +17,12 @@ class SubmissionUploadForm(forms.Form):
         label="Predictions (CSV)", allow_empty_file=True, help_text="Same header and ids as the sample submission."
     )
 
+    def __init__(self, *args: Any, takes_models: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if takes_models:
+            self.fields["file"].label = "Model (ONNX)"
+            self.fields["file"].help_text = "An .onnx file; the worker runs it on the hidden test features."
+
     def clean_file(self) -> Any:
         upload = self.cleaned_data["file"]
         limit = settings.LEADERBOARD_MAX_UPLOAD_BYTES

@@ -121,7 +121,7 @@ def submission_upload(request: HttpRequest, slug: str) -> HttpResponse:
     error: ApplicationError | None = None
     status = 200
     if request.method == "POST":
-        form = SubmissionUploadForm(request.POST, request.FILES)
+        form = SubmissionUploadForm(request.POST, request.FILES, takes_models=competition.takes_models)
         if form.is_valid():
             upload = form.cleaned_data["file"]
             try:
@@ -140,7 +140,7 @@ def submission_upload(request: HttpRequest, slug: str) -> HttpResponse:
         else:
             status = 400
     else:
-        form = SubmissionUploadForm()
+        form = SubmissionUploadForm(takes_models=competition.takes_models)
     quota = quota_status(competition=competition, participant=request.user)
     # Which limit stops the next upload (the refusal just given, else the counters): then no form is shown.
     limit_reached, resets_at = None, quota.resets_at

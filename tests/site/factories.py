@@ -27,3 +27,11 @@ def predictions_csv(competition: Any, values: np.ndarray | list[float]) -> bytes
         cells = [repr(float(v)) for v in np.ravel(value)]
         rows.append(",".join([row_id, *cells]))
     return (header + "\n" + "\n".join(rows) + "\n").encode()
+
+
+def features_csv(features: np.ndarray, ids: list[str] | None = None) -> bytes:
+    """A host's hidden test features, ``id,f1,...,fd``, rows in the order given (ids as :func:`labels_csv`)."""
+    ids = ids or [f"r{i:03d}" for i in range(len(features))]
+    header = "id," + ",".join(f"f{j + 1}" for j in range(features.shape[1]))
+    rows = [",".join([row_id, *(repr(float(v)) for v in row)]) for row_id, row in zip(ids, features, strict=True)]
+    return (header + "\n" + "\n".join(rows) + "\n").encode()

@@ -19,6 +19,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
         parser.add_argument("--labels", required=True, help="path of the id,label CSV")
+        parser.add_argument(
+            "--features", default=None,
+            help="path of the hidden test features (id,f1,...,fd CSV): participants then upload ONNX models",
+        )
         parser.add_argument("--metric", default="binary_logloss")
         parser.add_argument("--decimals", type=opt.optional_int, default=5, help="released decimals; 'none' = full")
         parser.add_argument("--public-fraction", type=float, default=0.3)
@@ -45,6 +49,9 @@ class Command(BaseCommand):
         path = Path(options["labels"])
         if not path.is_file():
             raise CommandError(f"--labels: no such file {path}")
+        features_path = Path(options["features"]) if options["features"] else None
+        if features_path is not None and not features_path.is_file():
+            raise CommandError(f"--features: no such file {features_path}")
         defenses = opt.defense_chain(options["defenses"])
         description = opt.description(options) or ""
         host = None
@@ -58,6 +65,7 @@ class Command(BaseCommand):
             competition = competition_create(
                 slug=options["slug"],
                 labels_csv=path.read_bytes(),
+                features_csv=None if features_path is None else features_path.read_bytes(),
                 host=host,
                 title=options["title"],
                 description=description,
@@ -81,4 +89,5 @@ class Command(BaseCommand):
         self.stdout.write(
             f"created competition {competition.slug!r}: {competition.n_rows} rows, {competition.n_classes} classes, "
             f"metric {competition.metric}"
+            + (f", takes ONNX models on {competition.n_features} features" if competition.takes_models else "")
         )
