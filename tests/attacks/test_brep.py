@@ -3,6 +3,8 @@ that release only a hard label."""
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 
@@ -40,7 +42,7 @@ def test_the_expected_direction_aligns_with_the_gradient_as_the_radius_grows() -
     cosines = [_cosine(_expected_estimate(r, 20_000, seed=1), W) for r in radii]
     # A larger R widens the rejected cap, so the estimate's signal grows against the same sampling noise, up to
     # alignment (for a linear model the exact expectation is parallel to w once the sphere meets the boundary).
-    assert all(later >= earlier - 0.005 for earlier, later in zip(cosines, cosines[1:], strict=False)), cosines
+    assert all(later >= earlier - 0.005 for earlier, later in pairwise(cosines)), cosines
     assert cosines[0] < 0.95 and min(cosines[2:]) > 0.99, cosines
     # The paper's bound (Eq. 26 with δ → 1): cos ≥ 1 − 9·M²·(d−1)² / (2·R⁴·|∇M|²), meaningful at large R.
     bound = 1 - 9 * MARGIN**2 * (D - 1) ** 2 / (2 * radii[-1] ** 4 * float(W @ W))

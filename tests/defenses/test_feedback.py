@@ -3,6 +3,8 @@ value. Each releases a label through the one release model, with 0 decimals and 
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 import pytest
 
@@ -62,7 +64,7 @@ def test_accept_reject_is_the_ladders_decision_without_its_value(mode: str) -> N
     values = [with_value.submit(p) for p in SUBMISSIONS]
     labels = [decision.submit(p) for p in SUBMISSIONS]
     # The Ladder accepted exactly where its released value changed (and always the first submission).
-    changed = [1.0] + [1.0 if b != a else 0.0 for a, b in zip(values, values[1:], strict=False)]
+    changed = [1.0] + [1.0 if b != a else 0.0 for a, b in pairwise(values)]
     assert labels == changed and 0.0 in labels
 
 

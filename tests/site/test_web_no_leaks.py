@@ -392,4 +392,4 @@ def test_on_a_hard_label_board_the_detector_flags_the_scores_usual_digits(scenar
     submission = Submission.objects.filter(competition=scenario.open_competition, status=Status.SCORED).first()
     assert submission is not None and submission.raw_public is not None
     found = leaks(f"<td>{submission.raw_public:.5f}</td>", scenario.forbidden_for("participant"))
-    assert bool(found) == hard or not hard and found == [], found
+    assert bool(found) == hard, found
