@@ -41,7 +41,7 @@ class Acceptance:
     >>> rule.kind, rule.stateful, rule.accepts(1.0), rule.accepts(0.0), rule.accepts(None)
     ('threshold', False, True, False, False)
     >>> plain = Acceptance.of(LocalOracle([0, 1], metric="accuracy"), improvement=True)
-    >>> [plain.accepts(s) for s in (0.5, 0.5, 0.7, 0.6)]
+    >>> [plain.accepts(s) for s in (0.55, 0.55, 0.7, 0.6)]  # beats chance (0.5), then every earlier one
     [True, False, True, False]
     """
 
