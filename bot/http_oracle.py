@@ -103,7 +103,8 @@ class HttpOracle:
     ``on_wait(seconds, reason)`` is told before every wait on a quota, e.g. to show it on a progress bar.
 
     Exposes what a participant may know: ``n_rows``, ``n_classes``, ``metric``, ``eps``, ``decimals``,
-    ``arithmetic``, ``feedback`` (a score or a hard label, :mod:`attacks.hard_label`), ``public_fraction`` (``None`` when every row is public, as for a :class:`LocalOracle`
+    ``feedback`` (a score or a hard label, :mod:`attacks.hard_label`),
+    ``arithmetic``, ``public_fraction`` (``None`` when every row is public, as for a :class:`LocalOracle`
     without a split), ``ids`` (sample-submission order), ``columns``, ``metadata`` (the whole answer), and
     ``queries`` (submissions made through this oracle). ``last_released_text`` is the released score of the
     latest submission exactly as the site wrote it. ``client`` is the underlying

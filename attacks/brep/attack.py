@@ -30,7 +30,7 @@ def predictions_of(z: np.ndarray) -> np.ndarray:
     [0.5, 0.75]
     """
     if z.ndim == 1:
-        return 1.0 / (1.0 + np.exp(-z))
+        return 0.5 * (1.0 + np.tanh(0.5 * z))  # σ(z) without overflow at large |z|
     shifted = np.exp(z - z.max(axis=1, keepdims=True))
     return shifted / shifted.sum(axis=1, keepdims=True)
 
