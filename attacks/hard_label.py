@@ -16,9 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attacks.oracle import Oracle, Released
+from defenses.feedback import HARD_LABEL_KINDS
 from scoring import get_metric
-
-HARD_LABEL_KINDS = ("threshold", "rank", "accept_reject")
 
 
 def feedback_of(oracle: Oracle) -> dict[str, Any]:
