@@ -93,3 +93,5 @@ def test_the_host_chooses_the_feedback_through_the_chain_and_a_bad_one_is_refuse
     assert accepted.status_code == 200
     meta = api_client(None).get(f"/api/v1/competitions/{competition.slug}/").json()
     assert meta["feedback"] == {"kind": "threshold", "t": [0.3, 0.5], "released": "how many cut-offs the score beats"}
+    page = _main(Client().get(f"/c/{competition.slug}/").content.decode())
+    assert "the number of cut-offs the score beats (0.3, 0.5)" in page
