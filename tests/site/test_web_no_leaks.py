@@ -388,8 +388,9 @@ def test_the_api_docs_hold_no_data(scenario: Scenario, host: Any) -> None:
 
 def test_on_a_hard_label_board_the_detector_flags_the_scores_usual_digits(scenario: Scenario) -> None:
     """Where only a label is released, even the 5-decimal score a Kaggle board would show counts as a leak."""
-    hard = scenario.open_competition.feedback["kind"] != "score"
-    submission = Submission.objects.filter(competition=scenario.open_competition, status=Status.SCORED).first()
-    assert submission is not None and submission.raw_public is not None
-    found = leaks(f"<td>{submission.raw_public:.5f}</td>", scenario.forbidden_for("participant"))
-    assert bool(found) == hard, found
+    if scenario.open_competition.feedback["kind"] == "score":
+        pytest.skip("a score board releases these digits for the scores on its board")
+    for submission in Submission.objects.filter(competition=scenario.open_competition, status=Status.SCORED):
+        assert submission.raw_public is not None
+        found = leaks(f"<td>{submission.raw_public:.5f}</td>", scenario.forbidden_for("participant"))
+        assert any("hard label" in item for item in found), found
