@@ -11,6 +11,7 @@ from __future__ import annotations
 
 # Importing the attack modules registers them.
 from attacks import auto, balance, boosting, paper000, paper004  # noqa: F401
+from attacks import brep as _brep  # noqa: F401  (registers brep)
 from attacks import budgeted as _budgeted  # noqa: F401  (registers budgeted)
 from attacks import camouflage as _camouflage  # noqa: F401  (registers camouflage)
 from attacks import capacity as _capacity  # noqa: F401  (registers capacity, capacity_split)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from attacks.balance import repeat_share
+from attacks.hard_label import Acceptance, is_hard_label
 from attacks.oracle import Oracle
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
@@ -147,6 +148,10 @@ def boosting(
     vector was kept, the majority labeling is returned. ``confidence`` is each row's posterior probability of
     its label. ``floor=False`` is the paper's algorithm as published (ties broken by a seeded coin).
 
+    On a hard-label board (``oracle.feedback``: a threshold badge, a Ladder's accept/reject, a rank;
+    :mod:`attacks.hard_label`) a vector is kept when its label is "accepted" (badge 1, accepted, rank 1),
+    whatever ``accept`` says; the class balance cannot be measured there, so the floor needs ``prior``.
+
     ``stale_stop``: stop after this many consecutive releases equal to the one before (the board has stopped
     scoring these vectors, as a Ladder does once its leader is hard to beat; ``None``: never), and say so in
     ``details["stopped_early"]``.
@@ -167,8 +172,11 @@ def boosting(
     n = oracle.n_rows
     prior_one = _prior_one(prior)
     balance_queries = 0
+    # A hard-label board (defenses.feedback) says "accepted" itself: keep the accepted vectors; its labels carry
+    # no class balance and repeat themselves by nature, so there is no balance probe and no staleness test.
+    hard = Acceptance.of(oracle) if is_hard_label(oracle) else None
     doubtful = prior_one is None or (prior_se > 0 and abs(prior_one - 0.5) <= 3 * prior_se)
-    if floor and doubtful and k >= 2:
+    if floor and doubtful and k >= 2 and hard is None:
         cap = 1 if (prior_one is None and noise == 0) else max(2, min(50, k // 4))
         measured = repeat_share(oracle, max_queries=min(cap, k - 1), prior=prior_one, prior_se=prior_se, noise=noise)
         balance_queries = measured.queries
@@ -194,6 +202,11 @@ def boosting(
             released = oracle.submit(0.5 + margin * (2.0 * guess - 1.0))
         except SubmissionRefused:
             released = None
+        if hard is not None:
+            if hard.accepts(released):
+                votes += 2 * guess - 1
+                kept += 1
+            continue
         if released is None:
             continue
         value = sign * float(released)
@@ -211,7 +224,8 @@ def boosting(
             votes += 2 * guess - 1
             kept += 1
         best = max(best, value)
-    details: dict[str, object] = {"kept": kept, "stale": stale, "threshold": sign * threshold, "accept": accept,
+    details: dict[str, object] = {"kept": kept, "stale": stale, "threshold": sign * threshold,
+                                  "accept": accept if hard is None else hard.kind,
                                   "margin": margin, "stopped_early": stopped_early}
     ties = rng.integers(0, 2, n)  # an even vote is a coin flip, drawn from the seeded generator
     if not floor:

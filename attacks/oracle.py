@@ -155,6 +155,16 @@ class LocalOracle:
         """The released precision a participant observes (``None``: every digit)."""
         return self.spec.released_decimals
 
+    @property
+    def feedback(self) -> dict[str, Any]:
+        """What a released value is, as the competition page says: ``{"kind": "score"}``, or a hard label
+        (``"threshold"`` with its cut-offs ``t``, ``"rank"``, ``"accept_reject"``; :mod:`defenses.feedback`).
+
+        >>> LocalOracle([0, 1], defenses=[{"name": "threshold", "t": 0.5}]).feedback["kind"]
+        'threshold'
+        """
+        return self.spec.feedback
+
     def submit(self, predictions: Any) -> Released:
         return self.submit_all(predictions)[self.metric]
 

@@ -103,6 +103,7 @@ class HttpOracle:
     ``on_wait(seconds, reason)`` is told before every wait on a quota, e.g. to show it on a progress bar.
 
     Exposes what a participant may know: ``n_rows``, ``n_classes``, ``metric``, ``eps``, ``decimals``,
+    ``feedback`` (a score or a hard label, :mod:`attacks.hard_label`),
     ``arithmetic``, ``public_fraction`` (``None`` when every row is public, as for a :class:`LocalOracle`
     without a split), ``ids`` (sample-submission order), ``columns``, ``metadata`` (the whole answer), and
     ``queries`` (submissions made through this oracle). ``last_released_text`` is the released score of the
@@ -171,6 +172,9 @@ class HttpOracle:
         self.daily_limit: int | None = competition_meta.daily_limit
         self.total_limit: int | None = competition_meta.total_limit
         self.disclosed_defenses = competition_meta.disclosed_defenses
+        # What a released value is (a score, or a hard label: attacks.hard_label reads it); older sites: a score.
+        feedback = self.metadata.get("feedback")
+        self.feedback: dict[str, Any] = dict(feedback) if isinstance(feedback, dict) else {"kind": "score"}
         # Metrics the site releases beside the primary one (paper 004, Section 3); see submit_all.
         self.also_report: tuple[str, ...] = competition_meta.also_report
         self.columns: list[str] = list(sample.header)

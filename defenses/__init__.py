@@ -7,6 +7,7 @@ Importing this package registers every built-in defense.
 from __future__ import annotations
 
 # Importing a defense module registers the defenses it defines.
+from defenses import feedback as _feedback  # noqa: F401
 from defenses import ladder as _ladder  # noqa: F401
 from defenses import noise as _noise  # noqa: F401
 from defenses import privacy_budget as _privacy_budget  # noqa: F401

@@ -188,6 +188,19 @@ class Defense(ABC):
         learns this precision from the released values, so attacks may size their constructions from it."""
         return upstream
 
+    def released_higher_is_better(self, upstream: bool) -> bool:
+        """Whether a larger released value is the better one after this defense, given ``upstream`` (the
+        direction before it; the metric's own at the start of the chain). Default: unchanged; a hard-label
+        defense (:mod:`defenses.feedback`) fixes its own (1 = beats the bar, or rank 1 = the best). The board
+        ranks released values in this direction."""
+        return upstream
+
+    def feedback(self) -> dict[str, Any] | None:
+        """What a released value *means* when this defense replaces the score by a hard label (``{"kind":
+        "threshold", ...}``); ``None`` (default): the released value is a score. A participant reads the kind
+        off the values themselves, so it is public metadata (:meth:`DefenseChain.feedback`)."""
+        return None
+
     def records_privacy(self) -> bool:
         """Whether each release appends the ε/δ it spends to ``ctx.ledger["privacy"]`` (default: no)."""
         return False

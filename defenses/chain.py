@@ -135,6 +135,33 @@ class DefenseChain:
             return places
         return displayed if places is None else min(places, displayed)
 
+    def released_higher_is_better(self, metric_higher_is_better: bool) -> bool:
+        """Whether a larger *released* value is better: the metric's direction, unless a hard-label defense
+        (:mod:`defenses.feedback`) replaced the score (1 = beats the bar: higher; rank: lower). Boards rank in
+        this direction.
+
+        >>> chain = DefenseChain.from_json([{"name": "threshold", "t": 0.6}])
+        >>> chain.released_higher_is_better(False), DefenseChain([]).released_higher_is_better(False)
+        (True, False)
+        """
+        direction = metric_higher_is_better
+        for defense in self.defenses:
+            direction = defense.released_higher_is_better(direction)
+        return direction
+
+    def feedback(self) -> dict[str, Any]:
+        """What a participant is told a released value is: ``{"kind": "score"}``, or the hard label of the chain's
+        feedback defense (``{"kind": "threshold", "t": [...]}``, ``{"kind": "rank"}``, ``{"kind":
+        "accept_reject"}``, see :mod:`defenses.feedback`). Public: the values themselves show it.
+
+        >>> DefenseChain.from_json([{"name": "ladder", "mode": "parameter_free"}, {"name": "accept_reject"}]).feedback()
+        {'kind': 'accept_reject', 'released': '1 if the Ladder accepted the submission, else 0'}
+        """
+        described: dict[str, Any] = {"kind": "score"}
+        for defense in self.defenses:
+            described = defense.feedback() or described
+        return described
+
     def initial_states(self) -> list[dict[str, Any]]:
         return [d.initial_state() for d in self.defenses]
 

@@ -25,6 +25,9 @@ from defenses.base import (
 from defenses.sampling import to_fraction
 
 MODES = ("fixed", "parameter_free")
+ACCEPTED = "ladder_accepted"
+"""The ledger key under which the Ladder records whether it accepted this submission (``accept_reject`` reads
+it to release the decision without the value)."""
 
 
 def round_to_step(value: Score, step: Fraction) -> float:
@@ -97,6 +100,12 @@ class Ladder(Defense):
     def initial_state(self) -> dict[str, Any]:
         return {"best": None}
 
+    def check_chain(self, earlier: list[Defense]) -> None:
+        if any(defense.feedback() is not None for defense in earlier):
+            raise DefenseConfigError(
+                "defense 'ladder' cannot follow a hard-label defense: it would climb on labels, not scores"
+            )
+
     def check_metric(self, metric: MetricView) -> None:
         if self.mode == "parameter_free" and metric.row_values is None:
             raise DefenseConfigError(
@@ -124,8 +133,10 @@ class Ladder(Defense):
         best = ctx.state.get("best")
         if best is None or self._improves(to_fraction(score), to_fraction(best), step, view.metric.higher_is_better):
             ctx.state["best"] = round_to_step(score, step)
+            ctx.ledger[ACCEPTED] = True
         else:
             ctx.notes.append("ladder: no significant improvement; the previous best is released")
+            ctx.ledger[ACCEPTED] = False
         return float(ctx.state["best"])
 
     def _parameter_free(self, score: Score, view: ScoringView, ctx: DefenseContext) -> float:
@@ -148,6 +159,8 @@ class Ladder(Defense):
             ctx.state["best"] = float(score)
             ctx.state["leader"] = view.predictions.tolist()
             ctx.state["leader_rows"] = digest
+            ctx.ledger[ACCEPTED] = True
         else:
             ctx.notes.append("ladder: no significant improvement; the previous best is released")
+            ctx.ledger[ACCEPTED] = False
         return float(ctx.state["best"])

@@ -459,7 +459,8 @@ def _honest_board(
         raw_public.append(raw)
         raw_private.append(raw_hidden)
     return honest_utility(released_public=released, raw_public=raw_public, raw_private=raw_private,
-                          higher_is_better=oracle.spec.metric.higher_is_better)
+                          higher_is_better=oracle.spec.metric.higher_is_better,
+                          released_higher_is_better=oracle.spec.released_higher_is_better)
 
 
 def percent(value: float) -> str:

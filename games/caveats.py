@@ -81,7 +81,31 @@ def _probe_detector(step: dict[str, Any]) -> str:
             "\"benign looking\" vectors).")
 
 
+def _threshold(step: dict[str, Any]) -> str:
+    cutoffs = step.get("t")
+    shown = ", ".join(str(c) for c in cutoffs) if isinstance(cutoffs, list) else str(cutoffs)
+    return (f"A hard label (beats {shown} or not) hides the score, not the labels: a random vector that earns the "
+            "badge is still a vote for each of its rows, so with a cut-off near chance the boosting attack "
+            "overfits the public rows exactly as it does on a Kaggle board, and boundary repulsion (paper 002) "
+            "climbs away from the cut-off one label per query.")
+
+
+def _rank(step: dict[str, Any]) -> str:
+    return ("Rank only still compares each submission with every earlier one of the participant: a first place "
+            "is an improvement, which the boosting and boundary-repulsion attacks read as an accepted vector, "
+            "and each further account ranks its own submissions afresh.")
+
+
+def _accept_reject(step: dict[str, Any]) -> str:
+    return ("The Ladder's decision without its value leaks what the Ladder's value does about improvements (one "
+            "bit per submission): the Ladder's bound holds per account, and an attack that follows its accepted "
+            "submissions (paper 002's boundary repulsion) still drifts above chance on the public rows.")
+
+
 CAVEATS: dict[str, Callable[[dict[str, Any]], str]] = {
+    "threshold": _threshold,
+    "rank": _rank,
+    "accept_reject": _accept_reject,
     "rounding": _rounding,
     "noise": _noise,
     "subsetting": _subsetting,

@@ -321,6 +321,7 @@ def play_honest(
         raw_public=[p.raw_public for p in participants],
         raw_private=[p.raw_private for p in participants],
         higher_is_better=oracle.spec.metric.higher_is_better,
+        released_higher_is_better=oracle.spec.released_higher_is_better,
     )
     return Board(dataset.name, defense.name, seed, participants, utility)
 
@@ -389,7 +390,7 @@ def play_cell(
     except (ScoringError, SubmissionFailed):
         released_public = None
     released_private, _, _ = release_once(oracle, final, submission_id="attacker-private", split=private_split)
-    higher = oracle.spec.metric.higher_is_better
+    higher = oracle.spec.released_higher_is_better  # the board ranks released values (a hard label: 1 first)
     outcome = attacker_outcome(
         labels,
         hidden,

@@ -191,15 +191,19 @@ def honest_utility(
     raw_public: Sequence[float],
     raw_private: Sequence[float],
     higher_is_better: bool,
+    released_higher_is_better: bool | None = None,
 ) -> HonestUtility:
-    """Utility of the honest population on one board (see :class:`HonestUtility`)."""
-    released = _oriented(released_public, higher_is_better)
+    """Utility of the honest population on one board (see :class:`HonestUtility`). ``released_higher_is_better``
+    is the released values' own direction when it is not the metric's (a hard-label board: a badge of 1 beats
+    0 whatever the metric; :meth:`scoring.ScoringSpec.released_higher_is_better`)."""
+    released_direction = higher_is_better if released_higher_is_better is None else released_higher_is_better
+    released = _oriented(released_public, released_direction)
     truth = _oriented(list(raw_private), higher_is_better)
     pairs = [(r, t) for r, t in zip(released_public, raw_public, strict=True) if r is not None]
     pairs_private = [(r, t) for r, t in zip(released_public, raw_private, strict=True) if r is not None]
     return HonestUtility(
         kendall_tau=kendall_tau(released, truth),
-        best_wins=_best(released_public, higher_is_better) == _best(list(raw_private), higher_is_better),
+        best_wins=_best(released_public, released_direction) == _best(list(raw_private), higher_is_better),
         mean_abs_error=float(np.mean([abs(r - t) for r, t in pairs])) if pairs else math.nan,
         mean_abs_error_private=float(np.mean([abs(r - t) for r, t in pairs_private])) if pairs_private else math.nan,
         withheld=sum(1 for r in released_public if r is None),

@@ -85,6 +85,18 @@ class ScoringSpec:
         return self.chain.released_decimals(self.decimals)
 
     @property
+    def released_higher_is_better(self) -> bool:
+        """Whether a larger released value is better (the board's order): the metric's direction, unless the
+        chain releases a hard label (:mod:`defenses.feedback`: 1 = beats the bar; a rank: lower is better)."""
+        return self.chain.released_higher_is_better(self.metric.higher_is_better)
+
+    @property
+    def feedback(self) -> dict[str, Any]:
+        """What a released value is, as participants are told: ``{"kind": "score"}`` or a hard label
+        (:meth:`defenses.DefenseChain.feedback`)."""
+        return self.chain.feedback()
+
+    @property
     def metric(self) -> Metric:
         return get_metric(self.metric_name)
 

@@ -81,6 +81,12 @@ class CompetitionDetailSerializer(CompetitionSummarySerializer):
     daily_limit = serializers.IntegerField(allow_null=True)
     total_limit = serializers.IntegerField(allow_null=True)
     disclosed_defenses = serializers.CharField()
+    feedback = serializers.JSONField(
+        help_text='What a released value is: {"kind": "score"}, or a hard label the host chose: "threshold" (1 if '
+        'the score beats t; with several cut-offs t, how many it beats), "rank" (the rank of the submission among '
+        'your own, 1 = best) or "accept_reject" (1 if the Ladder accepted the submission). Nothing more precise '
+        "is released anywhere."
+    )
     also_report = serializers.ListField(
         child=serializers.CharField(), help_text="Metrics released beside the primary one for every submission."
     )

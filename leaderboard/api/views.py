@@ -240,7 +240,8 @@ class LeaderboardApi(APIView):
                 "competition": competition.slug,
                 "board": board,
                 "metric": competition.metric,
-                "higher_is_better": competition.higher_is_better,
+                "higher_is_better": competition.board_higher_is_better,
+                "feedback": competition.feedback,
                 "closed": competition.is_closed(),
                 "rows": s.LeaderboardRowSerializer(rows, many=True).data,
             }

@@ -134,6 +134,25 @@ class Competition(models.Model):
         except DefenseConfigError:  # an invalid chain is refused when set; never fail a metadata read on it
             return self.score_decimals
 
+    @property
+    def feedback(self) -> dict[str, Any]:
+        """What a released value is (public, like the precision: participants read it off the values):
+        ``{"kind": "score"}``, or the hard label the chain releases (``threshold`` with its cut-offs ``t``,
+        ``rank``, ``accept_reject``; :mod:`defenses.feedback`)."""
+        try:
+            return DefenseChain.from_json(self.defenses).feedback()
+        except DefenseConfigError:  # an invalid chain is refused when set; never fail a metadata read on it
+            return {"kind": "score"}
+
+    @property
+    def board_higher_is_better(self) -> bool:
+        """The order of the boards: the metric's direction, unless the chain releases a hard label (a badge:
+        1 above 0; a rank: 1 first)."""
+        try:
+            return DefenseChain.from_json(self.defenses).released_higher_is_better(self.higher_is_better)
+        except DefenseConfigError:
+            return self.higher_is_better
+
     def is_open(self, now: Any = None) -> bool:
         now = now or timezone.now()
         return self.opens_at <= now and (self.closes_at is None or now < self.closes_at)

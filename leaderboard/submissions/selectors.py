@@ -205,7 +205,7 @@ def leaderboard_rows(
         )
         for row in rows.values()
     ]
-    standings = board_standings(entries, board, higher_is_better=competition.higher_is_better)
+    standings = board_standings(entries, board, higher_is_better=competition.board_higher_is_better)
     return [
         LeaderboardRow(
             rank=standing.rank,

@@ -154,3 +154,35 @@ def test_it_stops_once_the_board_only_re_releases_its_leader() -> None:
     # An honest board releases a fresh score for every vector: the whole budget is played.
     honest = attacks.run("boosting", LocalOracle(hidden, decimals=5), k=STALE_STOP + 200, prior=0.4)
     assert honest.queries == STALE_STOP + 200 and honest.details["stopped_early"] is False
+
+
+# --- Hard-label feedback (issue 12, item 3): the same attack when only a label comes back ---------------------
+def mean_hard_label_loss(k: int, chain: list[dict[str, object]], runs: int) -> float:
+    hidden = np.random.default_rng(4000).integers(0, 2, 4000)
+    losses = []
+    for run in range(runs):
+        oracle = LocalOracle(hidden, metric="accuracy", decimals=5, defenses=chain, seed=run)
+        result = attacks.run("boosting", oracle, k=k, seed=run)
+        assert result.queries == k and result.details["accept"] == chain[-1]["name"]
+        losses.append(1.0 - result.accuracy(hidden))
+    return float(np.mean(losses))
+
+
+@pytest.mark.parametrize(("k", "reference"), [(100, 0.467), (200, 0.452), (400, 0.427)])
+def test_a_badge_at_chance_tells_it_as_much_as_the_score(k: int, reference: float) -> None:
+    # "Beats 0.5 accuracy" is exactly the paper's keep rule, so the hard label reproduces the Kaggle numbers.
+    assert mean_hard_label_loss(k, [{"name": "threshold", "t": 0.5}], RUNS) == pytest.approx(reference, abs=TOLERANCE)
+
+
+@pytest.mark.parametrize(("k", "reference"), [(100, 0.490), (200, 0.486), (400, 0.484)])
+def test_the_ladders_accept_reject_alone_holds_it_near_chance(k: int, reference: float) -> None:
+    chain: list[dict[str, object]] = [{"name": "ladder", "mode": "parameter_free"}, {"name": "accept_reject"}]
+    assert mean_hard_label_loss(k, chain, 5) == pytest.approx(reference, abs=TOLERANCE)
+
+
+def test_on_a_rank_board_it_keeps_the_vectors_ranked_first() -> None:
+    hidden = np.random.default_rng(84).integers(0, 2, 1000)
+    oracle = LocalOracle(hidden, metric="accuracy", decimals=5, defenses=[{"name": "rank"}])
+    result = attacks.run("boosting", oracle, k=200, seed=2)
+    # Rank 1 = a new personal record: records of i.i.d. scores come about ln(200) ≈ 5 times in 200 draws.
+    assert result.details["accept"] == "rank" and 2 <= result.details["kept"] <= 15

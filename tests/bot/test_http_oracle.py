@@ -266,3 +266,14 @@ def test_a_wrong_number_of_rows_is_refused_before_uploading(site: tuple[FakeSite
     with pytest.raises(ValueError, match="expected 3 rows"):
         _oracle(url).submit([0.5, 0.5])
     assert fake.uploads == []
+
+
+def test_it_reads_a_hard_label_feedback_from_the_metadata(site: tuple[FakeSite, str]) -> None:
+    from attacks.hard_label import Acceptance, is_hard_label
+
+    fake, url = site
+    assert _oracle(url).feedback == {"kind": "score"}  # a site that does not say releases scores
+    fake.metadata.update(feedback={"kind": "threshold", "t": [0.6]}, released_decimals=0)
+    oracle = _oracle(url)
+    assert oracle.feedback["kind"] == "threshold" and is_hard_label(oracle)
+    assert Acceptance.of(oracle).accepts(1.0)

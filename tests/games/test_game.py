@@ -375,6 +375,16 @@ def test_honest_utility_measures() -> None:
     assert math.isnan(kendall_tau(np.array([1.0, 1.0]), np.array([1.0, 2.0])))
 
 
+def test_honest_utility_reads_a_hard_label_board_in_its_own_direction() -> None:
+    # A badge board on a loss: model 0 (loss 0.1) holds the badge (1) and is truly best; read as a loss, the
+    # label 0 of model 1 would have looked best.
+    utility = honest_utility(
+        released_public=[1.0, 0.0, 1.0], raw_public=[0.1, 0.9, 0.3], raw_private=[0.1, 0.9, 0.3],
+        higher_is_better=False, released_higher_is_better=True,
+    )
+    assert utility.best_wins and utility.kendall_tau > 0
+
+
 def test_the_final_submission_is_confident_on_claimed_labels_only() -> None:
     binary = confident_predictions(np.array([1, 0, -1]), 2, 0.999)
     assert binary.tolist() == pytest.approx([0.999, 0.001, 0.5])

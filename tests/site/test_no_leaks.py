@@ -107,3 +107,50 @@ def test_participant_and_anonymous_surfaces_release_nothing_hidden(
             assert "bob-private-name" not in body, (who, path)
             if "raw" in body and path != "/api/schema/":
                 pytest.fail(f"{who} {path}: a raw field appears")
+
+
+HARD_LABEL_CHAINS: dict[str, list[dict[str, Any]]] = {
+    "threshold": [{"name": "threshold", "t": 0.75}],
+    "medal": [{"name": "threshold", "t": [0.7, 0.8]}],
+    "rank": [{"name": "rank"}],
+    "accept_reject": [{"name": "ladder", "mode": "parameter_free"}, {"name": "accept_reject"}],
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HARD_LABEL_CHAINS))
+def test_a_hard_label_board_releases_the_label_and_no_digit_of_the_score(
+    kind: str, clients, make_competition, participant, other_participant
+) -> None:
+    competition = make_competition(slug=f"hard-{kind.replace('_', '-')}", defenses=HARD_LABEL_CHAINS[kind],
+                                   daily_limit=None)
+    alice = [_upload(clients["participant"], competition, seed, "alice.csv") for seed in range(4)]
+    bob = [_upload(clients["other"], competition, 10 + seed, "bob.csv") for seed in range(2)]
+    for pk in alice + bob:
+        assert submission_score(submission_id=pk).action == "scored"
+    failed = _upload(clients["participant"], competition, 99, "alice-failed.csv")
+    Submission.objects.filter(pk=failed).update(status="failed", error="the score is not a finite number")
+    submissions = list(Submission.objects.filter(competition=competition, status="scored"))
+    assert {s.public_score_text for s in submissions} <= {"0", "1", "2", "3", "4"}
+    raws = [raw for s in submissions for raw in (s.raw_public, s.raw_private) if raw is not None]
+    slug = competition.slug
+    paths = [
+        "/api/v1/competitions/", f"/api/v1/competitions/{slug}/", f"/api/v1/competitions/{slug}/submissions/",
+        f"/api/v1/competitions/{slug}/leaderboard/", f"/api/v1/competitions/{slug}/leaderboard/?format=csv",
+        f"/api/v1/competitions/{slug}/leaderboard/?board=private",
+        *(f"/api/v1/submissions/{pk}/" for pk in [*alice, *bob, failed]),
+    ]
+    for who in ("participant", "anonymous"):
+        for path in paths:
+            response = clients[who].get(path)
+            assert response.status_code < 500, (who, path)
+            body = response.content.decode()
+            for raw in raws:
+                # Not even the digits a Kaggle board would show (5), nor fewer.
+                for places in (2, 3, 4, 5):
+                    assert f"{raw:.{places}f}" not in body, (who, path, raw, places)
+            # The only decimals allowed are the public settings: the cut-offs, eps and the public fraction.
+            settings_numbers = {"0.75", "0.7", "0.8", "0.3", "1e-15"}
+            for number in re.findall(r"(?<![\w.:-])\d+\.\d+", body):
+                assert number in settings_numbers, (who, path, number)
+    meta = clients["anonymous"].get(f"/api/v1/competitions/{slug}/").json()
+    assert meta["feedback"]["kind"] == ("threshold" if kind == "medal" else kind)

@@ -50,6 +50,10 @@ CHAINS: dict[str, list[dict[str, Any]]] = {
         {"name": "privacy_budget", "epsilon": 1.5, "composition": "basic"},
     ],
     "probe detector": [{"name": "probe_detector", "reject": True}],
+    # Hard-label feedback (issue 12): only a label is released, so not even the released digits may show.
+    "badge threshold": [{"name": "threshold", "t": 0.7}],
+    "rank only": [{"name": "rank"}],
+    "ladder accept/reject": [{"name": "ladder", "mode": "parameter_free"}, {"name": "accept_reject"}],
 }
 DISCLOSED = "Scores go through the host's defenses before release."
 # Words of the undisclosed chains' JSON that no participant page may show.
@@ -171,14 +175,21 @@ class Scenario:
                     allowed_texts.add(submission.private_score_text)
         for submission in Submission.objects.select_related("competition"):
             mine = me is not None and submission.participant_id == me.pk
+            hard_label = submission.competition.feedback["kind"] != "score"
             for raw in (submission.raw_public, submission.raw_private):
+                if raw is not None and hard_label:
+                    # A hard-label board releases no digit of the score: not even at the board's usual precision.
+                    for places in (3, 4, 5):
+                        forbidden.add(f"{raw:.{places}f}", f"a digit of the score of #{submission.pk} (hard label)")
                 if raw is not None:
                     forbidden.add(f"{raw:.7f}", f"raw score of #{submission.pk} rounded past the released digits")
                     digits = repr(raw)
                     if "." in digits and "e" not in digits:
                         forbidden.add(digits[: digits.index(".") + 8], f"raw score of #{submission.pk}")
             for text in (submission.public_score_text, submission.private_score_text):
-                if text not in allowed_texts:
+                # A hard label ("0", "1", a rank) is a small integer every page shows elsewhere; what it must not
+                # carry (the score's digits) is forbidden above.
+                if text not in allowed_texts and not hard_label:
                     forbidden.add(text, f"unreleased or another participant's score of #{submission.pk}")
             if not mine:
                 forbidden.submission_ids.add(submission.pk)
@@ -384,3 +395,13 @@ def test_the_api_docs_hold_no_data(scenario: Scenario, host: Any) -> None:
     found = [f"{why}: {text!r}" for text, why in data_only.strings.items() if text in schema]
     found += [f"{number} has more digits than released" for number in OVERPRECISE.findall(schema)]
     assert not found, found[:5]
+
+
+def test_on_a_hard_label_board_the_detector_flags_the_scores_usual_digits(scenario: Scenario) -> None:
+    """Where only a label is released, even the 5-decimal score a Kaggle board would show counts as a leak."""
+    if scenario.open_competition.feedback["kind"] == "score":
+        pytest.skip("a score board releases these digits for the scores on its board")
+    for submission in Submission.objects.filter(competition=scenario.open_competition, status=Status.SCORED):
+        assert submission.raw_public is not None
+        found = leaks(f"<td>{submission.raw_public:.5f}</td>", scenario.forbidden_for("participant"))
+        assert any("hard label" in item for item in found), found

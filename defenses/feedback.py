@@ -1,0 +1,193 @@
+"""Hard-label feedback: final release stages that replace the score by a label, so a participant learns a yes/no
+(or a position) and never the value — the boards paper 002 (BREP-MI, Kahla et al., CVPR 2022) attacks.
+
+* ``threshold`` — "beats threshold t", as medal or badge boards do: 1 if the score beats ``t`` (several
+  cut-offs: how many it beats, gold/silver/bronze style), else 0;
+* ``rank`` — rank only: the position of this submission among the participant's own scored submissions
+  (1 = the best so far, ties to the earlier one);
+* ``accept_reject`` — the Ladder's decision without the value: 1 if the Ladder before it accepted the
+  submission as a significant improvement, else 0.
+
+They are RELEASE-stage defenses rather than a separate competition setting so that the one release model
+(:mod:`scoring.release`) stays the only place a released value is made: the site stores the label as the
+released score, and every surface (pages, API, CSV export, errors) shows exactly that, as it does for rounding;
+there is no second, presentation-level filter to forget on one endpoint. Each declares its precision (0
+decimals), its direction (:meth:`~defenses.base.Defense.released_higher_is_better`) and what its value means
+(:meth:`~defenses.base.Defense.feedback`, public metadata).
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left, bisect_right
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+from defenses.base import (
+    Defense,
+    DefenseConfigError,
+    DefenseContext,
+    Score,
+    ScoringView,
+    Stage,
+    register,
+    take_params,
+)
+from defenses.ladder import ACCEPTED
+from defenses.sampling import to_fraction
+
+HARD_LABEL_KINDS = ("threshold", "rank", "accept_reject")
+
+
+class HardLabel(Defense):
+    """The shared contract of the hard-label stages: the last value-changing stage of a chain, 0 decimals."""
+
+    stage = Stage.RELEASE
+
+    def released_decimals(self, upstream: int | None) -> int | None:
+        return 0
+
+    def check_chain(self, earlier: list[Defense]) -> None:
+        for defense in earlier:
+            if defense.feedback() is not None:
+                raise DefenseConfigError(
+                    f"defense {self.name!r}: the chain already releases a hard label ({defense.name!r}); use one"
+                )
+
+
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise DefenseConfigError(f"defense 'threshold': {name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+@register
+class Threshold(HardLabel):
+    """Release 1 if the score beats ``t`` (lower for a loss, higher for a score), else 0 — a badge board.
+
+    ``t`` may be a list of cut-offs (a medal board): the release is how many of them the score beats, so 3
+    beats all three. "Beats" is strict; a score equal to a cut-off does not. The cut-offs are public (a
+    participant must know what a badge means), the score is not.
+
+    >>> from defenses.base import MetricView, ScoringView, DefenseContext
+    >>> import numpy as np
+    >>> view = ScoringView(np.zeros(2), np.zeros(2, int), 2, MetricView("binary_logloss", False, None, None, 1e-15))
+    >>> ctx = DefenseContext(np.random.default_rng(0), {}, "k")
+    >>> medal = Threshold(t=[0.3, 0.5, 0.6])
+    >>> [medal.after_metric(s, view, ctx) for s in (0.7, 0.6, 0.55, 0.2)]
+    [0, 0, 1, 3]
+    """
+
+    name = "threshold"
+    citation = "medal and badge boards; the hard-label feedback of Kahla et al., CVPR 2022 (paper 002)"
+
+    def __init__(self, **params: Any) -> None:
+        p = take_params(self.name, params, {"t": None})
+        given = p["t"]
+        if given is None:
+            raise DefenseConfigError("defense 'threshold': give the cut-off 't' (a number or a list of numbers)")
+        values = given if isinstance(given, list) else [given]
+        if not values:
+            raise DefenseConfigError("defense 'threshold': 't' must hold at least one cut-off")
+        cutoffs = sorted({_number("'t'", v) for v in values})
+        if len(cutoffs) != len(values):
+            raise DefenseConfigError("defense 'threshold': the cut-offs in 't' must be distinct")
+        self.cutoffs: list[float] = cutoffs
+        self._single = not isinstance(given, list)
+
+    def params(self) -> dict[str, Any]:
+        return {"t": self.cutoffs[0] if self._single else list(self.cutoffs)}
+
+    def released_higher_is_better(self, upstream: bool) -> bool:
+        return True
+
+    def feedback(self) -> dict[str, Any]:
+        return {"kind": "threshold", "t": list(self.cutoffs),
+                "released": "how many cut-offs the score beats" if len(self.cutoffs) > 1
+                else "1 if the score beats t, else 0"}
+
+    def after_metric(self, score: Score | None, view: ScoringView, ctx: DefenseContext) -> Score | None:
+        if score is None:
+            return None
+        exact = to_fraction(score)
+        cutoffs = [Fraction(c) for c in self.cutoffs]
+        if view.metric.higher_is_better:
+            return bisect_left(cutoffs, exact)  # cut-offs strictly below the score
+        return len(cutoffs) - bisect_right(cutoffs, exact)  # cut-offs strictly above the loss
+
+
+@register
+class Rank(HardLabel):
+    """Release the rank of this submission among the participant's own scored submissions (1 = the best so
+    far; a tie goes to the earlier one, as on the board). State: the scores so far, exact text, host-only.
+
+    >>> from defenses.base import MetricView, ScoringView, DefenseContext
+    >>> import numpy as np
+    >>> view = ScoringView(np.zeros(2), np.zeros(2, int), 2, MetricView("accuracy", True, None, None, 1e-15))
+    >>> ctx = DefenseContext(np.random.default_rng(0), Rank().initial_state(), "k")
+    >>> [Rank().after_metric(s, view, ctx) for s in (0.6, 0.7, 0.65, 0.7)]
+    [1, 1, 2, 2]
+    """
+
+    name = "rank"
+    citation = "rank-only boards; the hard-label feedback of Kahla et al., CVPR 2022 (paper 002)"
+
+    def __init__(self, **params: Any) -> None:
+        take_params(self.name, params, {})
+
+    def initial_state(self) -> dict[str, Any]:
+        return {"scores": []}
+
+    def released_higher_is_better(self, upstream: bool) -> bool:
+        return False
+
+    def feedback(self) -> dict[str, Any]:
+        return {"kind": "rank", "released": "the rank of the submission among your own submissions (1 = best)"}
+
+    def after_metric(self, score: Score | None, view: ScoringView, ctx: DefenseContext) -> Score | None:
+        if score is None:
+            return None
+        exact = to_fraction(score)
+        # Floats are kept as JSON numbers (exact round trip), Decimals (MPFR arithmetic) as their text.
+        seen = [to_fraction(Decimal(s) if isinstance(s, str) else float(s)) for s in ctx.state.setdefault("scores", [])]
+        # Earlier submissions win ties, so only an equal-or-better earlier score ranks above this one.
+        better = sum(1 for s in seen if (s >= exact if view.metric.higher_is_better else s <= exact))
+        ctx.state["scores"].append(str(score) if isinstance(score, Decimal) else float(score))
+        return better + 1
+
+
+@register
+class AcceptReject(HardLabel):
+    """Release the Ladder's decision without its value: 1 if the ``ladder`` earlier in the chain accepted this
+    submission (a significant improvement on the participant's best), else 0 (Blum & Hardt, ICML 2015, with
+    the released score withheld). The chain must have a Ladder before it.
+
+    >>> from defenses import DefenseChain
+    >>> DefenseChain.from_json([{"name": "accept_reject"}])
+    Traceback (most recent call last):
+    ...
+    defenses.base.DefenseConfigError: defense #1: defense 'accept_reject' needs a 'ladder' before it in the chain
+    """
+
+    name = "accept_reject"
+    citation = "Blum & Hardt, ICML 2015 (the Ladder's decision only); paper 002's hard-label threat model"
+
+    def __init__(self, **params: Any) -> None:
+        take_params(self.name, params, {})
+
+    def check_chain(self, earlier: list[Defense]) -> None:
+        super().check_chain(earlier)
+        if not any(defense.name == "ladder" for defense in earlier):
+            raise DefenseConfigError("defense 'accept_reject' needs a 'ladder' before it in the chain")
+
+    def released_higher_is_better(self, upstream: bool) -> bool:
+        return True
+
+    def feedback(self) -> dict[str, Any]:
+        return {"kind": "accept_reject", "released": "1 if the Ladder accepted the submission, else 0"}
+
+    def after_metric(self, score: Score | None, view: ScoringView, ctx: DefenseContext) -> Score | None:
+        if score is None or ACCEPTED not in ctx.ledger:
+            return None
+        return 1 if ctx.ledger[ACCEPTED] else 0
