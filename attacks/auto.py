@@ -48,6 +48,8 @@ from attacks.confirm import confirm as confirm_claims
 from attacks.confirm import slack_from
 from attacks.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
 from attacks.floor import BANDS, apply_floor, check_reserve
+from attacks.hard_label import is_hard_label
+from attacks.hard_label_plan import play_hard_label
 from attacks.oracle import Oracle, Released
 from attacks.plan import CAMOUFLAGE_MARGIN, Plan, after_failure_plans, best_guess_plan, choose
 from attacks.registry import CONFIRMED, register, run
@@ -146,6 +148,8 @@ def auto(
     if attack == "auto":
         attack = None  # "auto" names the default choice, not an attack to nest
     view = BudgetedView(oracle, budget)
+    if is_hard_label(view):
+        return play_hard_label(view, budget=budget, reserve=reserve, seed=seed, forced=attack, params=params)
     n = oracle.n_rows
     reasoning: list[str] = []
     probe_budget = fingerprint_budget if budget is None else max(0, min(fingerprint_budget, budget - reserve))
