@@ -174,31 +174,39 @@ class LossFamily:
             return out
 
         def excess(q0: float) -> float:
-            values = row(q0)
-            return -1.0 if values is None else sum(values) - 1.0
+            # continuous and increasing in q0: a class whose offset φ cannot reach counts at the lowest q
+            base = self.phi(q0)
+            total = q0
+            for d in offsets:
+                q = self.phi_inverse(base + d, low)
+                total += low if q is None else q
+            return total - 1.0
 
         top = 1.0 - (k - 1) * low
         if excess(top) < 0:
             return None
         bottom = 1.0 / k
         q0 = bottom if excess(bottom) >= 0 else brentq(excess, bottom, top, xtol=1e-18, rtol=4 * 2.0**-52, maxiter=400)
-        return row(q0)
+        values = row(q0)
+        return values if values is not None and abs(sum(values) - 1.0) < 1e-9 else None
 
 
 def family_for(metric: str, *, alpha: float | None = None) -> LossFamily:
     """The loss family of a leaderboard metric; :class:`AttackFailed` for a metric paper 001's Bregman
     constructions do not cover (AUC, accuracy; softmax/sigmoid CE score logits and have attacks of their own).
 
-    >>> family_for("itakura_saito").name, family_for("brier").binary_scale
-    ('itakura_saito', 0.5)
+    >>> family_for("itakura_saito").name, family_for("brier").binary_scale, family_for("norm_like:2.5").alpha
+    ('itakura_saito', 0.5, 2.5)
     """
-    name = FAMILY_OF_METRIC.get(metric)
+    base, _, parameter = metric.partition(":")
+    name = FAMILY_OF_METRIC.get(base)
     if name is None:
         raise AttackFailed(
             f"paper 001's Bregman constructions need a linearly-decomposable loss ({', '.join(FAMILY_OF_METRIC)}), "
             f"not {metric!r}"
         )
     if name == "norm_like":
+        alpha = alpha if alpha is not None else _metric_alpha(metric, parameter)
         if alpha is None:
             raise AttackFailed("the norm-like loss needs its exponent α (the leaderboard's alpha) to be known")
         if not alpha >= 2:
@@ -206,6 +214,23 @@ def family_for(metric: str, *, alpha: float | None = None) -> LossFamily:
         return LossFamily(name, clipped=False, alpha=float(alpha))
     return LossFamily(name, clipped=name in ("cross_entropy", "itakura_saito"),
                       binary_scale=0.5 if name == "squared_euclidean" else 1.0)
+
+
+def _metric_alpha(metric: str, parameter: str) -> float | None:
+    """α of a norm-like leaderboard metric: the scoring core's own (``norm_like`` or ``norm_like:α``), else the
+    number after the colon."""
+    try:
+        from scoring.metrics import get_metric
+
+        value = getattr(get_metric(metric), "alpha", None)
+        if value is not None:
+            return float(value)
+    except Exception:  # noqa: BLE001 — a scoring core without the metric: fall back to the name
+        pass
+    try:
+        return float(parameter) if parameter else None
+    except ValueError:
+        return None
 
 
 def exact_read(values: list[float], work_bits: int) -> list[Big]:
