@@ -183,11 +183,10 @@ def _play(
         while start < n and budget_left(2):
             size = sized(bound)
             if size < 1:
-                if bound > MAX_DOUBLED_TAU:
-                    raise planner.refusal(bound, 1)
-                bound *= 2.0
-                history.append(bound)
-                continue
+                # a larger bound only widens the window: the noise is more than one label can outweigh
+                refusal = planner.refusal(bound, 1)
+                raise AttackFailed(f"the doubling trick reached τ = {bound:g} without a consistent decoding "
+                                   f"(bounds tried: {', '.join(f'{t:.3g}' for t in history)}); {refusal}")
             rows = np.arange(start, min(start + size, n))
             plan = planner.plan(bound, len(rows))
             if plan is None:

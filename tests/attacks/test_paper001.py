@@ -220,7 +220,7 @@ def test_the_batch_shrinks_with_the_released_precision_and_the_noise() -> None:
         return int(attacks.run(name, oracle, tau=tau, max_queries=1, verify=False).details["batch_size"])
 
     assert batch(None) > batch(8) > batch(5) > batch(3)
-    assert batch(5) > batch(5, tau=1e-3) > batch(5, tau=1e-1)
+    assert batch(5) > batch(5, tau=1e-3) > batch(5, tau=5e-3) >= 1  # N·τ must stay below ln((1−eps)/eps)/2
     assert batch(5, construction="primes") < batch(5)
     assert batch(5) == 11  # log loss at N = 2,201 and 5 decimals (the counting bound is 14)
 
@@ -288,8 +288,8 @@ def test_laplace_noise_with_its_tail_bound_is_decoded() -> None:
 # --- the doubling trick (§7) -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("attack", ["bregman_powers", "bregman_primes"])
-@pytest.mark.parametrize("tau", [1e-4, 3e-2])
+@pytest.mark.parametrize(("attack", "tau"), [("bregman_powers", 1e-4), ("bregman_powers", 3e-2),
+                                             ("bregman_primes", 1e-4), ("bregman_primes", 1e-3)])
 def test_the_doubling_trick_finds_an_unknown_noise_bound(attack: str, tau: float) -> None:
     labels = np.random.default_rng(11).integers(0, 2, 150)
     oracle = NoisyOracle(labels, tau=tau, seed=2)
@@ -300,6 +300,14 @@ def test_the_doubling_trick_finds_an_unknown_noise_bound(attack: str, tau: float
     assert found <= 4 * tau and result.details["doublings"] >= 1
     assert result.details["tau_history"] == [result.details["tau_history"][0] * 2**i for i in
                                              range(result.details["doublings"] + 1)]
+
+
+def test_the_doubling_trick_fails_loudly_when_no_bound_is_separable() -> None:
+    """At τ = 0.03 on N = 150 log-loss rows a prime's offset s·ln 2 must exceed 2·headroom·N·τ/ln(3/2) > 34.5,
+    the most one clipped row can move: the doubling passes 0.03 and stops with the reason."""
+    labels = np.random.default_rng(11).integers(0, 2, 150)
+    with pytest.raises(AttackFailed, match="doubling trick reached"):
+        attacks.run("bregman_primes", NoisyOracle(labels, tau=3e-2, seed=2), doubling=True)
 
 
 def test_the_doubling_trick_on_multiclass_and_the_sites_noise() -> None:
