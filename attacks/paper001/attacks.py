@@ -192,7 +192,7 @@ def _play(
             if plan is None:
                 raise planner.refusal(bound, len(rows))
             decode = _decoder(plan, decoder)
-            decoded = []
+            decoded: list[np.ndarray | None] = []
             for order in (rows, rows[::-1]):
                 probe = plan.probe.at(order)
                 released = oracle.submit(probe.predictions())

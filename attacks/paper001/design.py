@@ -21,6 +21,7 @@ score consistent with no labeling (what the doubling trick tests).
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -126,7 +127,7 @@ def powers_gap(model: ServerModel, probe: Probe) -> Big:
         below = mpfr(0)
         gap = None
         for row in probe.offsets(model.work_bits):
-            for low, high in zip(row, row[1:], strict=False):
+            for low, high in itertools.pairwise(row):
                 step = high - low - below
                 gap = step if gap is None else min(gap, step)
             below += max(row)

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 from scipy.optimize import brentq
 
@@ -35,7 +36,7 @@ from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.result import AttackFailed
 from attacks.server_model import ServerModel
 
-Big = object  # an MPFR value
+Big = Any  # an MPFR value
 
 #: The metric names each family scores (``scoring.metrics`` names, DESIGN.md).
 FAMILY_OF_METRIC = {
@@ -225,7 +226,7 @@ def _metric_alpha(metric: str, parameter: str) -> float | None:
         value = getattr(get_metric(metric), "alpha", None)
         if value is not None:
             return float(value)
-    except Exception:  # noqa: BLE001 — a scoring core without the metric: fall back to the name
+    except Exception:  # a scoring core without the metric (or its α): fall back to the name
         pass
     try:
         return float(parameter) if parameter else None

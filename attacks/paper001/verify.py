@@ -11,6 +11,7 @@ fails loudly unless the window is wider than that (then the check says "uninform
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -22,12 +23,12 @@ from attacks.paper001.losses import LossFamily, exact_read
 from attacks.result import AttackFailed
 
 
-def stake_cells(family: LossFamily, labels: np.ndarray, n_classes: int, eps: float) -> list[object]:
+def stake_cells(family: LossFamily, labels: np.ndarray, n_classes: int, eps: float) -> list[Any]:
     """Each row's cell: everything on its claimed label, ``1/K`` on unclaimed (``-1``) rows."""
     e = max(float(eps), MIN_STAKE) if family.clipped else 0.0
     if n_classes == 2:
         return [0.5 if y < 0 else (1.0 - e if y == 1 else e) for y in labels.tolist()]
-    cells: list[object] = []
+    cells: list[Any] = []
     for y in labels.tolist():
         if y < 0:
             cells.append(tuple([1.0 / n_classes] * n_classes))
@@ -49,7 +50,7 @@ def check_claims_bregman(
     k = model.n_classes
     binary = k == 2
     cells = stake_cells(family, labels, k, model.eps)
-    cache: dict[object, tuple[tuple[object, ...], object]] = {}
+    cache: dict[Any, tuple[tuple[Any, ...], Any]] = {}
     with local_precision(model.work_bits):
         total = mpfr(0)
         row_error = mpfr(0)
@@ -57,24 +58,20 @@ def check_claims_bregman(
         one_wrong = None
         for cell, y in zip(cells, labels.tolist(), strict=True):
             if cell not in cache:
-                values = [cell] if binary else list(cell)  # type: ignore[call-overload]
+                values: list[float] = [float(cell)] if binary else [float(v) for v in cell]
                 read = exact_read(values, model.work_bits)
                 if binary:
                     read = [1 - read[0], read[0]]
                 cache[cell] = (family.row_losses(read, binary=binary), family.row_error(model, read, binary=binary))
             losses, error = cache[cell]
             label = max(int(y), 0)
-            total += losses[label]  # type: ignore[operator]
-            row_error += error  # type: ignore[operator]
-            magnitude += max(abs(x) for x in losses)  # type: ignore[arg-type]
+            total += losses[label]
+            row_error += error
+            magnitude += max(abs(x) for x in losses)
             if y >= 0:
-                wrong = min(losses[c] - losses[label] for c in range(k) if c != label)  # type: ignore[operator]
+                wrong = min(losses[c] - losses[label] for c in range(k) if c != label)
                 one_wrong = wrong if one_wrong is None else min(one_wrong, wrong)
-        if binary:
-            predictions: object = np.asarray(cells, dtype=np.float64)
-        else:
-            predictions = np.asarray(cells, dtype=np.float64)
-        released = oracle.submit(predictions)
+        released = oracle.submit(np.asarray(cells, dtype=np.float64))
         if released is None:
             raise AttackFailed("the check query released no score; the claimed labels cannot be vouched for")
         score = model.observe(released)
