@@ -151,7 +151,8 @@ def _play(
         return max_queries is None or queries + cost <= max_queries
 
     if not doubling:
-        bound = _noise_tau(tau, noise, scale, delta, queries=math.ceil(n / max(limit, 1)) + 1)
+        # the union bound of App. B.4 over the most queries any batch size needs (one row each, + the check)
+        bound = _noise_tau(tau, noise, scale, delta, queries=n + 1)
         size = sized(bound)
         for shape in {min(size, n), n % size if size else 0} - {0}:
             if planner.plan(bound, shape) is None:
