@@ -41,7 +41,8 @@ MAX_DOUBLED_TAU = 1e12
 def _setup(oracle: Oracle, alpha: float | None) -> LossFamily:
     """The oracle's loss family; refusals for what the constructions do not model."""
     family = family_for(oracle.metric, alpha=alpha if alpha is not None else getattr(oracle, "alpha", None))
-    if getattr(oracle, "public_fraction", None) is not None or getattr(oracle, "split", "all") != "all":
+    fraction = getattr(oracle, "public_fraction", None)
+    if fraction is not None and fraction < 1.0:
         raise AttackFailed(
             "paper 001's constructions assume the loss is computed on every row (§1); this board releases a "
             "public-split score over unknown rows — use capacity_split"

@@ -239,6 +239,8 @@ def test_refusals_name_their_reason() -> None:
         attacks.run("bregman_powers", LocalOracle([0, 1, 1], metric="auc"))
     with pytest.raises(AttackFailed, match="public-split"):
         attacks.run("bregman_powers", LocalOracle(np.arange(20) % 2, public_fraction=0.3))
+    everything_public = LocalOracle(np.arange(20) % 2, public_fraction=1.0)
+    assert attacks.run("bregman_powers", everything_public).labels.tolist() == (np.arange(20) % 2).tolist()
     with pytest.raises(AttackFailed, match="not separable"):  # Brier moves a 10-class row by at most 2
         attacks.run("bregman_primes", LocalOracle(np.arange(100) % 10, metric="brier", n_classes=10))
     with pytest.raises(AttackFailed, match="not separable"):  # noise beyond what one label moves
