@@ -59,6 +59,16 @@ class MetricView:
     # [0, 2] for K classes). A defense that perturbs a score keeps its release inside it (:meth:`clamp`).
     lower: float = -math.inf
     upper: float = math.inf
+    # The most one row's value can move when that row's label changes (``None``: not derived); the label
+    # sensitivity of a mean of rows is this over the number of rows (``defenses/sensitivity.py``).
+    row_spread: float | None = None
+    # How to read the predictions as probabilities when the metric scores logits (``softmax_ce``,
+    # ``sigmoid_ce``): the softmax or sigmoid; ``None`` when they are probabilities already.
+    to_probabilities: Callable[[np.ndarray], np.ndarray] | None = None
+
+    def probabilities(self, predictions: np.ndarray) -> np.ndarray:
+        """``predictions`` as probabilities (binary: P(class 1) per row), whatever the metric reads."""
+        return predictions if self.to_probabilities is None else self.to_probabilities(predictions)
 
     def clamp(self, value: Score) -> Score:
         """``value`` moved into ``[lower, upper]``: post-processing of a perturbed release, so it costs no

@@ -241,7 +241,7 @@ class Additive(NoiseModel):
     def check_metric(self, metric: MetricView) -> None:
         if self.epsilon is None:
             return
-        if not has_sensitivity(metric.name):
+        if not has_sensitivity(metric):
             raise DefenseConfigError(
                 f"defense 'noise': cannot calibrate 'epsilon' for metric {metric.name!r} (no derived "
                 "sensitivity); give a fixed 'scale'"
@@ -297,7 +297,7 @@ class Additive(NoiseModel):
             scale = self.calibrated_scale(self.epsilon, d_in)
             return scale, self.epsilon_at(scale, d_in), d_in
         assert self.scale is not None
-        if not has_sensitivity(view.metric.name):
+        if not has_sensitivity(view.metric):
             return self.scale, None, None
         d_in = sensitivity(view)
         return self.scale, self.epsilon_at(self.scale, d_in), d_in

@@ -300,16 +300,19 @@ class ProbeDetector(Defense):
         return {"hard_labels": [], "sketches": []}
 
     def before_metric(self, view: ScoringView, ctx: DefenseContext) -> ScoringView:
+        # Logits (softmax_ce, sigmoid_ce) are read as the probabilities they stand for, so every signal keeps
+        # its meaning (a spike at logit 0 is a spike at 1/2; prime odds are prime odds).
+        predictions = view.metric.probabilities(view.predictions)
         signals = probe_signals(
-            view.predictions, constant_share=self.constant_share, min_structured=self.min_structured,
+            predictions, constant_share=self.constant_share, min_structured=self.min_structured,
             spike_tolerance=self.spike_tolerance,
         )
-        if self.history and view.predictions.ndim == 1 and np.isin(view.predictions, (0.0, 1.0)).all():
-            signals.extend(self._random_hard_labels(view.predictions.astype(bool), ctx))
-        if self.history and self.sparse_edits and len(np.unique(view.predictions)) > 2:
+        if self.history and predictions.ndim == 1 and np.isin(predictions, (0.0, 1.0)).all():
+            signals.extend(self._random_hard_labels(predictions.astype(bool), ctx))
+        if self.history and self.sparse_edits and len(np.unique(predictions)) > 2:
             # Hard labels (two values) are exempt: honest thresholded models differ on few rows; the random ones
             # of the boosting attack are what ``random_hard_labels`` looks for.
-            signals.extend(self._sparse_change(view.predictions, ctx))
+            signals.extend(self._sparse_change(predictions, ctx))
         if signals:
             ctx.notes.append("probe_detector: " + "; ".join(signals))
             if self.reject:

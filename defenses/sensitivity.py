@@ -11,10 +11,17 @@ Per metric (``n`` = rows scored, after any DATA-stage defense; ``eps`` = the cli
   classes renormalised) probabilities satisfy ``eps/(1-eps) <= q_a/q_b <= (1-eps)/eps`` — clipping bounds
   every entry to ``[eps, 1-eps]`` and renormalising divides all entries of a row by the same sum. So a row's
   loss moves by at most ``ln((1-eps)/eps)`` (34.54 at ``eps = 1e-15``: FIELD_NOTES' ``A``) and
-  ``Δ = ln((1-eps)/eps) / n``. This is why log loss is so leaky and why calibrated noise on it is large.
+  ``Δ = ln((1-eps)/eps) / n`` — with ``eps`` read as ``1 - fl(1 - eps)`` where that is smaller, since the
+  binary loss of label 0 reads ``1 - p`` of the clipped ``p`` (the scoring core's ``row_spread``). This is
+  why log loss is so leaky and why calibrated noise on it is large.
 * ``brier``: binary ``(p - y)^2`` moves by ``|1 - 2p| <= 1``, so ``Δ = 1/n``; K classes (squared Euclidean
   distance to the one-hot label) move by ``|2(p_a - p_b)| <= 2``, so ``Δ = 2/n``.
 * ``accuracy``: a row is 0 or 1, ``Δ = 1/n``.
+* every other mean of rows (paper 001's ``kl``, ``itakura_saito``, ``norm_like``, ``softmax_ce``,
+  ``sigmoid_ce``): ``Δ = s / n`` with ``s`` the metric's own bound on how far one row moves when its label
+  changes (:attr:`MetricView.row_spread`, derived beside each metric in ``scoring/metrics.py``): ``ln((1-eps)/
+  eps)`` for the cross-entropies (the label's probability is clipped to ``[eps, 1-eps]``), ``g(eps) -
+  g(1-eps)`` with ``g(x) = 1/x + ln x - 1`` for Itakura–Saito, ``α`` for the norm-like loss.
 * ``auc``: not a mean of rows. With ``P`` positives and ``N`` negatives, moving one row from negatives to
   positives changes AUC by at most ``max(1/N, 1/(P+1))`` (write both AUCs as convex combinations of the
   pairs not involving the row and the row's own pairs), so ``Δ <= 1 / min(P, N)``. This uses the class
@@ -44,6 +51,8 @@ def _up(value: float) -> float:
 
 
 def _logloss(view: ScoringView) -> float:
+    if view.metric.row_spread is not None:  # the scoring core's bound, which knows how 1 - eps rounds
+        return _up(view.metric.row_spread / len(view.labels))
     eps = view.metric.eps
     return _up((math.log1p(-eps) - math.log(eps)) / len(view.labels))
 
@@ -74,8 +83,8 @@ SENSITIVITY: dict[str, SensitivityFn] = {
 }
 
 
-def has_sensitivity(metric_name: str) -> bool:
-    return metric_name in SENSITIVITY
+def has_sensitivity(metric: MetricView) -> bool:
+    return metric.name in SENSITIVITY or metric.row_spread is not None
 
 
 def worst_case_sensitivity(metric: MetricView) -> float:
@@ -85,12 +94,16 @@ def worst_case_sensitivity(metric: MetricView) -> float:
     >>> round(worst_case_sensitivity(view("binary_logloss")), 2), worst_case_sensitivity(view("auc"))
     (34.54, 1.0)
     """
+    if metric.row_spread is not None:
+        return _up(metric.row_spread)
     if metric.name in ("binary_logloss", "multiclass_logloss"):
         return _up(math.log1p(-metric.eps) - math.log(metric.eps))
     if metric.name == "brier":
         return 2.0
     if metric.name in SENSITIVITY:
         return 1.0
+    if metric.row_spread is not None:
+        return _up(metric.row_spread)
     raise DefenseConfigError(f"no sensitivity is derived for metric {metric.name!r}")
 
 
@@ -99,6 +112,8 @@ def sensitivity(view: ScoringView) -> float:
     try:
         fn = SENSITIVITY[view.metric.name]
     except KeyError:
+        if view.metric.row_spread is not None:
+            return _up(view.metric.row_spread / len(view.labels))
         raise DefenseConfigError(
             f"no sensitivity is derived for metric {view.metric.name!r}; calibrated noise supports "
             f"{', '.join(sorted(SENSITIVITY))} (give a fixed 'scale' instead)"

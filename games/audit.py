@@ -35,7 +35,7 @@ import attacks
 from attacks.fingerprint import DEFAULT_BUDGET as FINGERPRINT_PROBES
 from attacks.oracle import LocalOracle
 from games.population import simulated_population
-from games.runner import release_once
+from games.runner import as_submitted, release_once
 from games.utility import HonestUtility, honest_utility
 
 #: ``progress(fraction done in [0, 1], what is being done)``.
@@ -451,7 +451,8 @@ def _honest_board(
     private_split = "private" if oracle.public_fraction is not None and (~oracle.spec.hidden.public_mask).any() \
         else public_split
     released, raw_public, raw_private = [], [], []
-    for position, values in enumerate(predictions.values()):
+    for position, probabilities in enumerate(predictions.values()):
+        values = as_submitted(oracle, probabilities)
         shown, raw, _ = release_once(oracle, values, submission_id=f"honest-{position}", split=public_split)
         _, raw_hidden, _ = release_once(oracle, values, submission_id=f"honest-{position}-private", split=private_split)
         released.append(shown)

@@ -398,9 +398,13 @@ class _Validator:
 
     def check_metric(self, metric: str) -> None:
         from scoring import METRICS
+        from scoring.metrics import is_metric_name
 
-        if metric not in METRICS:
-            raise self.fail("[game]", f"unknown metric {metric!r}; choose one of {', '.join(sorted(METRICS))}")
+        if not is_metric_name(metric):
+            raise self.fail(
+                "[game]",
+                f"unknown metric {metric!r}; choose one of {', '.join(sorted(METRICS))} (or norm_like:α, α ≥ 2)",
+            )
 
 
 def _metric_view(metric: str, eps: float) -> Any:

@@ -292,6 +292,12 @@ def release_once(
     return result.released, float(result.raw), False
 
 
+def as_submitted(oracle: LocalOracle, probabilities: Any) -> np.ndarray:
+    """What a participant uploads for ``probabilities`` on ``oracle``'s competition: the probabilities, or the
+    logits they stand for when the metric reads logits (``softmax_ce``, ``sigmoid_ce``)."""
+    return oracle.spec.metric.from_probabilities(np.asarray(probabilities, dtype=np.float64))
+
+
 def play_honest(
     spec: GameSpec, dataset: DatasetSpec, population: Population, defense: DefenseSpec, seed: int
 ) -> Board:
@@ -300,7 +306,7 @@ def play_honest(
     public_split, private_split = _splits(oracle)
     participants: list[Participant] = []
     for position, (name, predictions) in enumerate(population.predictions.items()):
-        values = np.asarray(predictions, dtype=np.float64)
+        values = as_submitted(oracle, predictions)
         released_public, raw_public, rejected = release_once(
             oracle, values, submission_id=f"honest-{position}", split=public_split
         )
@@ -376,7 +382,7 @@ def play_cell(
         confidence = None
     # Exact labels are staked at the game's final confidence, a best guess at its own (lower) confidence.
     stake = spec.final_confidence if confidence is None else np.minimum(confidence, spec.final_confidence)
-    final = confident_predictions(labels, population.n_classes, stake)
+    final = as_submitted(oracle, confident_predictions(labels, population.n_classes, stake))
     _, private_split = _splits(oracle)
     try:
         released_public = target.submit(final)

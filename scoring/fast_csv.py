@@ -18,9 +18,9 @@ only files where the two readers provably see the same cells:
   ``'\t'`` trimmed, as ``float`` does) and rounds the same, correctly;
 * every id is found, once, by exact comparison of its bytes with a hidden id's.
 
-Anything else (a NaN, a value outside [0, 1] or a multiclass sum off by more than the tolerance included) is
-left to the pure-Python path. ``tests/scoring/test_parsing_fast.py`` checks both paths agree on random and
-adversarial inputs.
+Anything else (a NaN, or for probabilities a value outside [0, 1] or a multiclass sum off by more than the
+tolerance, included) is left to the pure-Python path; logits (``SubmissionFormat.logits``) need only be
+finite. ``tests/scoring/test_parsing_fast.py`` checks both paths agree on random and adversarial inputs.
 """
 
 from __future__ import annotations

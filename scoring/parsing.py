@@ -4,7 +4,9 @@ Binary competitions take ``id`` plus one probability column (the probability of 
 ``id`` plus one column per class. Rows may come in any order. Every problem is reported as a
 :class:`SubmissionError` naming the line (CSV; the header is line 1) or the item (JSON) and the problem.
 Multiclass rows are renormalised when their sum is within :data:`ROW_SUM_TOLERANCE` of 1, as Kaggle does,
-and rejected beyond it.
+and rejected beyond it. A competition whose metric reads logits (``softmax_ce``, ``sigmoid_ce``;
+:attr:`SubmissionFormat.logits`) takes the same columns holding any finite real — the log-odds of class 1
+(binary) or one logit per class — with no range check and no renormalisation.
 """
 
 from __future__ import annotations
@@ -51,6 +53,8 @@ class SubmissionFormat:
     id_index: dict[str, int]
     n_classes: int
     max_bytes: int = DEFAULT_MAX_BYTES
+    # The values are logits (any finite real, rows need not sum to 1) instead of probabilities.
+    logits: bool = False
 
     @property
     def columns(self) -> list[str]:
@@ -92,8 +96,12 @@ class ParsedPredictions:
 
 
 def sample_submission_csv(fmt: SubmissionFormat) -> str:
-    """The CSV template participants fill in: the exact header and every id, with a neutral guess."""
-    neutral = "0.5" if fmt.n_classes == 2 else ",".join([repr(1.0 / fmt.n_classes)] * fmt.n_classes)
+    """The CSV template participants fill in: the exact header and every id, with a neutral guess (logits:
+    all 0.0, the uniform prediction; written ``0.0`` so no line reads like an ``id,label`` line)."""
+    if fmt.logits:
+        neutral = ",".join(["0.0"] * fmt.n_value_columns)
+    else:
+        neutral = "0.5" if fmt.n_classes == 2 else ",".join([repr(1.0 / fmt.n_classes)] * fmt.n_classes)
     lines = [",".join(fmt.columns), *(f"{row_id},{neutral}" for row_id in fmt.ids)]
     return "\n".join(lines) + "\n"
 
@@ -362,10 +370,14 @@ def _plain(text: str) -> bool:
 
 
 def _check_probabilities(values: np.ndarray, fmt: SubmissionFormat, fail: Locator) -> np.ndarray:
+    """Finite values; probabilities also inside [0, 1], K-class rows summing to 1 (renormalised); logits as
+    they are."""
     finite = np.isfinite(values)
     if not finite.all():
         bad = int(np.flatnonzero(~finite.reshape(len(values), -1).all(axis=1))[0])
         raise fail(bad, f"{_show_row(values[bad])} is not a finite number (NaN or infinity)")
+    if fmt.logits:  # any finite real is a logit
+        return values
     outside = (values < 0.0) | (values > 1.0)
     if outside.any():
         bad = int(np.flatnonzero(outside.reshape(len(values), -1).any(axis=1))[0])
@@ -399,11 +411,12 @@ def _reorder(values: np.ndarray, order: np.ndarray) -> np.ndarray:
 def _as_cells(value: object, fmt: SubmissionFormat, where: str) -> list[object]:
     if fmt.n_classes == 2:
         if isinstance(value, list):
-            raise SubmissionError(f"{where}: expected one probability, got a list")
+            raise SubmissionError(f"{where}: expected one {'logit' if fmt.logits else 'probability'}, got a list")
         return [value]
     if not isinstance(value, list) or len(value) != fmt.n_classes:
         got = f"{len(value)} values" if isinstance(value, list) else "a single value"
-        raise SubmissionError(f"{where}: expected a list of {fmt.n_classes} class probabilities, got {got}")
+        kind = "logits" if fmt.logits else "probabilities"
+        raise SubmissionError(f"{where}: expected a list of {fmt.n_classes} class {kind}, got {got}")
     return list(value)
 
 

@@ -19,9 +19,9 @@ from defenses import DefenseChain, MetricView, ScoringView
 from defenses.base import Score
 from defenses.rounding import round_decimals
 from scoring.arithmetic import Arithmetic
-from scoring.errors import NonFiniteScoreError
+from scoring.errors import ConfigurationError, NonFiniteScoreError
 from scoring.hidden import HiddenTestSet
-from scoring.metrics import Metric, check_metric_for, get_metric, logloss_mpfr, mpfr_canonical_form
+from scoring.metrics import Metric, check_metric_for, get_metric, mpfr_canonical_form, score_mpfr
 from scoring.parsing import (
     DEFAULT_MAX_BYTES,
     ParsedPredictions,
@@ -54,6 +54,13 @@ class ScoringSpec:
         check_metric_for(self.metric, self.hidden.n_classes, self.arithmetic)
         self.chain.check_metric(self.metric_view())
         extra = tuple(name for name in dict.fromkeys(self.also_report) if name != self.metric_name)
+        for name in extra:  # one upload feeds every reported metric: they must read the same kind of values
+            if get_metric(name).logits != self.metric.logits:
+                kinds = {True: "logits", False: "probabilities"}
+                raise ConfigurationError(
+                    f"metric {name!r} reads {kinds[not self.metric.logits]} but the primary metric "
+                    f"{self.metric_name!r} reads {kinds[self.metric.logits]}; one upload cannot be both"
+                )
         object.__setattr__(self, "also_report", extra)
 
     @property
@@ -83,7 +90,9 @@ class ScoringSpec:
 
     @cached_property
     def submission_format(self) -> SubmissionFormat:
-        return SubmissionFormat(self.hidden.ids, self.hidden.id_index, self.hidden.n_classes, self.max_bytes)
+        return SubmissionFormat(
+            self.hidden.ids, self.hidden.id_index, self.hidden.n_classes, self.max_bytes, logits=self.metric.logits
+        )
 
     @cached_property
     def split_rows(self) -> dict[str, np.ndarray]:
@@ -107,6 +116,8 @@ def metric_view(metric_name: str, eps: float, n_classes: int = 2) -> MetricView:
         eps=eps,
         lower=lower,
         upper=upper,
+        row_spread=metric.label_spread(eps, n_classes) if metric.label_spread is not None else None,
+        to_probabilities=metric.as_probabilities if metric.logits else None,
     )
 
 
@@ -174,8 +185,11 @@ def content_digest(parsed: ParsedPredictions, spec: ScoringSpec | None = None) -
         h.update(form.tobytes())
     if not spec.arithmetic.is_float64 and parsed.texts is not None:
         assert spec.arithmetic.bits is not None
-        h.update(b"|mpfr|")
-        h.update(mpfr_canonical_form(parsed.texts, spec.eps, spec.arithmetic.bits))
+        # Probabilities clipped where every reported metric clips them; otherwise (logits, Brier, norm-like) the
+        # φ-bit values themselves, so two files a metric can tell apart never share a digest.
+        clip = all(get_metric(name).clips and not get_metric(name).logits for name in spec.reported_metrics)
+        h.update(b"|mpfr|" if clip else b"|mpfr-unclipped|")
+        h.update(mpfr_canonical_form(parsed.texts, spec.eps, spec.arithmetic.bits, clip=clip))
     return h.hexdigest()
 
 
@@ -198,7 +212,7 @@ def raw_score(spec: ScoringSpec, parsed: ParsedPredictions, rows: np.ndarray) ->
     if not spec.arithmetic.is_float64 and parsed.texts is not None:
         assert spec.arithmetic.bits is not None
         texts = tuple(parsed.texts[i] for i in rows)
-        return logloss_mpfr(texts, labels, spec.eps, spec.arithmetic.bits, binary=spec.hidden.n_classes == 2)
+        return score_mpfr(spec.metric, texts, labels, spec.eps, spec.arithmetic.bits, binary=spec.hidden.n_classes == 2)
     return spec.metric.score(parsed.values[rows], labels, spec.eps)
 
 

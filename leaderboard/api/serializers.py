@@ -9,8 +9,9 @@ from django.contrib.auth.validators import UnicodeUsernameValidator
 from rest_framework import serializers
 
 import defenses
-from leaderboard.competitions.models import METRIC_CHOICES, Competition
+from leaderboard.competitions.models import METRIC_HELP, Competition
 from leaderboard.submissions.models import Submission
+from scoring import ConfigurationError, get_metric
 
 SUBMISSION_CONTENT_TYPES = ["multipart/form-data (field 'file')", "text/csv", "application/json"]
 
@@ -55,8 +56,15 @@ class CompetitionDetailSerializer(CompetitionSummarySerializer):
     also_report = serializers.ListField(
         child=serializers.CharField(), help_text="Metrics released beside the primary one for every submission."
     )
+    predictions = serializers.SerializerMethodField(
+        help_text="'probabilities' (in [0, 1]; K-class rows sum to 1) or 'logits' (any finite real: the log-odds "
+        "of class 1, or one logit per class), as the metric reads them."
+    )
     submission_format = serializers.SerializerMethodField()
     sample_submission_url = serializers.SerializerMethodField()
+
+    def get_predictions(self, competition: Competition) -> str:
+        return "logits" if competition.predictions_are_logits else "probabilities"
 
     def get_submission_format(self, competition: Competition) -> dict[str, Any]:
         columns = competition.submission_columns
@@ -64,7 +72,10 @@ class CompetitionDetailSerializer(CompetitionSummarySerializer):
             "columns": columns,
             "content_types": SUBMISSION_CONTENT_TYPES,
             "max_bytes": settings.LEADERBOARD_MAX_UPLOAD_BYTES,
-            "json_example": {"predictions": [{"id": "<id>", **{c: 0.5 for c in columns[1:]}}]},
+            "json_example": {
+                "predictions": [{"id": "<id>", **{c: 0.0 if competition.predictions_are_logits else 0.5
+                                                  for c in columns[1:]}}]
+            },
         }
 
     def get_sample_submission_url(self, competition: Competition) -> str:
@@ -216,7 +227,7 @@ class CompetitionCreateInputSerializer(serializers.Serializer):
     description = serializers.CharField(
         required=False, allow_blank=True, default="", help_text="Markdown shown on the competition page (no raw HTML)."
     )
-    metric = serializers.ChoiceField(choices=METRIC_CHOICES, default="binary_logloss")
+    metric = serializers.CharField(max_length=40, default="binary_logloss", help_text=METRIC_HELP)
     eps = serializers.FloatField(default=1e-15)
     score_decimals = serializers.IntegerField(min_value=0, max_value=17, allow_null=True, default=5)
     public_fraction = serializers.FloatField(min_value=0.0, max_value=1.0, default=0.3)
@@ -234,6 +245,13 @@ class CompetitionCreateInputSerializer(serializers.Serializer):
         help_text="Fix the secret seed (public/private split and defense randomness), e.g. to replay an offline "
         "game cell; default: a fresh random secret. Never shown back.",
     )
+
+    def validate_metric(self, value: str) -> str:
+        try:
+            get_metric(value)
+        except ConfigurationError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        return value
 
     def validate_defenses(self, value: Any) -> Any:
         # In a multipart form the chain arrives as JSON text.

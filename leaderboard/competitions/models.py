@@ -25,6 +25,20 @@ from scoring.metrics import check_clipping, check_metric_for, get_metric, task_o
 from scoring.parsing import submission_columns
 
 METRIC_CHOICES = [(name, name) for name in sorted(METRICS)]
+# Static text (a list of the registry's names here would change, and need a migration, with every new metric).
+METRIC_HELP = (
+    "A metric of the scoring core (scoring.metrics.METRICS: binary_logloss, auc, kl, itakura_saito, brier, ...), "
+    "or norm_like:α for the norm-like loss with α ≥ 2 (plain norm_like: α = 3). softmax_ce and sigmoid_ce are "
+    "scored on submitted logits (any finite real), the others on probabilities."
+)
+
+
+def validate_metric_name(value: str) -> None:
+    """A metric the scoring core knows: a registry name or a parametrised one (``norm_like:2.5``)."""
+    try:
+        get_metric(value)
+    except ConfigurationError as exc:
+        raise ValidationError(str(exc)) from None
 
 
 class Competition(models.Model):
@@ -34,7 +48,10 @@ class Competition(models.Model):
     host = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="hosted_competitions"
     )
-    metric = models.CharField(max_length=40, choices=METRIC_CHOICES, default="binary_logloss")
+    # Not a choices field: a parametrised name (norm_like:2.5) is a metric too; the validator asks the core.
+    metric = models.CharField(
+        max_length=40, default="binary_logloss", validators=[validate_metric_name], help_text=METRIC_HELP
+    )
     eps = models.FloatField(default=1e-15, help_text="Predictions are clipped to [eps, 1 - eps].")
     score_decimals = models.PositiveSmallIntegerField(
         null=True, blank=True, default=5, help_text="Decimals released; empty = full precision."
@@ -80,6 +97,22 @@ class Competition(models.Model):
         return get_metric(self.metric).higher_is_better
 
     @property
+    def metric_alpha(self) -> float | None:
+        """The metric's parameter (``norm_like``'s α), ``None`` for a metric without one."""
+        try:
+            return get_metric(self.metric).alpha
+        except ConfigurationError:
+            return None
+
+    @property
+    def predictions_are_logits(self) -> bool:
+        """Whether participants submit logits (any finite real) rather than probabilities."""
+        try:
+            return get_metric(self.metric).logits
+        except ConfigurationError:  # refused when set; never fail a metadata read on it
+            return False
+
+    @property
     def submission_columns(self) -> list[str]:
         """The CSV header participants must use, as the scoring core parses it."""
         return submission_columns(self.n_classes)
@@ -121,7 +154,12 @@ class Competition(models.Model):
             errors["score_decimals"] = "at most 17 decimals (or empty for full precision)"
         if self.closes_at is not None and self.opens_at is not None and self.closes_at <= self.opens_at:
             errors["closes_at"] = "must be after the opening time"
-        if arithmetic is not None and self.metric in METRICS and self.n_rows:
+        try:
+            primary = get_metric(self.metric)
+        except ConfigurationError as exc:
+            errors["metric"] = str(exc)
+            primary = None
+        if arithmetic is not None and primary is not None and self.n_rows:
             try:
                 check_metric_for(get_metric(self.metric), self.n_classes, arithmetic)
             except ConfigurationError as exc:
@@ -140,6 +178,12 @@ class Competition(models.Model):
                     metric = get_metric(name)
                     if name == self.metric:
                         raise ConfigurationError(f"{name!r} is already the primary metric")
+                    if primary is not None and metric.logits != primary.logits:
+                        raise ConfigurationError(
+                            f"{name!r} reads {'logits' if metric.logits else 'probabilities'} but the primary "
+                            f"metric {self.metric!r} reads {'logits' if primary.logits else 'probabilities'}; one "
+                            "upload cannot be both"
+                        )
                     if self.n_rows:
                         check_metric_for(metric, self.n_classes, arithmetic)
                 except ConfigurationError as exc:

@@ -16,7 +16,10 @@ from scoring.parsing import ParsedPredictions, _parse_csv_exact, _parse_csv_fast
 IDS = ("a", "b", "c", "10", "2", "id_with_more_than_sixteen_bytes")
 BINARY = SubmissionFormat(IDS, {k: i for i, k in enumerate(IDS)}, 2, max_bytes=20_000)
 THREE = SubmissionFormat(IDS, {k: i for i, k in enumerate(IDS)}, 3, max_bytes=20_000)
-FORMATS = (BINARY, THREE)
+# Logit competitions (softmax_ce, sigmoid_ce): any finite real, no renormalisation; the two paths must agree too.
+BINARY_LOGITS = SubmissionFormat(IDS, {k: i for i, k in enumerate(IDS)}, 2, max_bytes=20_000, logits=True)
+THREE_LOGITS = SubmissionFormat(IDS, {k: i for i, k in enumerate(IDS)}, 3, max_bytes=20_000, logits=True)
+FORMATS = (BINARY, THREE, BINARY_LOGITS, THREE_LOGITS)
 
 # What float() and Arrow may disagree on, and what the exact path rejects (or accepts) on purpose.
 TRICKY_NUMBERS = [

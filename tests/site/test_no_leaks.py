@@ -45,7 +45,14 @@ def _ids_in(value: Any) -> set[int]:
     return found
 
 
-def test_participant_and_anonymous_surfaces_release_nothing_hidden(clients, competition, hidden_labels) -> None:
+@pytest.mark.parametrize(
+    "metric", ["binary_logloss", "kl", "itakura_saito", "brier", "norm_like:2.5", "softmax_ce", "sigmoid_ce"]
+)
+def test_participant_and_anonymous_surfaces_release_nothing_hidden(
+    clients, make_competition, hidden_labels, metric
+) -> None:
+    # Paper 001's metrics too: the logit ones take the same uploads (any finite real is a logit).
+    competition = make_competition(slug="breast-cancer", daily_limit=5, metric=metric)
     alice = [_upload(clients["participant"], competition, seed, "alice.csv") for seed in range(3)]
     bob = [_upload(clients["other"], competition, 10 + seed, "bob-private-name.csv") for seed in range(2)]
     for pk in alice + bob:

@@ -240,7 +240,17 @@ def crawl(
     return pages
 
 
-@pytest.fixture(params=sorted(CHAINS))
+# Every chain on the log loss, and paper 001's metrics (logits included) on the plain and the noisy board.
+PAPER_001 = ("kl", "itakura_saito", "brier", "norm_like:2.5", "softmax_ce", "sigmoid_ce")
+SCENARIOS = [
+    *((chain, "binary_logloss") for chain in sorted(CHAINS)),
+    *(("no defense", metric) for metric in PAPER_001),
+    ("laplace noise then rounding", "sigmoid_ce"),
+    ("laplace noise then rounding", "itakura_saito"),
+]
+
+
+@pytest.fixture(params=SCENARIOS, ids=[f"{chain}@{metric}" for chain, metric in SCENARIOS])
 def scenario(
     request: pytest.FixtureRequest,
     make_competition: Callable[..., Any],
@@ -253,11 +263,12 @@ def scenario(
     settings: Any,
     tmp_path: Path,
 ) -> Scenario:
-    chain = CHAINS[request.param]
+    chain_name, metric = request.param
+    chain = CHAINS[chain_name]
     missing = sorted({step["name"] for step in chain} - set(defenses.available()))
     if missing:
         pytest.skip(f"defenses {missing} are not registered in defenses.available() yet")
-    common = {"defenses": chain, "disclosed_defenses": DISCLOSED, "daily_limit": 10}
+    common = {"defenses": chain, "disclosed_defenses": DISCLOSED, "daily_limit": 10, "metric": metric}
     open_competition = make_competition(slug="leaky-open", **common)
     closed_competition = make_competition(slug="leaky-closed", closes_at=timezone.now() + timedelta(days=1), **common)
     rng = np.random.default_rng(7)
