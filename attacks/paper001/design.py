@@ -24,6 +24,7 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -165,12 +166,14 @@ def primes_gap(model: ServerModel, primes: tuple[int, ...], spacing: float) -> B
         return mpfr(spacing) * gmpy2.log1p(1 / largest)
 
 
+@lru_cache(maxsize=256)
 def plan_batch(
     model: ServerModel, family: LossFamily, size: int, construction: str, *, headroom: float = 1.0
 ) -> Plan | None:
     """The certified plan for a batch of ``size`` rows, or ``None`` when this server cannot carry it: the
     loss cannot reach the offsets (a bounded loss such as Brier, or the clipping ``eps``), or the server's
-    rounding grows with the spacing as fast as the spacing does (the float64 limit)."""
+    rounding grows with the spacing as fast as the spacing does (the float64 limit). Cached: a plan depends
+    only on the server's public facts, the loss and the batch."""
     if size < 1:
         return None
     with local_precision(model.work_bits):

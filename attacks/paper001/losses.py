@@ -153,9 +153,7 @@ class LossFamily:
             return -y / 2.0
         if self.name == "norm_like":
             return (-y / self.alpha) ** (1.0 / (self.alpha - 1.0))
-        lo = math.log(max(low, 1e-300))
-        return math.exp(brentq(lambda t: self.phi(math.exp(t)) - y, lo, 0.0, xtol=1e-300, rtol=4 * 2.0**-52,
-                               maxiter=400))
+        return max(_itakura_saito_inverse(y), low)
 
     def design_row(self, offsets: list[float], eps: float) -> list[float] | None:
         """A K-class row (floats summing to 1 up to rounding) whose label k scores ``offsets[k − 1]`` more than
@@ -190,6 +188,29 @@ class LossFamily:
         q0 = bottom if excess(bottom) >= 0 else brentq(excess, bottom, top, xtol=1e-18, rtol=4 * 2.0**-52, maxiter=400)
         values = row(q0)
         return values if values is not None and abs(sum(values) - 1.0) < 1e-9 else None
+
+
+def _itakura_saito_inverse(y: float) -> float:
+    """The q in (0, 1] with ``1/q + ln q − 1 = y ≥ 0``: Newton on ``u = ln q``, where ``F(u) = e^−u + u − 1 − y``
+    is convex and decreasing, so from a start left of the root (where F ≥ 0) the iterates rise monotonically
+    to it. Start: ``q = 1 − √(2y)`` for small y (``φ(1 − e) = e²/2 + 2e³/3 + … ≥ y``), else
+    ``q = 1/(2 + y + 2·ln(2 + y))``."""
+    if y <= 0:
+        return 1.0
+    if y < 0.125:
+        u = math.log1p(-math.sqrt(2.0 * y))
+    else:
+        u = -math.log(2.0 + y + 2.0 * math.log(2.0 + y))
+    for _ in range(100):
+        value = math.exp(-u) + u - 1.0 - y
+        slope = 1.0 - math.exp(-u)
+        if value <= 0 or slope >= 0:
+            break
+        step = -value / slope
+        u += step
+        if step <= 4e-16 * max(1.0, abs(u)):
+            break
+    return min(math.exp(u), 1.0)
 
 
 def family_for(metric: str, *, alpha: float | None = None) -> LossFamily:
