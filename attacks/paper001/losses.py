@@ -197,10 +197,7 @@ def _itakura_saito_inverse(y: float) -> float:
     ``q = 1/(2 + y + 2·ln(2 + y))``."""
     if y <= 0:
         return 1.0
-    if y < 0.125:
-        u = math.log1p(-math.sqrt(2.0 * y))
-    else:
-        u = -math.log(2.0 + y + 2.0 * math.log(2.0 + y))
+    u = math.log1p(-math.sqrt(2.0 * y)) if y < 0.125 else -math.log(2.0 + y + 2.0 * math.log(2.0 + y))
     for _ in range(100):
         value = math.exp(-u) + u - 1.0 - y
         slope = 1.0 - math.exp(-u)
