@@ -24,6 +24,7 @@ import argparse
 import itertools
 import math
 import time
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -31,7 +32,9 @@ import numpy as np
 from attacks import AttackFailed, LocalOracle, run
 from attacks.paper000.probes import ServerModel
 from attacks.paper001.design import plan_batch
-from attacks.paper001.losses import family_for
+from attacks.paper001.losses import LossFamily, family_for
+from attacks.planning import largest_feasible
+from scoring.metrics import get_metric
 
 TAUS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 PAPER_QUERIES = {1e-4: 220, 1.0: 1100}  # Figure 2, Titanic (2,201 rows), stated in §6's text
@@ -155,6 +158,30 @@ def ours_queries(n_rows: int, tau: float, seed: int) -> int:
     return result.queries
 
 
+def _carries(model: ServerModel, family: LossFamily, construction: str, size: int) -> bool:
+    return plan_batch(model, family, size, construction) is not None
+
+
+def labels_per_query(n_rows: int, decimals: int) -> None:
+    """App. B.1 in numbers: the batch each construction plans on a float64 board of ``n_rows`` rows at
+    ``decimals`` released decimals and no noise, per loss and K (planning only, no query)."""
+    print(f"\nlabels per query (Construction 1 powers / Construction 2 primes), N = {n_rows:,}, {decimals} decimals, "
+          "float64, eps = 1e-15; the K-ary counting bound K^m ≤ m·M + 1 (M = one row's largest move / (N·10^-d))")
+    print(f"{'loss':>16} | " + " | ".join(f"{f'K = {k}':^17}" for k in (2, 6, 10)))
+    for metric in ("kl", "itakura_saito", "brier", "norm_like"):
+        cells = []
+        for k in (2, 6, 10):
+            model = ServerModel(n_rows=n_rows, n_classes=k, eps=1e-15, decimals=decimals)
+            family = family_for(metric)
+            sizes = [largest_feasible(62, partial(_carries, model, family, c)) for c in ("powers", "primes")]
+            spread = get_metric(metric).label_spread
+            reach = spread(1e-15, k) if spread is not None else math.nan
+            big = reach / (n_rows * 10.0**-decimals)
+            bound = max(m for m in range(1, 200) if k**m <= m * big + 1)
+            cells.append(f"{sizes[0]:>3} / {sizes[1]:>2}  ({bound:>2})")
+        print(f"{metric:>16} | " + " | ".join(f"{c:^17}" for c in cells))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=10, help="random labelings per point (plus 4 fixed ones)")
@@ -177,6 +204,7 @@ def main() -> None:
         stated = PAPER_QUERIES.get(tau)
         print(f"{tau:>7g} | {'—':>7} {single_paper:>8} {single_ours:>8} | "
               f"{stated if stated else '—':>7} {multi_paper:>8} {multi_ours:>12}")
+    labels_per_query(args.rows, 5)
     print(f"({time.perf_counter() - started:.0f} s)")
 
 
