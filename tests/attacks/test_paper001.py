@@ -321,3 +321,37 @@ def test_the_doubling_trick_on_multiclass_and_the_sites_noise() -> None:
     result = attacks.run("bregman_powers", oracle, doubling=True)
     assert result.labels.tolist() == labels.tolist()
     assert result.details["tau_found"] >= 1e-4 / 4
+
+
+# --- the server model's rounding bound for these losses ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("metric", ["kl", "itakura_saito", "brier", "norm_like", "norm_like:2.5"])
+@pytest.mark.parametrize("k", [2, 6])
+def test_the_servers_row_losses_stay_within_the_rounding_model(metric: str, k: int) -> None:
+    """The site's float64 row losses (scoring.metrics) against the exact ones the attacks plan with: every
+    difference within ``formula_row_error`` (attacks.server_model), including rows near the clipping."""
+    from attacks.exact import local_precision
+    from attacks.paper001.losses import exact_read
+    from scoring.metrics import get_metric
+
+    family = family_for(metric)
+    model = ServerModel(n_rows=1, n_classes=k, eps=1e-15, decimals=None)
+    rng = np.random.default_rng(k)
+    scores = np.exp(rng.uniform(-34, 0, (200, k)))
+    rows = scores / scores.sum(axis=1, keepdims=True)  # what the parser hands the metric
+    predictions = rows[:, 1] if k == 2 else rows
+    predictions = np.clip(predictions, 1e-15, 1 - 1e-15) if k == 2 else predictions
+    row_values = get_metric(metric).row_values
+    assert row_values is not None
+    for label in range(k):
+        served = row_values(predictions, np.full(len(rows), label), 1e-15)
+        for i in range(len(rows)):
+            values = [float(predictions[i])] if k == 2 else [float(v) for v in predictions[i]]
+            with local_precision(model.work_bits):
+                read = exact_read(values, model.work_bits)
+                if k == 2:
+                    read = [1 - read[0], read[0]]
+                exact = family.row_losses(read, binary=k == 2)[label]
+                bound = family.row_error(model, read, binary=k == 2)
+                assert abs(exact - served[i]) <= bound, (metric, k, label, i)
