@@ -46,6 +46,8 @@ PAIRWISE_DEPTH = 13
 """Roundings numpy's pairwise summation adds to ``⌈log2 N⌉`` (8-way unrolled blocks of 128 rows)."""
 LOG_ULPS = 4
 """numpy's float64 logarithms are within this many ulp of the exact value."""
+FORMULA_OPERATIONS = 16
+"""The most elementary operations a paper-001 Bregman loss spends on one row (see ``formula_row_error``)."""
 CERTIFIED_MARGIN = 2
 """A decoder that vouches for a unique labeling doubles every rounding bound (paper 000's and 004's)."""
 
@@ -136,6 +138,16 @@ class ServerModel:
                 ulps = LOG_ULPS * mpfr(math.ulp(float(magnitude)))
                 return ulps if classes is None else (2 * classes + 8) * u + ulps
             return u * (magnitude + (2 if classes is None else 4))
+
+    def formula_row_error(self, terms: Any, classes: int | None = None) -> Big:
+        """Bound on the server's error in one row's loss computed by a short formula of elementary operations
+        (reciprocals, logarithms, powers, a few sums: the Bregman losses of paper 001) whose parts add up to
+        ``terms`` in absolute value: each operation within :data:`LOG_ULPS` ulp, 16 of them at most, plus, for
+        a row of ``classes`` probabilities renormalised first (the parser's and the metric's rule), ``2K`` more
+        roundings of relative size ``u`` on every part."""
+        with local_precision(self.bound_bits):
+            operations = FORMULA_OPERATIONS + (0 if classes is None else 2 * classes)
+            return operations * LOG_ULPS * 2 * self.roundoff() * abs(mpfr(terms)) + mpfr(2) ** -1074
 
     def rows_error(self, magnitude: Any, count: int, classes: int | None = None) -> Big:
         """Bound on the sum of :meth:`row_error` over ``count`` rows whose losses add up to at most
