@@ -57,7 +57,7 @@ from attacks.result import AttackFailed, AttackResult, SubmissionRefused
 
 #: Exact attacks that take ``max_queries`` and return what they decoded when it runs out.
 TRUNCATABLE = frozenset({"camouflage", "capacity", "capacity_split", "prime_batched", "robust_batched",
-                         "prime_powers", "subsetting", "randomized_response"})
+                         "prime_powers", "subsetting", "randomized_response", "bregman_powers"})
 
 
 class BudgetSpent(AttackFailed):

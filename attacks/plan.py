@@ -73,6 +73,9 @@ class Plan:
         return self.attack not in BEST_GUESS
 
 
+#: Losses paper 001's constructions decode (``norm_like:α`` by its base name); binary log loss keeps ``capacity``.
+BREGMAN_METRICS = frozenset({"kl", "itakura_saito", "brier", "norm_like", "multiclass_logloss"})
+
 #: Attacks whose labels are a best guess, not exact.
 BEST_GUESS = frozenset({"boosting", "majority"})
 
@@ -264,6 +267,13 @@ def choose(
                 return plan("capacity_split", "only the public split moves the score: split-aware capacity")
         elif "capacity" in names:
             return plan("capacity", "no noise, every row scored: capacity-optimal construction")
+    if (oracle.metric.split(":")[0] in BREGMAN_METRICS and not split and arithmetic == "float64"
+            and "bregman_powers" in names):
+        if report.noise:
+            return plan("bregman_powers", f"noise seen (spread {report.noise_spread:.3g}) on {oracle.metric}: paper "
+                        "001's powers construction, its noise bound found by doubling (§7)", doubling=True)
+        return plan("bregman_powers", f"{oracle.metric}, every row scored: paper 001's powers construction "
+                    "(Theorem 1; base-K digits for K classes)")
     if oracle.metric == "multiclass_logloss" and "prime_powers" in names and not report.noise:
         return plan("prime_powers", "multiclass log loss: prime powers")
     return guess(f"no exact attack applies to {oracle.metric} with {oracle.n_classes} classes"

@@ -33,7 +33,9 @@ import numpy as np
 
 import attacks
 from attacks.fingerprint import DEFAULT_BUDGET as FINGERPRINT_PROBES
+from attacks.hard_label import is_hard_label
 from attacks.oracle import LocalOracle
+from attacks.plan import BREGMAN_METRICS
 from games.population import simulated_population
 from games.runner import as_submitted, release_once
 from games.utility import HonestUtility, honest_utility
@@ -230,7 +232,9 @@ def battery(oracle: LocalOracle) -> list[str]:
         "noisy": binary_logloss and float64 and not split,
         "prime_batched": binary_logloss and not float64,
         "prime_powers": oracle.metric == "multiclass_logloss",
-        "boosting": oracle.n_classes == 2,
+        "bregman_powers": oracle.metric.split(":")[0] in BREGMAN_METRICS and float64 and not split,
+        "boosting": oracle.n_classes == 2 and not is_hard_label(oracle),
+        "brep": is_hard_label(oracle),
     }
     available = set(attacks.available())
     return ["auto", *(name for name, ok in fits.items() if ok and name in available)]
@@ -241,7 +245,7 @@ def forced_params(attack: str, budget: int) -> dict[str, Any]:
     left = max(1, budget - FINGERPRINT_PROBES)
     if attack == "boosting":
         return {"k": left}
-    if attack == "noisy":
+    if attack in ("noisy", "brep"):
         return {"budget": left}
     return {}
 

@@ -296,3 +296,22 @@ def test_a_second_account_reads_a_ladder_whose_undisclosed_step_set_the_decimals
     exact = result.fill_confidence() >= 1.0
     assert exact.sum() >= 1900 and (result.labels[exact] == labels[exact]).all()
     assert result.accuracy(labels) >= 0.95
+
+
+@pytest.mark.parametrize(("metric", "k"), [("itakura_saito", 2), ("kl", 2), ("brier", 2), ("norm_like:2.5", 2),
+                                           ("itakura_saito", 6), ("multiclass_logloss", 6)])
+def test_paper001_losses_are_decoded_exactly_by_the_powers_construction(metric: str, k: int) -> None:
+    labels = np.random.default_rng(21).integers(0, k, 240)
+    oracle = LocalOracle(labels, metric=metric, decimals=5, n_classes=k, seed=21)
+    result = attacks.run("auto", oracle, budget=2000)
+    assert result.details["attack"] == "bregman_powers", result.details["reasoning"]
+    assert result.details["exact"] == 240 and np.array_equal(result.labels, labels)
+
+
+def test_noise_on_a_paper001_loss_is_found_by_doubling() -> None:
+    labels = np.random.default_rng(22).integers(0, 2, 240)
+    chain = [{"name": "noise", "kind": "laplace", "scale": 1e-4}, ROUND5]
+    result = attacks.run("auto", LocalOracle(labels, metric="itakura_saito", decimals=5, defenses=chain, seed=22),
+                         budget=2000)
+    assert result.details["plan"]["params"].get("doubling") is True
+    assert result.details["exact"] == 240 and np.array_equal(result.labels, labels)

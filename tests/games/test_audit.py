@@ -111,6 +111,12 @@ def test_the_battery_fits_the_board(labels: np.ndarray) -> None:
     assert {"capacity", "noisy", "boosting"} <= set(battery(whole))
     multiclass = AuditSetup(np.arange(30) % 3, metric="multiclass_logloss").oracle()
     assert "prime_powers" in battery(multiclass) and "boosting" not in battery(multiclass)
+    assert "bregman_powers" not in battery(multiclass)  # a public split: paper 001's designs score every row
+    itakura = AuditSetup(labels, metric="itakura_saito", public_fraction=None).oracle()
+    assert "bregman_powers" in battery(itakura) and "capacity" not in battery(itakura)
+    badge = AuditSetup(labels, metric="accuracy", public_fraction=None,
+                       defenses=[{"name": "threshold", "t": 0.5}]).oracle()
+    assert "brep" in battery(badge) and "boosting" not in battery(badge)
 
 
 def test_a_stored_split_the_secret_does_not_draw_is_refused(labels: np.ndarray) -> None:
