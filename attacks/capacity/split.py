@@ -185,8 +185,9 @@ def capacity_split_attack(
     if n_public == n:
         result = _every_row(oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries)
     elif oracle.decimals is not None or classes is not None:
+        left = None if max_queries is None else max(max_queries - calibration, 0)
         result = ternary_split_attack(
-            oracle, n_public, noise_bound=noise_bound, check=check, max_queries=max_queries, classes=classes
+            oracle, n_public, noise_bound=noise_bound, check=check, max_queries=left, classes=classes
         )
     else:
         result = mirrored_split_attack(oracle, n_public, noise_bound=noise_bound, top=top, check=check)
