@@ -130,6 +130,9 @@ def _search(key: bytes, shape: tuple[int, int], classes: int, max_span: int) -> 
         top = max(2, (2 * n) // max(k, 1) + 2) * scale
         weights = rng.integers(0, top, size=(k, classes, batch))
         weights -= weights.min(axis=1, keepdims=True)  # each row's lowest class at 0
+        if classes == 2:
+            weights[:, 1] += weights[:, 0]  # two classes: class 0 at weight 0 (see to_submission)
+            weights[:, 0] = 0
         entropy, span = _entropy_span(_values(patterns, weights))
         ok = (span <= max_span) & (weights.max(axis=(0, 1)) <= max_span) & (entropy >= min(1.0, math.log2(n)) - 1e-9)
         if not ok.any():
@@ -174,7 +177,7 @@ def top_weights_k(v_max: int, m: int, classes: int, draws: int = 8) -> tuple[int
         for _ in range(m):
             others = rng.choice(np.arange(1, v_max + 1), size=min(classes - 1, v_max), replace=False)
             row = np.concatenate([[0], others, np.zeros(classes - 1 - len(others), dtype=np.int64)])
-            rows.append(rng.permutation(row))
+            rows.append(row if classes == 2 else rng.permutation(row))  # two classes: class 0 at 0
         weights = np.array(rows, dtype=np.int64)
         sums = np.zeros(1, dtype=np.int64)
         for row in weights[::-1]:  # labeling index = base-K digits, row 0 lowest
@@ -254,8 +257,9 @@ def plan_query_k(
         m_top = min(m_top, len(fresh))
         rows = [fresh.popleft() for _ in range(m_top)]
         if final:
-            weights = np.zeros((1, classes), dtype=np.int64)
-            weights[0] = identity
+            # Riding on top costs no span, but each weight times the position must stay within the cap:
+            # classes beyond the room share values and are carried.
+            weights = (identity % (cap // position + 1))[None, :]
         else:
             weights = np.array(top_weights_k(cap // position, m_top, classes), dtype=np.int64).reshape(m_top, classes)
         digits.append(Digit.place(fresh_group(rows, classes), weights, position))
@@ -271,6 +275,16 @@ def kary_predictions(n_rows: int, classes: int, rows: np.ndarray, ks: np.ndarray
         e = np.exp(-ks.astype(np.float64) * unit)
         out[rows] = e / e.sum(axis=1, keepdims=True)
     return out
+
+
+def to_submission(pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What to upload for a ``rows × K`` probability matrix, and the matrix the server reads: a 2-class board
+    takes the probability of class 1 and forms ``(1 - p, p)`` itself (one float subtraction, modelled). So
+    that ``1 - p`` keeps its precision, the 2-class designs put weight 0 on class 0 (``p <= 1/2``)."""
+    if pred.ndim == 2 and pred.shape[1] == 2:
+        p = np.ascontiguousarray(pred[:, 1])
+        return p, np.column_stack([1.0 - p, p])
+    return pred, pred
 
 
 def kary_window(
@@ -331,8 +345,8 @@ def kary_capacity_attack(
             break
         query = plan_query_k(state.fresh, state.carried, model, classes)
         batch_rows, ks = query.row_weights()
-        pred = kary_predictions(n, classes, batch_rows, ks, model.unit)
-        released = oracle.submit(pred)
+        sent, pred = to_submission(kary_predictions(n, classes, batch_rows, ks, model.unit))
+        released = oracle.submit(sent)
         if released is None:
             raise AttackFailed("the leaderboard released nothing for a query; the capacity attack needs every score")
         window = kary_window(float(released), model, pred[batch_rows], ks, model.scored - len(batch_rows))

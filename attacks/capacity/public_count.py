@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from attacks.capacity.decoder import PRECISION_BITS
+from attacks.capacity.kary import to_submission
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle
 from attacks.result import AttackFailed
@@ -46,7 +47,7 @@ def pair_predictions(n_rows: int, classes: int | None, rows: np.ndarray) -> tupl
     second = first.copy()
     first[rows] = q / q.sum()
     second[rows] = (1.0 / q) / (1.0 / q).sum()
-    return first, second
+    return to_submission(first)[0], to_submission(second)[0]
 
 
 def pair_sums(first: np.ndarray, second: np.ndarray, eps: float) -> tuple[float, float]:
@@ -78,7 +79,7 @@ def estimate_public_count(
     half = (0.5 * 10.0**-decimals if decimals is not None else 0.0) + noise_bound
     k_log = 2.0 * math.log(classes or 2)
     probe_first, probe_second = pair_predictions(1, classes, np.array([0]))
-    s_lo, s_hi = pair_sums(probe_first[0], probe_second[0], oracle.eps)
+    s_lo, s_hi = pair_sums(probe_first[0], probe_second[0], oracle.eps)  # a 1-D pair reads (1 - p, p)
 
     def observe(rows: np.ndarray) -> tuple[float, float]:
         """Bounds on ``x / n_pub`` from one pair on ``rows``."""

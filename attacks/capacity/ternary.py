@@ -30,6 +30,7 @@ import numpy as np
 
 from attacks.capacity.decoder import PRECISION_BITS, loss_window
 from attacks.capacity.design import LN2, TOP_ROWS_MAX, ServerModel, counting_bound, max_weight_real
+from attacks.capacity.kary import to_submission
 from attacks.confirm import check_claims
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle
@@ -219,7 +220,8 @@ def ternary_split_attack(
             q = e / e.sum(axis=1, keepdims=True)
             pred = np.full((n, classes), 1.0 / classes)
             pred[rows] = q
-            values, loss_bound = kary_state_values(q, oracle.eps)
+            pred, read = to_submission(pred)
+            values, loss_bound = kary_state_values(read[rows], oracle.eps)
         released = oracle.submit(pred)
         design_queries += 1
         if released is None:
