@@ -12,10 +12,10 @@ one weight per row. Everything else carries over:
   (:class:`~attacks.capacity.decoder.Query`, shared with the binary attack);
 * fill digits: fresh rows with weights ``0, 1, …, K-1`` (span ``K``, injective), and one row with weights
   ``c mod r`` for the factor ``r < K`` of the room left (classes sharing a value are carried);
-* the top digit costs no weight: ``m`` fresh rows whose ``K`` class weights are spread over ``[0, V]``
-  (seeded search for the most entropic sum), ``K^m`` about ``2^5·V`` labelings and at most ``2^18``; the few
-  labelings sharing the observed sum are carried and separated by later queries (a seeded search for small
-  weights giving the carried candidates distinct values, :func:`realize_k`).
+* the top digit costs no weight: ``m`` fresh rows whose ``K`` class weights are one 0 and ``K - 1`` distinct
+  values in ``[V/2, V]`` (seeded search for the most entropic sum), ``K^m`` about ``2^4·V`` labelings and at
+  most ``2^18``; the few labelings sharing the observed sum are carried and separated by later queries (a
+  seeded search for small weights giving the carried candidates distinct values, :func:`realize_k`).
 
 The K-ary counting bound: ``m`` labels of ``K`` classes span at most ``m·A`` of summed loss, so one query
 separates at most ``m·M + 1`` of the ``K^m`` labelings, ``M = A/(N·δ)`` — ``K^m <= m·M + 1``
@@ -49,9 +49,13 @@ from attacks.result import AttackFailed, AttackResult
 
 TOP_LABELINGS_MAX = 1 << 18
 """The top digit's labelings are enumerated: at most this many."""
-TOP_EXTRA_BITS = 5
+TOP_EXTRA_BITS = 4
 """The top digit gets about ``2^TOP_EXTRA_BITS·V`` labelings (a handful share each sum)."""
 TOP_ROWS_MAX_K = 18
+V_MAX = TOP_V_MAX
+TOP_LOW = 0.5
+"""A top row's non-zero class weights lie in ``[TOP_LOW·V, V]``: heavy rows spread the sum (more entropy)."""
+"""The top digit's largest weight (the binary attack's :data:`~attacks.capacity.design.TOP_V_MAX`)."""
 
 
 def kary_patterns(k: int, classes: int) -> np.ndarray:
@@ -175,7 +179,8 @@ def top_weights_k(v_max: int, m: int, classes: int, draws: int = 8) -> tuple[int
     for _ in range(draws):
         rows = []
         for _ in range(m):
-            others = rng.choice(np.arange(1, v_max + 1), size=min(classes - 1, v_max), replace=False)
+            low = max(1, int(v_max * TOP_LOW)) if v_max - int(v_max * TOP_LOW) >= classes else 1
+            others = rng.choice(np.arange(low, v_max + 1), size=min(classes - 1, v_max - low + 1), replace=False)
             row = np.concatenate([[0], others, np.zeros(classes - 1 - len(others), dtype=np.int64)])
             rows.append(row if classes == 2 else rng.permutation(row))  # two classes: class 0 at 0
         weights = np.array(rows, dtype=np.int64)
@@ -234,7 +239,9 @@ def plan_query_k(
         v_target = 1
         m_top = min(len(fresh), 1)
     else:
-        v_target = min(room, TOP_V_MAX)
+        # The top digit's weights up to V <= V_MAX; the factor above it fills with span-K rows and one row
+        # of span r < K (classes modulo r), so little of the room is wasted when it exceeds V_MAX.
+        v_target = room // math.ceil(room / V_MAX) if room > V_MAX else room
         m_top = min(top_rows_k(v_target, classes), len(fresh), rows_left)
         fill_rows = len(fresh) - m_top
     # Fill: span-K rows while the room below the top allows, then one row at the remaining factor.
