@@ -335,17 +335,15 @@ def all_labelings(n: int, classes: int) -> list[tuple[int, ...]]:
 
 
 def kary_capacity_attack(
-    oracle: Oracle, *, noise_bound: float = 0.0, check: bool = True, max_queries: int | None = None,
-    n_scored: int | None = None, rows: np.ndarray | None = None,
+    oracle: Oracle, *, noise_bound: float = 0.0, check: bool = True, max_queries: int | None = None
 ) -> AttackResult:
-    """Recover every label of a ``K``-class log-loss board that scores every row (or, with ``n_scored`` and
-    ``rows``, the given rows of a board whose released mean is over ``n_scored`` known-public rows)."""
+    """Recover every label of a ``K``-class log-loss board that scores every row. ``max_queries`` cuts the run
+    and keeps what is decoded (``details["complete"]`` is then ``False``)."""
     started = time.perf_counter()
     queries_before = oracle.queries
     n, classes = oracle.n_rows, int(oracle.n_classes)
-    model = build_model(n, classes, oracle.eps, oracle.decimals, noise_bound, n_scored=n_scored)
-    targets = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
-    state = CapacityState(labels=np.full(n, -1, dtype=np.int64), fresh=deque(targets.tolist()))
+    model = build_model(n, classes, oracle.eps, oracle.decimals, noise_bound)
+    state = CapacityState(labels=np.full(n, -1, dtype=np.int64), fresh=deque(range(n)))
     spans: list[list[int]] = []
     while state.fresh or state.carried:
         if max_queries is not None and oracle.queries - queries_before >= max_queries:
@@ -362,7 +360,8 @@ def kary_capacity_attack(
         state.per_query.append(resolved)
         spans.append([d.span for d in query.digits])
     design_queries = oracle.queries - queries_before
-    if check and (state.labels[targets] >= 0).all() and rows is None:
+    complete = bool((state.labels >= 0).all())
+    if check and complete:
         check_claims(oracle, state.labels, slack=noise_bound)
     recovered = int((state.labels >= 0).sum())
     return AttackResult(
@@ -380,7 +379,7 @@ def kary_capacity_attack(
             "counting_bound": counting_bound(
                 model.scored, oracle.decimals, eps=oracle.eps, noise_bound=noise_bound, classes=classes
             ),
-            "complete": bool((state.labels[targets] >= 0).all()),
+            "complete": complete,
             "spans": spans[:20],
         },
     )

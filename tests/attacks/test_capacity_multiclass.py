@@ -205,3 +205,15 @@ def test_auto_recovers_a_plain_multiclass_board(k: int, fraction: float | None) 
     assert exact.tolist() == mask.tolist()
     assert result.labels[exact].tolist() == labels[exact].tolist()
     assert any(line.startswith(f"chose {expected}: multiclass log loss") for line in result.details["reasoning"])
+
+
+@pytest.mark.parametrize("fraction", [None, 0.3])
+def test_auto_under_laplace_noise_vouches_only_for_right_labels(fraction: float | None) -> None:
+    labels = np.random.default_rng(5).integers(0, 4, 120)
+    noise = [{"name": "noise", "kind": "laplace", "scale": 1e-4}]
+    oracle = board(labels, 4, decimals=5, public_fraction=fraction, seed=2, defenses=noise)
+    result = run("auto", oracle, budget=600)
+    exact = np.asarray(result.confidence) == 1.0
+    assert result.details["attack"] == ("capacity" if fraction is None else "capacity_split")
+    assert exact.sum() == oracle.spec.hidden.public_mask.sum()
+    assert result.labels[exact].tolist() == labels[exact].tolist()
