@@ -204,7 +204,7 @@ def capacity_attack(
 ) -> AttackResult:
     """Run the capacity construction against ``oracle`` (all rows scored). See :mod:`attacks.capacity`; a
     multiclass log-loss board goes to the K-ary construction (:mod:`attacks.capacity.kary`)."""
-    classes = require_logloss(oracle)
+    classes = require_logloss(oracle, noise_bound)
     fraction = getattr(oracle, "public_fraction", None)
     if fraction is not None and float(fraction) < 1.0:
         raise AttackFailed(
@@ -253,9 +253,12 @@ def capacity_attack(
     )
 
 
-def require_logloss(oracle: Oracle) -> int | None:
-    """Refuse (:class:`AttackFailed`, with the reason) a board the capacity attacks cannot model; ``None`` for
-    binary log loss, ``K`` for multiclass log loss (the K-ary construction, any ``K >= 2``)."""
+def require_logloss(oracle: Oracle, noise_bound: float = 0.0) -> int | None:
+    """Refuse (:class:`AttackFailed`, with the reason) a board the capacity attacks cannot model, or a noise
+    bound that is not a finite non-negative number; ``None`` for binary log loss, ``K`` for multiclass log
+    loss (the K-ary construction, any ``K >= 2``)."""
+    if not (isinstance(noise_bound, int | float) and math.isfinite(noise_bound) and noise_bound >= 0):
+        raise AttackFailed(f"noise_bound must be a finite number >= 0, not {noise_bound!r}")
     arithmetic: Any = getattr(oracle, "arithmetic", "float64")
     if str(arithmetic) != "float64":
         raise AttackFailed(

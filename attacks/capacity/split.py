@@ -172,7 +172,7 @@ def capacity_split_attack(
     (:func:`attacks.capacity.public_count.estimate_public_count`, about ``2/f`` queries). A board that scores
     every row (no split, or a public fraction of 1) is the plain capacity attack. Multiclass log loss: the
     ``K + 1``-state construction of :func:`~attacks.capacity.ternary.ternary_split_attack`."""
-    classes = require_logloss(oracle)
+    classes = require_logloss(oracle, noise_bound)
     fraction = getattr(oracle, "public_fraction", None)
     n = oracle.n_rows
     if n_public is None and (fraction is None or float(fraction) >= 1.0):

@@ -156,6 +156,8 @@ def test_every_refusal_is_an_attack_failure_with_a_reason(attack: str) -> None:
         with pytest.raises(AttackFailed, match=reason):
             run(attack, oracle)
         assert oracle.queries == 0
+    with pytest.raises(AttackFailed, match="noise_bound"):
+        run(attack, LocalOracle([0, 1, 2, 1], metric="multiclass_logloss"), noise_bound=-1e-3)
     split = LocalOracle([0, 1, 2, 1, 0, 2], metric="multiclass_logloss", public_fraction=0.5)
     if attack == "capacity":
         with pytest.raises(AttackFailed, match="capacity_split"):
