@@ -7,14 +7,17 @@ A *reciprocal pair* is a submission ``q`` on a set ``R`` of rows (the others at 
 :mod:`attacks.capacity.split`). The two released means add up to ``2·ln K + x·(s - 2·ln K)/n_pub`` with
 ``x = |R ∩ public|``, so:
 
-1. single rows are paired until one is public (its pair's total moves): that brackets ``n_pub`` to within
-   about ``n_pub²·δ/s`` (``δ`` the released resolution) — exact up to a few thousand public rows at 5 decimals;
-2. while the bracket holds more than one integer, a random set ``R`` small enough that ``x`` is pinned by
-   the bracket is paired; the exact ``x`` narrows the bracket ``x``-fold.
+1. *scan*: pairs on ``PAIR_ROWS`` fresh rows, each at its own gap ``g_j`` (pair sum ``s_j``): a count ``n``
+   fits a pair when some subset of its rows (the public ones) sums to ``n·T`` within the bounds; the counts
+   near the board's stated fraction are tried first (all of them again if none fits). A small split is
+   usually pinned by the first pair that moves (2–4 queries at N = 40..2,201);
+2. *sets*, when the scan leaves a bracket ``[lo, hi]`` (large splits: the bracket is about ``n_pub²·δ/s``
+   wide, ``δ`` the released resolution): a random set ``R`` at one gap, small enough that
+   ``x = |R ∩ public|`` is pinned by the bracket, is paired; the exact ``x`` narrows the bracket ``x``-fold.
 
 Every bound is rigorous (losses at 128 bits from the floats sent, both ends of the released rounding, the
 assumed noise bound and a float64 allowance); a contradiction or no result within ``max_queries`` raises
-:class:`AttackFailed`. Expected cost about ``2/f`` queries for a public fraction ``f`` (7 at 30 %).
+:class:`AttackFailed`.
 """
 
 from __future__ import annotations
@@ -31,28 +34,35 @@ from attacks.result import AttackFailed
 
 PAIR_GAP = 24.0
 """``-ln`` of the small probability of a paired row (``s ≈ PAIR_GAP``)."""
+PAIR_ROWS = 6
+"""Rows per pair in the scan, each at its own gap (their subset sums tell which of them are public)."""
+SCAN_PAIRS = 6
+"""Scan pairs before the set phase takes over (a large split, whose count one public row cannot pin)."""
 
 
-def pair_predictions(n_rows: int, classes: int | None, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """A reciprocal pair on ``rows``: binary ``p = 2^-35`` and ``1 - p`` (both exact), or for K classes
-    ``q ∝ (1, e^-g, …, e^-g)`` and ``q' ∝ (e^-g, 1, …, 1)``."""
+def pair_predictions(
+    n_rows: int, classes: int | None, rows: np.ndarray, gaps: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """A reciprocal pair on ``rows`` (row ``j`` at gap ``gaps[j]``, default :data:`PAIR_GAP`): binary
+    ``p = 2^-round(g/ln 2)`` and ``1 - p`` (both exact), or for K classes ``q ∝ (1, e^-g, …, e^-g)`` and
+    ``q' ∝ (e^-g, 1, …, 1)``."""
+    g = np.full(len(rows), PAIR_GAP) if gaps is None else np.asarray(gaps, dtype=np.float64)
     if classes is None:
         first = np.full(n_rows, 0.5)
-        first[rows] = 2.0**-35
-        second = 1.0 - first
-        return first, second
-    small = math.exp(-PAIR_GAP)
-    q = np.array([1.0] + [small] * (classes - 1))
+        first[rows] = 2.0 ** -np.round(g / math.log(2))
+        return first, 1.0 - first
     first = np.full((n_rows, classes), 1.0 / classes)
     second = first.copy()
-    first[rows] = q / q.sum()
-    second[rows] = (1.0 / q) / (1.0 / q).sum()
+    q = np.ones((len(rows), classes))
+    q[:, 1:] = np.exp(-g)[:, None]
+    first[rows] = q / q.sum(axis=1, keepdims=True)
+    second[rows] = (1.0 / q) / (1.0 / q).sum(axis=1, keepdims=True)
     return to_submission(first)[0], to_submission(second)[0]
 
 
 def pair_sums(first: np.ndarray, second: np.ndarray, eps: float) -> tuple[float, float]:
     """The smallest and largest (over labels) of a paired row's two losses added up, minus ``2·ln K``
-    (exact, 128 bits, after clipping and renormalisation as the server does)."""
+    (exact, 128 bits, after clipping and renormalisation as the server does; a 1-D row reads ``(1 - p, p)``)."""
     rows = [first, second]
     with local_precision(PRECISION_BITS):
         one = mpfr(1)
@@ -68,66 +78,101 @@ def pair_sums(first: np.ndarray, second: np.ndarray, eps: float) -> tuple[float,
         return float(min(sums)), float(max(sums))
 
 
+def subset_sums(values: np.ndarray) -> np.ndarray:
+    """Every subset sum of ``values`` (``2^len`` of them, the empty one first)."""
+    sums = np.zeros(1)
+    for v in values.tolist():
+        sums = np.concatenate([sums, sums + v])
+    return sums
+
+
 def estimate_public_count(
     oracle: Oracle, classes: int | None, *, noise_bound: float = 0.0, max_queries: int = 80, seed: int = 0
 ) -> tuple[int, int]:
     """``(n_pub, queries spent)`` measured with reciprocal pairs (see the module); ``classes=None`` for a
-    binary log-loss board."""
+    binary log-loss board. The board's public fraction, when it says one, only orders the search: counts
+    near it are tried first, and every count is reconsidered if none of them fits."""
     n = oracle.n_rows
     started = oracle.queries
     decimals = oracle.decimals
     half = (0.5 * 10.0**-decimals if decimals is not None else 0.0) + noise_bound
     k_log = 2.0 * math.log(classes or 2)
-    probe_first, probe_second = pair_predictions(1, classes, np.array([0]))
-    s_lo, s_hi = pair_sums(probe_first[0], probe_second[0], oracle.eps)  # a 1-D pair reads (1 - p, p)
+    gaps = PAIR_GAP - 1.3 * np.arange(PAIR_ROWS)
+    row_lo, row_hi = np.zeros(PAIR_ROWS), np.zeros(PAIR_ROWS)
+    one_first, one_second = pair_predictions(PAIR_ROWS, classes, np.arange(PAIR_ROWS), gaps)
+    for j in range(PAIR_ROWS):
+        row_lo[j], row_hi[j] = pair_sums(one_first[j], one_second[j], oracle.eps)
 
-    def observe(rows: np.ndarray) -> tuple[float, float]:
-        """Bounds on ``x / n_pub`` from one pair on ``rows``."""
-        first, second = pair_predictions(n, classes, rows)
+    def observe(rows: np.ndarray, row_gaps: np.ndarray | None) -> tuple[float, float]:
+        """Bounds on ``Σ_{public rows} s_j / n_pub`` from one pair on ``rows``."""
+        first, second = pair_predictions(n, classes, rows, row_gaps)
         a, b = oracle.submit(first), oracle.submit(second)
         if a is None or b is None:
             raise AttackFailed("the leaderboard released nothing for a calibration query; capacity_split needs "
                                "every score")
         total = float(a) + float(b) - k_log
         slack = 2 * half * (1 + 1e-9) + 1e-11 * (abs(float(a)) + abs(float(b)) + 1.0)
-        return (total - slack) / s_hi, (total + slack) / s_lo
+        return total - slack, total + slack
 
+    def spend_check() -> None:
+        if oracle.queries - started + 2 > max_queries:
+            raise AttackFailed(f"the number of public rows is still open after {oracle.queries - started} "
+                               "calibration queries")
+
+    # Scan: pairs on PAIR_ROWS fresh rows at distinct gaps. A count n fits a pair when some subset of its rows
+    # (the public ones) sums to n·T within the bounds.
+    everything = np.arange(1, n + 1, dtype=np.float64)
+    fraction = getattr(oracle, "public_fraction", None)
+    candidates = everything
+    if fraction is not None and 0 < float(fraction) < 1:
+        centre, width = float(fraction) * n, max(3.0, 0.02 * n)
+        candidates = everything[np.abs(everything - centre) <= width]
     rng = np.random.default_rng(seed)
     order = rng.permutation(n)
-    lo, hi = 1.0, float(n)
-    found_public = False
+    seen: list[tuple[np.ndarray, np.ndarray, float, float]] = []
     scanned = 0
-    while True:
-        if oracle.queries - started + 2 > max_queries:
-            raise AttackFailed(f"the number of public rows is still between {math.ceil(lo)} and {math.floor(hi)} "
-                               f"after {oracle.queries - started} calibration queries")
-        if not found_public:
-            if scanned >= n:
-                raise AttackFailed("no row moved the public score: the board scores none of the rows")
-            r_lo, r_hi = observe(order[scanned : scanned + 1])
-            scanned += 1
-            if r_lo <= 0.0:  # the pair's total did not move: this row is private (x = 0), or the move is unseen
-                if r_hi * hi < 0.5:
-                    continue
-                raise AttackFailed("a calibration pair is too coarse for this board's released precision")
-            found_public = True
-            lo, hi = max(lo, 1.0 / r_hi), min(hi, 1.0 / r_lo)
-        else:
-            # x = |R ∩ public| lies in [r_lo·lo, r_hi·hi], of width about (x/n_pub)·(hi - lo) with
-            # x ≈ |R|·n_pub/N: |R| = N / (2·(hi - lo)) keeps it under one half.
-            size = max(1, min(n, int(0.5 * n / max(hi - lo, 1e-9))))
-            rows = rng.choice(n, size=size, replace=False)
-            r_lo, r_hi = observe(rows)
-            x_lo, x_hi = math.ceil(r_lo * lo - 1e-9), math.floor(r_hi * hi + 1e-9)
-            if x_lo != x_hi:
-                continue
-            if x_lo == 0:
-                continue
-            lo, hi = max(lo, x_lo / r_hi), min(hi, x_lo / r_lo)
-        if lo > hi + 1e-9:
+    moved = False
+
+    def fits(counts: np.ndarray, lo_sums: np.ndarray, hi_sums: np.ndarray, t_lo: float, t_hi: float) -> np.ndarray:
+        ok = (lo_sums[None, :] <= counts[:, None] * t_hi) & (hi_sums[None, :] >= counts[:, None] * t_lo)
+        return np.asarray(ok.any(axis=1))
+
+    while scanned < n and len(seen) < SCAN_PAIRS:
+        spend_check()
+        rows = order[scanned : scanned + PAIR_ROWS]
+        scanned += len(rows)
+        t_lo, t_hi = observe(rows, gaps[: len(rows)])
+        lo_sums, hi_sums = subset_sums(row_lo[: len(rows)]), subset_sums(row_hi[: len(rows)])
+        seen.append((lo_sums, hi_sums, t_lo, t_hi))
+        moved |= t_lo > 0
+        candidates = candidates[fits(candidates, lo_sums, hi_sums, t_lo, t_hi)]
+        if len(candidates) == 0 and len(everything) > 0:  # the fraction misled: every count again
+            candidates = everything
+            for past in seen:
+                candidates = candidates[fits(candidates, *past)]
+            everything = np.zeros(0)
+        if len(candidates) == 0:
             raise AttackFailed("the calibration pairs contradict each other: the board does not score as modelled")
+        if moved and len(candidates) == 1:
+            return int(candidates[0]), oracle.queries - started
+    if not moved:
+        raise AttackFailed("no calibration row moved the public score: the board scores none of them")
+    # Sets: the count lies in [lo, hi]. A random set R at one gap (pair sum s each) moves the pair by x·s/n_pub,
+    # x = |R ∩ public| pinned by the bracket when |R| = N / (2·(hi - lo)); the exact x narrows it x-fold.
+    s_lo, s_hi = float(row_lo[0]), float(row_hi[0])
+    lo, hi = float(candidates.min()), float(candidates.max())
+    while True:
         low, high = math.ceil(lo - 1e-9), math.floor(hi + 1e-9)
         if low == high:
             return low, oracle.queries - started
         if low > high:
             raise AttackFailed("no whole number of public rows fits the calibration pairs")
+        spend_check()
+        size = max(1, min(n, int(0.5 * n / max(hi - lo, 1e-9))))
+        rows = rng.choice(n, size=size, replace=False)
+        t_lo, t_hi = observe(rows, None)
+        r_lo, r_hi = t_lo / s_hi, t_hi / s_lo
+        x_lo, x_hi = math.ceil(r_lo * lo - 1e-9), math.floor(r_hi * hi + 1e-9)
+        if x_lo != x_hi or x_lo == 0:
+            continue
+        lo, hi = max(lo, x_lo / r_hi), min(hi, x_lo / r_lo)

@@ -219,3 +219,27 @@ def test_auto_under_laplace_noise_vouches_only_for_right_labels(fraction: float 
     assert result.details["attack"] == ("capacity" if fraction is None else "capacity_split")
     assert exact.sum() == oracle.spec.hidden.public_mask.sum()
     assert result.labels[exact].tolist() == labels[exact].tolist()
+
+
+class StatedFraction:
+    """A board that states a public fraction its split does not have (another site's rule, or a wrong one)."""
+
+    def __init__(self, inner: LocalOracle, fraction: float) -> None:
+        self._inner = inner
+        self.public_fraction = fraction
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._inner, name)
+
+
+def test_public_count_is_measured_even_when_the_stated_fraction_is_wrong() -> None:
+    labels = np.random.default_rng(0).integers(0, 3, 300)
+    oracle = board(labels, 3, decimals=5, public_fraction=0.3, seed=1)
+    count, _ = estimate_public_count(StatedFraction(oracle, 0.5), 3)  # type: ignore[arg-type]
+    assert count == int(oracle.spec.hidden.public_mask.sum()) == 90
+
+
+def test_a_small_split_costs_two_calibration_queries() -> None:
+    for seed in range(4):
+        oracle = LocalOracle(np.random.default_rng(seed).integers(0, 2, 40), decimals=5, public_fraction=0.3, seed=seed)
+        assert estimate_public_count(oracle, None) == (12, 2)
