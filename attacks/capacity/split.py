@@ -66,13 +66,6 @@ from attacks.result import AttackFailed, AttackResult
 GRID = 2.0**-53
 
 
-def public_count(n_rows: int, public_fraction: float) -> int:
-    """How many rows a site with this public fraction scores (the rule of ``public_split_mask``)."""
-    from scoring.hidden import public_split_mask
-
-    return int(public_split_mask(n_rows, public_fraction, 0).sum())
-
-
 def mirrored_predictions(n_rows: int, rows: np.ndarray, ks: np.ndarray, unit: float) -> np.ndarray:
     """``p`` on the ``2^-53`` grid with ``-ln(4p(1-p)) ≈ k·u`` for the batch rows, ``1/2`` elsewhere."""
     out = np.full(n_rows, 0.5)
@@ -169,7 +162,7 @@ def capacity_split_attack(
     (every split but a float64 release's, whose mirrored design cannot stop early) and keeps what it decoded.
 
     ``n_public``: the number of public rows if known; by default it is measured
-    (:func:`attacks.capacity.public_count.estimate_public_count`, about ``2/f`` queries). A board that scores
+    (:func:`attacks.capacity.public_count.estimate_public_count`, 2 queries on a small split). A board that scores
     every row (no split, or a public fraction of 1) is the plain capacity attack. Multiclass log loss: the
     ``K + 1``-state construction of :func:`~attacks.capacity.ternary.ternary_split_attack`."""
     classes = require_logloss(oracle, noise_bound)
@@ -179,10 +172,11 @@ def capacity_split_attack(
         return _every_row(oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries)
     calibration = 0
     if n_public is None:
-        n_public, calibration = estimate_public_count(oracle, classes, noise_bound=noise_bound)
-    if not 0 <= n_public <= n:
-        raise AttackFailed(f"n_public = {n_public} is not between 0 and the {n} rows")
-    if n_public == n:
+        limit = 80 if max_queries is None else min(80, max_queries)
+        n_public, calibration = estimate_public_count(oracle, classes, noise_bound=noise_bound, max_queries=limit)
+    if not 0 < n_public <= n:
+        raise AttackFailed(f"n_public = {n_public} is not between 1 and the {n} rows: no public row to attack")
+    if n_public == n and (fraction is None or float(fraction) >= 1.0):
         result = _every_row(oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries)
     elif oracle.decimals is not None or classes is not None:
         left = None if max_queries is None else max(max_queries - calibration, 0)
