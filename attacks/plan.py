@@ -25,7 +25,9 @@ The order, strongest first (every pick states its reason in :attr:`Plan.reason`)
   estimated below, else ``robust_batched`` (paper 000, Algorithm 3) with a Laplace scale taken from
   the observed spread;
 * binary log loss on an MPFR server: ``prime_batched`` (paper 000, Algorithm 1, batches from φ);
-* multiclass log loss: ``prime_powers`` (paper 000, Theorem 8);
+* multiclass log loss, float64: ``capacity`` (the K-ary construction) or, with a public split,
+  ``capacity_split`` (``K + 1`` states a row), with the noise bound as above when noise is seen;
+* multiclass log loss on an MPFR server: ``prime_powers`` (paper 000, Theorem 8);
 * anything else binary: ``boosting``; anything else: ``majority`` (the majority class, from the balance).
 
 Attacks missing from the registry are skipped.
@@ -267,6 +269,18 @@ def choose(
                 return plan("capacity_split", "only the public split moves the score: split-aware capacity")
         elif "capacity" in names:
             return plan("capacity", "no noise, every row scored: capacity-optimal construction")
+    if oracle.metric == "multiclass_logloss" and arithmetic == "float64":
+        k = oracle.n_classes
+        bound = NOISE_BOUND_FACTOR * max(report.noise_spread, report.tolerance) * NOISE_SCALE_FACTOR if (
+            report.noise) else 0.0
+        noted = f" with noise bound {bound:.3g}" if report.noise else ""
+        if split and "capacity_split" in names:
+            return plan("capacity_split", f"multiclass log loss ({k} classes), only the public split scored: "
+                        f"split-aware capacity (K + 1 states a row, the public count measured){noted}",
+                        noise_bound=bound)
+        if not split and "capacity" in names:
+            return plan("capacity", f"multiclass log loss ({k} classes), every row scored: the K-ary capacity "
+                        f"construction{noted}", noise_bound=bound)
     if (oracle.metric.split(":")[0] in BREGMAN_METRICS and not split and arithmetic == "float64"
             and "bregman_powers" in names):
         if report.noise:
@@ -274,7 +288,7 @@ def choose(
                         "001's powers construction, its noise bound found by doubling (§7)", doubling=True)
         return plan("bregman_powers", f"{oracle.metric}, every row scored: paper 001's powers construction "
                     "(Theorem 1; base-K digits for K classes)")
-    if oracle.metric == "multiclass_logloss" and "prime_powers" in names and not report.noise:
+    if oracle.metric == "multiclass_logloss" and "prime_powers" in names and not report.noise and not split:
         return plan("prime_powers", "multiclass log loss: prime powers")
     return guess(f"no exact attack applies to {oracle.metric} with {oracle.n_classes} classes"
                  + (" under noise" if report.noise else ""))

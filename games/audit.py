@@ -224,11 +224,12 @@ class AuditReport:
 def battery(oracle: LocalOracle) -> list[str]:
     """``auto`` and the registered attacks that fit this board (metric, classes, split, arithmetic)."""
     binary_logloss = oracle.metric == "binary_logloss" and oracle.n_classes == 2
+    logloss = binary_logloss or oracle.metric == "multiclass_logloss"  # capacity has a K-ary construction
     float64 = str(oracle.arithmetic) == "float64"
     split = oracle.public_fraction is not None
     fits = {
-        "capacity": binary_logloss and float64 and not split,
-        "capacity_split": binary_logloss and float64 and split,
+        "capacity": logloss and float64 and not split,
+        "capacity_split": logloss and float64 and split,
         "noisy": binary_logloss and float64 and not split,
         "prime_batched": binary_logloss and not float64,
         "prime_powers": oracle.metric == "multiclass_logloss",

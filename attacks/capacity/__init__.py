@@ -1,4 +1,4 @@
-"""``capacity``: our capacity-oriented label-inference attack on binary log-loss leaderboards.
+"""``capacity``: our capacity-oriented label-inference attack on log-loss leaderboards (binary and K classes).
 
 Construction (ours; see :mod:`attacks.capacity.attack`): mixed-radix digits on an integer lattice of label
 differences ``d = k·u`` — ``u`` just above the summed-loss window a release leaves (``N·10^-decimals`` plus
@@ -10,7 +10,14 @@ and resolved by later queries, so every labeling is recovered exactly, adversari
 (:mod:`attacks.capacity.split`; with rounded releases, single three-state queries decoded by exact
 enumeration, :mod:`attacks.capacity.ternary`).
 
-Queries: about ``N / (log2 W + 2.5)`` — measured (``benchmarks/capacity_table.py``) 90–93 % of the counting
+On a multiclass log-loss board both run the K-ary construction (:mod:`attacks.capacity.kary`: a weight per
+row and class on the same lattice; measured 90–115 % of the K-ary bound ``K^m <= m·M + 1`` at 5 decimals for
+K = 3, 6, 10, ``benchmarks/capacity_multiclass.py``) and, with a split, ``K + 1`` states a row. Without
+``n_public``, ``capacity_split`` measures the number of public rows (:mod:`attacks.capacity.public_count`).
+Every refusal (another metric, an MPFR server, a split given to ``capacity``) is an :class:`AttackFailed`
+with the reason.
+
+Queries (binary): about ``N / (log2 W + 2.5)`` — measured (``benchmarks/capacity_table.py``) 90–93 % of the counting
 bound ``2^m <= m·M + 1`` of FIELD_NOTES with 5 or 8 decimals (e.g. 9.3 labels/query at N = 25,000 and
 5 decimals, bound 10; 15.3 at N = 306, bound 17) and 39.7–43.8 with the float64 value (bound 43).
 Time: O(N) float work per query plus a few 128-bit logarithms and a ``2^18``-entry table lookup (seconds
@@ -50,8 +57,9 @@ __all__ = [
 # registry the attack's own final check (``check``, on for direct calls) is off unless asked for.
 @register("capacity")
 def capacity(oracle: Oracle, **params: Any) -> AttackResult:
-    """Recover every label. Params: ``noise_bound`` (assumed max |released - true|, default 0), ``check``
-    (final verification query, default True), ``max_queries``, and design knobs ``top_mode``
+    """Recover every label (binary or multiclass log loss, every row scored; a public fraction of 1 is
+    every row). Params: ``noise_bound`` (assumed max |released - true|, default 0), ``check`` (final
+    verification query, default True), ``max_queries``, and binary design knobs ``top_mode``
     (``"subset"``/``"count"``), ``top`` (top-digit rows), ``extra`` (subset top: rows beyond log2 V)."""
     params.setdefault("check", False)
     return capacity_attack(oracle, **params)
@@ -59,7 +67,8 @@ def capacity(oracle: Oracle, **params: Any) -> AttackResult:
 
 @register("capacity_split")
 def capacity_split(oracle: Oracle, **params: Any) -> AttackResult:
-    """Public labels and the public mask from public-split scores; params ``noise_bound``, ``top``,
-    ``n_public`` (default: from the oracle's ``public_fraction``), ``check``."""
+    """Public labels and the public mask from public-split scores (binary or multiclass log loss); params
+    ``noise_bound``, ``top``, ``n_public`` (default: measured with reciprocal pairs), ``check``,
+    ``max_queries``."""
     params.setdefault("check", False)
     return capacity_split_attack(oracle, **params)

@@ -202,16 +202,25 @@ def capacity_attack(
     top_mode: str | None = None,
     extra: int = 5,
 ) -> AttackResult:
-    """Run the capacity construction against ``oracle`` (all rows scored). See :mod:`attacks.capacity`."""
-    _require_binary_logloss(oracle)
-    if getattr(oracle, "public_fraction", None) is not None:
-        raise AttackFailed("the oracle releases a public-split score; use the 'capacity_split' attack")
+    """Run the capacity construction against ``oracle`` (all rows scored). See :mod:`attacks.capacity`; a
+    multiclass log-loss board goes to the K-ary construction (:mod:`attacks.capacity.kary`)."""
+    classes = require_logloss(oracle, noise_bound)
+    fraction = getattr(oracle, "public_fraction", None)
+    if fraction is not None and float(fraction) < 1.0:
+        raise AttackFailed(
+            f"the board releases only the public-split score ({float(fraction):.0%} of the rows); use the "
+            "'capacity_split' attack"
+        )
+    if classes is not None:
+        from attacks.capacity.kary import kary_capacity_attack  # the K-ary module builds on this one
+
+        return kary_capacity_attack(oracle, noise_bound=noise_bound, check=check, max_queries=max_queries)
     started = time.perf_counter()
     queries_before = oracle.queries
     n = oracle.n_rows
     mode = top_mode or ("subset" if oracle.decimals is not None else "count")
     if mode not in ("subset", "count"):
-        raise ValueError("top_mode must be 'subset' or 'count'")
+        raise AttackFailed(f"top_mode must be 'subset' or 'count', not {mode!r}")
     weight = float(TOP_ROWS_MAX + 4) if mode == "subset" else float((top or 6) + 4)
     model = ServerModel.build(n, oracle.eps, oracle.decimals, noise_bound, batch_weight=weight)
     k_top = top if top is not None else (0 if mode == "subset" else default_top(model.cap))
@@ -244,9 +253,22 @@ def capacity_attack(
     )
 
 
-def _require_binary_logloss(oracle: Oracle) -> None:
-    if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
-        raise ValueError("the capacity attack needs a binary log-loss leaderboard")
+def require_logloss(oracle: Oracle, noise_bound: float = 0.0) -> int | None:
+    """Refuse (:class:`AttackFailed`, with the reason) a board the capacity attacks cannot model, or a noise
+    bound that is not a finite non-negative number; ``None`` for binary log loss, ``K`` for multiclass log
+    loss (the K-ary construction, any ``K >= 2``)."""
+    if not (isinstance(noise_bound, int | float) and math.isfinite(noise_bound) and noise_bound >= 0):
+        raise AttackFailed(f"noise_bound must be a finite number >= 0, not {noise_bound!r}")
     arithmetic: Any = getattr(oracle, "arithmetic", "float64")
     if str(arithmetic) != "float64":
-        raise ValueError("the capacity attack models a float64 server (arithmetic='float64')")
+        raise AttackFailed(
+            f"the capacity attacks model a float64 server, not {arithmetic!r} arithmetic (use prime_batched)"
+        )
+    if oracle.metric == "binary_logloss" and oracle.n_classes == 2:
+        return None
+    if oracle.metric == "multiclass_logloss" and oracle.n_classes >= 2:
+        return int(oracle.n_classes)
+    raise AttackFailed(
+        f"the capacity attacks need a log-loss board (binary_logloss or multiclass_logloss), not "
+        f"{oracle.metric!r} with {oracle.n_classes} classes"
+    )

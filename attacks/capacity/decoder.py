@@ -62,7 +62,11 @@ class Digit:
         if np.any(weights < 0):
             raise ValueError("digit weights must be non-negative")
         m = len(weights)
-        if m >= 8 and group.patterns is all_patterns(m):
+        if weights.ndim == 2:
+            # K classes (:mod:`attacks.capacity.kary`): one weight per row and class, the value of a labeling
+            # is the sum of its rows' weights at their labels.
+            raw = weights[np.arange(m)[None, :], group.patterns].sum(axis=1, dtype=np.int64)
+        elif m >= 8 and group.patterns is all_patterns(m):
             # Every labeling of m fresh rows (row i of the table = the bits of i): subset sums by doubling.
             raw = np.zeros(1, dtype=np.int64)
             for w in weights.tolist():
@@ -85,7 +89,7 @@ class Query:
         rows: list[np.ndarray] = []
         ks: list[np.ndarray] = []
         for digit in self.digits:
-            nz = digit.weights != 0
+            nz = digit.weights != 0 if digit.weights.ndim == 1 else digit.weights.any(axis=1)
             rows.append(digit.group.rows[nz])
             ks.append(digit.weights[nz] * digit.position)
         if not rows:

@@ -34,8 +34,12 @@ def max_weight_real(eps: float) -> float:
     return math.log1p(-eps) - math.log(eps)
 
 
-def counting_bound(n_rows: int, decimals: int | None, *, eps: float = 1e-15, noise_bound: float = 0.0) -> int:
-    """Largest ``m`` with ``2^m <= m·M + 1``, ``M = A / resolution`` (FIELD_NOTES, "How much a score can carry").
+def counting_bound(
+    n_rows: int, decimals: int | None, *, eps: float = 1e-15, noise_bound: float = 0.0, classes: int = 2
+) -> int:
+    """Largest ``m`` with ``2^m <= m·M + 1``, ``M = A / resolution`` (FIELD_NOTES, "How much a score can carry");
+    for ``classes = K`` the K-ary bound ``K^m <= m·M + 1`` (``m`` labels of ``K`` classes, each row's loss
+    spanning at most ``A``: ``K^m`` labelings share at most ``m·M + 1`` distinguishable sums).
 
     ``resolution`` is the summed-loss resolution: ``N·(10^-decimals + 2·noise_bound)``, or, for a float64
     release (``decimals=None``), ``1e-10 + 2·N·noise_bound`` as FIELD_NOTES assumes.
@@ -46,10 +50,12 @@ def counting_bound(n_rows: int, decimals: int | None, *, eps: float = 1e-15, noi
     [28, 27, 25, 21]
     >>> counting_bound(25000, None)
     43
+    >>> [counting_bound(2201, 5, classes=k) for k in (3, 6, 10)]
+    [8, 5, 3]
     """
     big_m = max_weight_real(eps) / sum_resolution(n_rows, decimals, noise_bound)
     m = 1
-    while 2 ** (m + 1) <= (m + 1) * big_m + 1:
+    while classes ** (m + 1) <= (m + 1) * big_m + 1:
         m += 1
     return m
 
@@ -129,12 +135,14 @@ class ServerModel(server_model.ServerModel):
         releases: int = 1,
         max_real: float | None = None,
         min_unit: float = 0.0,
+        classes: int | None = None,
     ) -> ServerModel:
         """The lattice for a server. ``releases`` scores are added per observation (the split attack's mask
         phase adds a query and its mirror image, doubling the window); ``max_real`` caps the real weight of
-        a row (default ``A``); ``min_unit`` floors the step."""
+        a row (default ``A``); ``min_unit`` floors the step; ``classes`` (``K``) models a multiclass log-loss
+        server (rows renormalised, free rows at ``1/K``) instead of binary log loss."""
         scored = n_rows if n_scored is None else n_scored
-        width = releases * window_width(scored, decimals, noise_bound, eps, batch_weight)
+        width = releases * window_width(scored, decimals, noise_bound, eps, batch_weight, classes)
         unit = max(float(width * (1.0 + 1e-6) + 1e-300), min_unit)
         a_max = (max_weight_real(eps) if max_real is None else max_real) - 1e-9
         cap = math.floor(a_max / unit)
@@ -143,12 +151,14 @@ class ServerModel(server_model.ServerModel):
                 f"the released precision cannot separate one label: window {width:.3g} exceeds A = {a_max:.4g}"
             )
         return cls(
-            n_rows=n_rows, eps=eps, decimals=decimals, noise_bound=noise_bound, n_scored=scored, unit=unit, cap=cap
+            n_rows=n_rows, n_classes=classes or 2, eps=eps, decimals=decimals, noise_bound=noise_bound,
+            n_scored=scored, unit=unit, cap=cap,
         )
 
 
 def window_width(
-    n_scored: int, decimals: int | None, noise_bound: float, eps: float, batch_weight: float = 8.0
+    n_scored: int, decimals: int | None, noise_bound: float, eps: float, batch_weight: float = 8.0,
+    classes: int | None = None,
 ) -> float:
     """Width of the summed-loss window one release leaves: twice the server model's
     :meth:`~attacks.server_model.ServerModel.error_bound` for a design query.
@@ -159,8 +169,9 @@ def window_width(
     """
     model = server_model.ServerModel(n_scored, eps=eps, decimals=decimals, noise_bound=noise_bound)
     a_max = max_weight_real(eps)
-    total = n_scored * (LN2 + 1e-12) + batch_weight * a_max + 64 * LN2
-    rows = n_scored * model.row_error(LN2) + 64 * model.row_error(a_max + 1.0)
+    free = LN2 if classes is None else math.log(classes)  # a free row's loss: at 1/2, or at 1/K
+    total = n_scored * (free + 1e-12) + batch_weight * a_max + 64 * free
+    rows = n_scored * model.row_error(free, classes) + 64 * model.row_error(a_max + 1.0, classes)
     return float(2 * model.error_bound(total, rows))
 
 

@@ -41,9 +41,9 @@ import numpy as np
 
 from attacks.capacity.attack import (
     CapacityState,
-    _require_binary_logloss,
     capacity_attack,
     default_top,
+    require_logloss,
     run_rounds,
     submit_query,
 )
@@ -56,6 +56,7 @@ from attacks.capacity.design import (
     counting_bound,
     max_weight_real,
 )
+from attacks.capacity.public_count import estimate_public_count
 from attacks.capacity.ternary import ternary_split_attack
 from attacks.confirm import check_claims
 from attacks.exact import gmpy2, local_precision, mpfr
@@ -63,13 +64,6 @@ from attacks.oracle import Oracle
 from attacks.result import AttackFailed, AttackResult
 
 GRID = 2.0**-53
-
-
-def public_count(n_rows: int, public_fraction: float) -> int:
-    """How many rows a site with this public fraction scores (the rule of ``public_split_mask``)."""
-    from scoring.hidden import public_split_mask
-
-    return int(public_split_mask(n_rows, public_fraction, 0).sum())
 
 
 def mirrored_predictions(n_rows: int, rows: np.ndarray, ks: np.ndarray, unit: float) -> np.ndarray:
@@ -165,19 +159,46 @@ def capacity_split_attack(
     max_queries: int | None = None,
 ) -> AttackResult:
     """Recover the public mask and the public labels (``-1`` for private rows). ``max_queries`` cuts the run
-    (every split but a float64 release's, whose mirrored design cannot stop early) and keeps what it decoded."""
-    _require_binary_logloss(oracle)
+    (every split but a float64 release's, whose mirrored design cannot stop early) and keeps what it decoded.
+
+    ``n_public``: the number of public rows if known; by default it is measured
+    (:func:`attacks.capacity.public_count.estimate_public_count`, 2 queries on a small split). A board that scores
+    every row (no split, or a public fraction of 1) is the plain capacity attack. Multiclass log loss: the
+    ``K + 1``-state construction of :func:`~attacks.capacity.ternary.ternary_split_attack`."""
+    classes = require_logloss(oracle, noise_bound)
     fraction = getattr(oracle, "public_fraction", None)
-    if fraction is None and n_public is None:
-        result = capacity_attack(oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries)
-        result.attack = "capacity_split"
-        result.details["public_mask"] = np.ones(oracle.n_rows, dtype=bool)
-        return result
     n = oracle.n_rows
-    n_pub = n_public if n_public is not None else public_count(n, float(fraction))  # type: ignore[arg-type]
-    if oracle.decimals is not None:
-        return ternary_split_attack(oracle, n_pub, noise_bound=noise_bound, check=check, max_queries=max_queries)
-    return mirrored_split_attack(oracle, n_pub, noise_bound=noise_bound, top=top, check=check)
+    if n_public is None and (fraction is None or float(fraction) >= 1.0):
+        return _every_row(oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries)
+    calibration = 0
+    if n_public is None:
+        limit = 80 if max_queries is None else min(80, max_queries)
+        n_public, calibration = estimate_public_count(oracle, classes, noise_bound=noise_bound, max_queries=limit)
+    if not 0 < n_public <= n:
+        raise AttackFailed(f"n_public = {n_public} is not between 1 and the {n} rows: no public row to attack")
+    if n_public == n and (fraction is None or float(fraction) >= 1.0):
+        result = _every_row(oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries)
+    elif oracle.decimals is not None or classes is not None:
+        left = None if max_queries is None else max(max_queries - calibration, 0)
+        result = ternary_split_attack(
+            oracle, n_public, noise_bound=noise_bound, check=check, max_queries=left, classes=classes
+        )
+    else:
+        result = mirrored_split_attack(oracle, n_public, noise_bound=noise_bound, top=top, check=check)
+    result.queries += calibration
+    result.details["calibration_queries"] = calibration
+    return result
+
+
+def _every_row(
+    oracle: Oracle, *, noise_bound: float, top: int | None, check: bool, max_queries: int | None
+) -> AttackResult:
+    """Every row is public: the plain capacity attack, reported as ``capacity_split`` with a full mask."""
+    result = capacity_attack(oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries)
+    result.attack = "capacity_split"
+    result.details["public_mask"] = np.ones(oracle.n_rows, dtype=bool)
+    result.details["n_public"] = oracle.n_rows
+    return result
 
 
 def mirrored_split_attack(

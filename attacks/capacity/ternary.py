@@ -30,6 +30,7 @@ import numpy as np
 
 from attacks.capacity.decoder import PRECISION_BITS, loss_window
 from attacks.capacity.design import LN2, TOP_ROWS_MAX, ServerModel, counting_bound, max_weight_real
+from attacks.capacity.kary import to_submission
 from attacks.confirm import check_claims
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle
@@ -39,17 +40,23 @@ PRIVATE, PUBLIC0, PUBLIC1 = 0, 1, 2
 MAX_SURVIVORS = 4000
 """Design target: expected number of joint states a query leaves (carried candidates)."""
 MAX_FRESH = 24
-"""At most this many fresh rows per query (``3^12`` states per meet-in-the-middle half)."""
+"""At most this many fresh rows per query (``3^12`` states per meet-in-the-middle half; with ``S`` states a
+row, ``24·log 3 / log S`` rows)."""
 HARD_SURVIVORS = 2_000_000
 """A decode leaving more joint states than this fails loudly instead of exhausting memory."""
 SPREAD_GAUSS = math.sqrt(2.0 * math.pi * math.e)
 
 
-@lru_cache(maxsize=32)
 def ternary_patterns(m: int) -> np.ndarray:
     """Every vector in ``{0, 1, 2}^m`` (row ``i`` = the base-3 digits of ``i``), read-only."""
-    idx = np.arange(3**m, dtype=np.int64)[:, None]
-    out = ((idx // 3 ** np.arange(m, dtype=np.int64)) % 3).astype(np.uint8)
+    return state_patterns(m, 3)
+
+
+@lru_cache(maxsize=64)
+def state_patterns(m: int, states: int) -> np.ndarray:
+    """Every vector in ``{0..states-1}^m`` (row ``i`` = the base-``states`` digits of ``i``), read-only."""
+    idx = np.arange(states**m, dtype=np.int64)[:, None]
+    out = ((idx // states ** np.arange(m, dtype=np.int64)) % states).astype(np.uint8)
     out.setflags(write=False)
     return out
 
@@ -73,18 +80,44 @@ def state_values(p: np.ndarray, eps: float) -> tuple[np.ndarray, float]:
     return values, loss_bound
 
 
-def batch_window(released: float, model: ServerModel, loss_bound: float, n_batch: int) -> tuple[float, float]:
-    """Rigorous bounds on ``Σ_batch v_state`` (the public batch rows' loss minus ``ln 2`` each) from a score."""
-    heavy = max_weight_real(model.eps) + 1.0
-    row_ulps = float(model.n_scored * model.row_error(LN2) + n_batch * model.row_error(heavy))
-    lo, hi = loss_window(released, model, model.n_scored * (LN2 + 1e-12) + loss_bound, row_ulps)
+def kary_state_values(q: np.ndarray, eps: float) -> tuple[np.ndarray, float]:
+    """The K-class analogue of :func:`state_values`: per row (``q`` rows × K, the floats sent) the contributions
+    ``(0, l_0 - ln K, …, l_{K-1} - ln K)`` relative to a row at ``1/K`` (state ``c + 1`` = public with label
+    ``c``), each loss computed at 128 bits after the server's clipping and renormalisation; and a bound on the
+    rows' summed loss."""
+    k = q.shape[1]
+    values = np.zeros((len(q), k + 1))
+    loss_bound = 0.0
     with local_precision(PRECISION_BITS):
-        constant = model.n_scored * gmpy2.log(mpfr(2))
+        one = mpfr(1)
+        ln_k = gmpy2.log(mpfr(k))
+        lo_clip, hi_clip = mpfr(eps), one - mpfr(eps)
+        for j, row in enumerate(q.tolist()):
+            clipped = [min(max(mpfr(v), lo_clip), hi_clip) for v in row]
+            log_total = gmpy2.log(sum(clipped, mpfr(0)))
+            losses = [log_total - gmpy2.log(v) for v in clipped]
+            values[j, 1:] = [float(loss - ln_k) for loss in losses]
+            loss_bound += float(max(losses)) * (1 + 1e-12)
+    return values, loss_bound
+
+
+def batch_window(
+    released: float, model: ServerModel, loss_bound: float, n_batch: int, classes: int | None = None
+) -> tuple[float, float]:
+    """Rigorous bounds on ``Σ_batch v_state`` (the public batch rows' loss minus ``ln 2`` each, or ``ln K``
+    each on a ``classes``-class board) from a score."""
+    heavy = max_weight_real(model.eps) + 1.0
+    free = LN2 if classes is None else math.log(classes)
+    row_ulps = float(model.n_scored * model.row_error(free, classes) + n_batch * model.row_error(heavy, classes))
+    lo, hi = loss_window(released, model, model.n_scored * (free + 1e-12) + loss_bound, row_ulps)
+    with local_precision(PRECISION_BITS):
+        constant = model.n_scored * gmpy2.log(mpfr(2 if classes is None else classes))
         return float(lo - constant), float(hi - constant)
 
 
 def decode(
-    carried: np.ndarray, carried_values: np.ndarray, fresh_values: np.ndarray, lo: float, hi: float
+    carried: np.ndarray, carried_values: np.ndarray, fresh_values: np.ndarray, lo: float, hi: float,
+    states: int = 3,
 ) -> np.ndarray:
     """Every joint state (carried candidate × fresh states) whose sum lies in ``[lo, hi]``, as rows of
     states over ``carried`` columns then fresh columns. Meet in the middle: the carried candidates with the
@@ -92,10 +125,11 @@ def decode(
     n_c = carried.shape[1]
     k = len(fresh_values)
     c = len(carried)
-    # Balance the two sides: c·3^a against 3^(k-a).
-    a = int(min(k, max(0, round((k * math.log(3) - math.log(max(c, 1))) / (2 * math.log(3))))))
+    # Balance the two sides: c·S^a against S^(k-a) (S states a row).
+    log_s = math.log(states)
+    a = int(min(k, max(0, round((k * log_s - math.log(max(c, 1))) / (2 * log_s)))))
     b = k - a
-    pa, pb = ternary_patterns(a), ternary_patterns(b)
+    pa, pb = state_patterns(a, states), state_patterns(b, states)
     csum = carried_values[np.arange(n_c)[None, :], carried].sum(axis=1) if n_c else np.zeros(c)
     fa = fresh_values[:a][np.arange(a)[None, :], pa].sum(axis=1) if a else np.zeros(1)
     fb = fresh_values[a:][np.arange(b)[None, :], pb].sum(axis=1) if b else np.zeros(1)
@@ -125,9 +159,13 @@ def expected_survivors(c: int, n_rows: int, width: float, d_max: float) -> float
 
 def ternary_split_attack(
     oracle: Oracle, n_pub: int, *, noise_bound: float = 0.0, check: bool = True, seed: int | None = None,
-    max_queries: int | None = None,
+    max_queries: int | None = None, classes: int | None = None,
 ) -> AttackResult:
     """Recover the public mask and public labels with single three-state queries (see the module).
+
+    ``classes=K`` (a multiclass log-loss board): every row has ``K + 1`` states (private, public with label
+    ``c``), a batch row is sent at seeded random probabilities ``q_c ∝ exp(-d_c)``, ``d_c`` uniform in
+    ``[0, -ln(K·eps) - 1]``, the other rows at ``1/K``; the decoder is the same exhaustive meet in the middle.
 
     ``max_queries``: stop after that many design queries and return what is decoded so far (rows are settled
     in order, so a cut run still vouches for every label it returns; ``details["complete"]`` is ``False``)."""
@@ -135,10 +173,14 @@ def ternary_split_attack(
     queries_before = oracle.queries
     n = oracle.n_rows
     model = ServerModel.build(
-        n, oracle.eps, oracle.decimals, noise_bound, n_scored=n_pub, batch_weight=float(TOP_ROWS_MAX + 4)
+        n, oracle.eps, oracle.decimals, noise_bound, n_scored=n_pub, batch_weight=float(TOP_ROWS_MAX + 4),
+        classes=classes,
     )
+    states = 3 if classes is None else classes + 1
     width = model.unit
     d_max = min(33.0, max_weight_real(oracle.eps) - 1.0)
+    if classes is not None:
+        d_max = min(d_max, -math.log(classes * oracle.eps) - 1.0)
     d_min = min(0.3, d_max / 2)
     rng = np.random.default_rng(seed if seed is not None else n * 1_000_003 + n_pub)
     known = np.full(n, -1, dtype=np.int64)
@@ -157,43 +199,51 @@ def ternary_split_attack(
             raise AttackFailed("the three-state design made no progress; the observations are inconsistent")
         c = len(carried)
         k = 0
-        limit = min(n - next_fresh, MAX_FRESH)
+        limit = min(n - next_fresh, int(MAX_FRESH * math.log(3) / math.log(states) + 1e-9))
         while k < limit:
-            if c * 3 ** (k + 1) * expected_survivors(1, len(rows_c) + k + 1, width, d_max) > MAX_SURVIVORS:
+            if c * states ** (k + 1) * expected_survivors(1, len(rows_c) + k + 1, width, d_max) > MAX_SURVIVORS:
                 break
             k += 1
         if k == 0 and c == 1 and next_fresh < n:
             k = 1
         rows = np.concatenate([rows_c, np.arange(next_fresh, next_fresh + k, dtype=np.int64)])
         next_fresh += k
-        d = rng.uniform(d_min, d_max, len(rows))
-        side = rng.integers(0, 2, len(rows))
-        p = np.where(side == 0, 1.0 / (1.0 + np.exp(d)), 1.0 / (1.0 + np.exp(-d)))
-        pred = np.full(n, 0.5)
-        pred[rows] = p
+        if classes is None:
+            d = rng.uniform(d_min, d_max, len(rows))
+            side = rng.integers(0, 2, len(rows))
+            p = np.where(side == 0, 1.0 / (1.0 + np.exp(d)), 1.0 / (1.0 + np.exp(-d)))
+            pred = np.full(n, 0.5)
+            pred[rows] = p
+            values, loss_bound = state_values(p, oracle.eps)
+        else:
+            e = np.exp(-rng.uniform(0.0, d_max, (len(rows), classes)))
+            q = e / e.sum(axis=1, keepdims=True)
+            pred = np.full((n, classes), 1.0 / classes)
+            pred[rows] = q
+            pred, read = to_submission(pred)
+            values, loss_bound = kary_state_values(read[rows], oracle.eps)
         released = oracle.submit(pred)
         design_queries += 1
         if released is None:
             raise AttackFailed("the leaderboard released nothing for a query; the attack needs every score")
-        values, loss_bound = state_values(p, oracle.eps)
-        lo, hi = batch_window(float(released), model, loss_bound, len(rows))
-        states = decode(carried, values[: len(rows_c)], values[len(rows_c) :], lo, hi)
+        lo, hi = batch_window(float(released), model, loss_bound, len(rows), classes)
+        joint = decode(carried, values[: len(rows_c)], values[len(rows_c) :], lo, hi, states)
         # The exact public count: the known public rows plus a candidate's must not exceed n_pub, and the rows
         # never queried must be able to make up the rest.
         known_public = int((known > 0).sum())
-        public = (states > 0).sum(axis=1) + known_public
-        states = states[(public <= n_pub) & (public + (n - next_fresh) >= n_pub)]
-        if len(states) == 0:
+        public = (joint > 0).sum(axis=1) + known_public
+        joint = joint[(public <= n_pub) & (public + (n - next_fresh) >= n_pub)]
+        if len(joint) == 0:
             raise AttackFailed(
-                "no three-state assignment is consistent with the released score: the server's noise exceeds "
+                "no assignment of states is consistent with the released score: the server's noise exceeds "
                 "the assumed noise_bound, or it does not score as modelled"
             )
-        constant = states.min(axis=0) == states.max(axis=0)
-        known[rows[constant]] = states[0, constant]
+        constant = joint.min(axis=0) == joint.max(axis=0)
+        known[rows[constant]] = joint[0, constant]
         rows_c = rows[~constant]
         # Distinct carried candidates × distinct fresh states are distinct, and so they stay without the
         # columns they agree on.
-        carried = np.ascontiguousarray(states[:, ~constant]) if len(rows_c) else np.zeros((1, 0), dtype=np.uint8)
+        carried = np.ascontiguousarray(joint[:, ~constant]) if len(rows_c) else np.zeros((1, 0), dtype=np.uint8)
         largest = max(largest, len(carried))
     mask = known > 0
     if cut:

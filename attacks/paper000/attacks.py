@@ -133,6 +133,25 @@ def prime_single_bits(n: int, *, eps: float = 1e-15) -> int:
     return high
 
 
+def prime_single_bits_estimate(primes: tuple[int, ...]) -> int:
+    """``⌈log2 Π p_i + 2·log2 N + 6⌉``: :func:`prime_single_bits` without its search (0–2 bits above it at
+    N = 5..300), for a refusal message that costs microseconds."""
+    n = max(len(primes), 1)
+    return math.ceil(sum(math.log2(p) for p in primes) + 2 * math.log2(n) + 6)
+
+
+def single_query_possible(model: ServerModel, primes: tuple[int, ...]) -> bool:
+    """A necessary condition for ``prime_single`` (cheap): N within the enumeration decoder's reach
+    (``2^N <= 2^20``), or the server's φ bits and released decimals both above ``log2 Π p_i`` (factoring
+    tells integers up to the product apart through ``N·ℓ``)."""
+    if len(primes) <= MAX_EXHAUSTIVE_ROWS:
+        return True
+    needed = sum(math.log2(p) for p in primes)
+    if model.phi < needed:
+        return False
+    return model.decimals is None or model.decimals * math.log2(10) >= needed
+
+
 def _require(oracle: Oracle, *, binary: bool) -> None:
     if binary and (oracle.n_classes != 2 or oracle.metric != "binary_logloss"):
         raise AttackFailed(
@@ -237,15 +256,23 @@ def prime_single(oracle: Oracle) -> AttackResult:
     _require(oracle, binary=True)
     model = ServerModel.of(oracle)
     primes = first_primes(model.n_rows)
+
+    def refuse() -> AttackFailed:
+        return AttackFailed(
+            f"prime_single cannot decode {model.n_rows} rows from one score at this server's precision "
+            f"({oracle.decimals if oracle.decimals is not None else 'all'} decimals, φ = {model.phi} bits); "
+            f"it needs mpfr:≈{prime_single_bits_estimate(primes)} with decimals=None — or use prime_batched"
+        )
+
+    # Beyond the enumeration decoder's 20 rows only factoring decodes, and it must pin an integer up to the
+    # primes' product P through the score: no φ-bit sum (nor N·10^-decimals resolution) below log2 P bits
+    # can. Refuse on that count before building a probe at the server's precision (minutes at N = 2,201).
+    if not single_query_possible(model, primes):
+        raise refuse()
     probe = prime_probe(model, primes)
     decoder = prime_decoder(model, probe, primes)
     if decoder is None:
-        needed = prime_single_bits(model.n_rows, eps=model.eps) if model.n_rows <= 5000 else None
-        raise AttackFailed(
-            f"prime_single cannot decode {model.n_rows} rows from one score at this server's precision "
-            f"({oracle.decimals if oracle.decimals is not None else 'all'} decimals, φ = {model.phi} bits); "
-            f"it needs mpfr:{needed or '≈N·log2(N ln N)'} with decimals=None — or use prime_batched"
-        )
+        raise refuse()
     released = oracle.submit(probe.predictions())
     decode_started = time.perf_counter()
     labels = decoder(probe, released)

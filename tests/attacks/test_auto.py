@@ -299,7 +299,7 @@ def test_a_second_account_reads_a_ladder_whose_undisclosed_step_set_the_decimals
 
 
 @pytest.mark.parametrize(("metric", "k"), [("itakura_saito", 2), ("kl", 2), ("brier", 2), ("norm_like:2.5", 2),
-                                           ("itakura_saito", 6), ("multiclass_logloss", 6)])
+                                           ("itakura_saito", 6)])
 def test_paper001_losses_are_decoded_exactly_by_the_powers_construction(metric: str, k: int) -> None:
     labels = np.random.default_rng(21).integers(0, k, 240)
     oracle = LocalOracle(labels, metric=metric, decimals=5, n_classes=k, seed=21)

@@ -192,7 +192,7 @@ def test_fails_loudly_on_a_public_split_oracle() -> None:
 
 
 def test_rejects_other_metrics() -> None:
-    with pytest.raises(ValueError, match="binary log-loss"):
+    with pytest.raises(AttackFailed, match="log-loss board"):
         capacity_attack(LocalOracle(np.array([0, 1, 1, 0]), metric="brier", decimals=5))
 
 

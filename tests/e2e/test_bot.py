@@ -179,3 +179,26 @@ def test_auc_logloss_recovers_every_label_from_a_site_that_also_reports_auc(stac
     assert (on_site.labels == labels).all()
     assert on_site.queries == in_process.queries
     assert stack.submissions_count(slug) == on_site.queries
+
+
+def test_the_bot_recovers_every_public_label_of_a_plain_multiclass_competition(
+    stack: LiveStack, tmp_path: Path
+) -> None:
+    # Issue 11: a plain 3-class competition with a 30 % public split and no defense. The bot used to fail after
+    # 3 submissions (prime_powers cannot see a split) and blame "noise or a defense"; it now plays the K-ary
+    # capacity_split (the public count measured by reciprocal pairs) and vouches for every public label.
+    slug = "bot-multiclass"
+    labels = np.random.default_rng(11).integers(0, 3, N_ROWS)
+    stack.competition(slug, labels, decimals=5, public_fraction=0.3, metric="multiclass_logloss")
+    token = stack.participant("bot-multiclass-user")
+    code, summary, output = _bot(stack, slug, token, tmp_path / "summary.json")
+    assert code == 0, output + stack.logs()
+    assert summary["attack"] == "capacity_split" and summary["status"] == "complete"
+    assert any(line.startswith("chose capacity_split: multiclass log loss") for line in summary["reasoning"])
+    recovered = _recovered(summary)
+    guessed = {int(key[1:]) for key in summary["confidence"]}
+    exact = [i for i in range(N_ROWS) if i not in guessed]
+    assert len(exact) == round(0.3 * N_ROWS)
+    assert (recovered[exact] == labels[exact]).all()
+    assert summary["final_public_score_text"] == "0.00000"
+    assert stack.submissions_count(slug) == summary["queries"]

@@ -117,6 +117,10 @@ def test_the_battery_fits_the_board(labels: np.ndarray) -> None:
     badge = AuditSetup(labels, metric="accuracy", public_fraction=None,
                        defenses=[{"name": "threshold", "t": 0.5}]).oracle()
     assert "brep" in battery(badge) and "boosting" not in battery(badge)
+    # Issue 11: the K-ary capacity attacks fit multiclass log loss, split-aware where the board has a split.
+    whole_multiclass = AuditSetup(np.arange(30) % 3, metric="multiclass_logloss", public_fraction=None).oracle()
+    assert "capacity_split" in battery(multiclass) and "capacity" not in battery(multiclass)
+    assert "capacity" in battery(whole_multiclass) and "capacity_split" not in battery(whole_multiclass)
 
 
 def test_a_stored_split_the_secret_does_not_draw_is_refused(labels: np.ndarray) -> None:

@@ -1,0 +1,385 @@
+"""The capacity construction for ``K`` classes: multiclass log loss, every row scored.
+
+A row sent with probabilities ``q_c = exp(-k_c·u) / Z`` (``Z = Σ_c exp(-k_c·u)``, integers ``0 <= k_c <= W``)
+adds ``k_y·u + ln Z`` to the summed loss when its label is ``y``; a row at ``1/K`` adds ``ln K`` whatever its
+label. So one score fixes ``t = Σ_rows k_{row, y_row}`` (to within the window the release leaves, ``u`` just
+above it) — the binary lattice of :mod:`attacks.capacity.attack` with a *weight per row and class* instead of
+one weight per row. Everything else carries over:
+
+* a digit is a group of rows with its candidate labelings (``{0..K-1}^k``, or what earlier scores left) and a
+  ``k × K`` weight matrix; the value of a labeling is the sum of its rows' weights at their labels; digits
+  sit at mixed-radix positions and one lattice total splits into one value per digit
+  (:class:`~attacks.capacity.decoder.Query`, shared with the binary attack);
+* fill digits: fresh rows with weights ``0, 1, …, K-1`` (span ``K``, injective), and one row with weights
+  ``c mod r`` for the factor ``r < K`` of the room left (classes sharing a value are carried);
+* the top digit costs no weight: ``m`` fresh rows whose ``K`` class weights are one 0 and ``K - 1`` distinct
+  values in ``[V/2, V]`` (seeded search for the most entropic sum), ``K^m`` about ``2^4·V`` labelings and at
+  most ``2^18``; the few labelings sharing the observed sum are carried and separated by later queries (a
+  seeded search for small weights giving the carried candidates distinct values, :func:`realize_k`).
+
+The K-ary counting bound: ``m`` labels of ``K`` classes span at most ``m·A`` of summed loss, so one query
+separates at most ``m·M + 1`` of the ``K^m`` labelings, ``M = A/(N·δ)`` — ``K^m <= m·M + 1``
+(:func:`attacks.capacity.design.counting_bound` with ``classes=K``; 8, 5 and 3 labels at N = 2,201 and 5
+decimals for K = 3, 6 and 10). Measured by ``benchmarks/capacity_multiclass.py``.
+
+Weights stay within ``W·u <= -ln(K·eps)`` so no probability is clipped; the decoder still computes every
+row's losses exactly (128 bits) from the floats sent, clipped and renormalised as the server does, and its
+window bounds the server's float64 error (``(2K + 8)`` roundings more per row,
+:meth:`attacks.server_model.ServerModel.row_error`). Like the binary attack it never reports a label some
+labeling consistent with every released score contradicts, and fails loudly on contradictions.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import deque
+from functools import lru_cache
+from itertools import product
+
+import numpy as np
+
+from attacks.capacity.attack import CapacityState
+from attacks.capacity.decoder import PRECISION_BITS, Digit, Group, Query, lattice_range, loss_window
+from attacks.capacity.design import TOP_V_MAX, ServerModel, counting_bound, max_weight_real
+from attacks.confirm import check_claims
+from attacks.exact import gmpy2, local_precision, mpfr
+from attacks.oracle import Oracle
+from attacks.result import AttackFailed, AttackResult
+
+TOP_LABELINGS_MAX = 1 << 18
+"""The top digit's labelings are enumerated: at most this many."""
+TOP_EXTRA_BITS = 4
+"""The top digit gets about ``2^TOP_EXTRA_BITS·V`` labelings (a handful share each sum)."""
+TOP_ROWS_MAX_K = 18
+V_MAX = TOP_V_MAX
+TOP_LOW = 0.5
+"""A top row's non-zero class weights lie in ``[TOP_LOW·V, V]``: heavy rows spread the sum (more entropy)."""
+"""The top digit's largest weight (the binary attack's :data:`~attacks.capacity.design.TOP_V_MAX`)."""
+
+
+def kary_patterns(k: int, classes: int) -> np.ndarray:
+    """Every labeling of ``k`` rows in ``{0..K-1}`` (row ``i`` = the base-K digits of ``i``), read-only."""
+    return _kary_patterns(k, classes)
+
+
+@lru_cache(maxsize=64)
+def _kary_patterns(k: int, classes: int) -> np.ndarray:
+    idx = np.arange(classes**k, dtype=np.int64)[:, None]
+    out = ((idx // classes ** np.arange(k, dtype=np.int64)) % classes).astype(np.uint8)
+    out.setflags(write=False)
+    return out
+
+
+def fresh_group(rows: list[int] | np.ndarray, classes: int) -> Group:
+    rows = np.asarray(rows, dtype=np.int64)
+    return Group(rows, kary_patterns(len(rows), classes))
+
+
+def build_model(
+    n_rows: int, classes: int, eps: float, decimals: int | None, noise_bound: float = 0.0,
+    n_scored: int | None = None,
+) -> ServerModel:
+    """The lattice for a ``K``-class server: the window with free rows at ``1/K`` and rows renormalised, and
+    the cap ``W`` with ``W·u <= -ln(K·eps)`` (no probability below ``eps``)."""
+    a_max = -math.log(classes * eps) - 1e-6
+    return ServerModel.build(
+        n_rows, eps, decimals, noise_bound, n_scored=n_scored, batch_weight=float(TOP_ROWS_MAX_K + 4),
+        max_real=min(a_max, max_weight_real(eps)), classes=classes,
+    )
+
+
+# --- weights -------------------------------------------------------------------------------------------------
+
+
+def _values(patterns: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Values of every candidate under every weight matrix: ``weights`` is ``k × K × B``; result ``n × B``."""
+    k = patterns.shape[1]
+    return weights[np.arange(k)[None, :], patterns].sum(axis=1)
+
+
+def _entropy_span(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per column of ``values`` (candidates × B): the entropy (bits) of a uniform candidate's value, and the span."""
+    n, b = values.shape
+    s = np.sort(values, axis=0)
+    span = s[-1] - s[0] + 1
+    idx = np.arange(n)[:, None]
+    start_mark = np.vstack([np.ones((1, b), dtype=bool), s[1:] != s[:-1]])
+    end_mark = np.vstack([s[1:] != s[:-1], np.ones((1, b), dtype=bool)])
+    start = np.maximum.accumulate(np.where(start_mark, idx, 0), axis=0)
+    end = np.minimum.accumulate(np.where(end_mark, idx, n)[::-1], axis=0)[::-1]
+    return math.log2(n) - np.log2(end - start + 1).mean(axis=0), span
+
+
+def realize_k(patterns: np.ndarray, classes: int, max_span: int) -> np.ndarray | None:
+    """A ``k × K`` weight matrix (entries ``>= 0``, at most ``max_span``) giving the candidate labelings
+    ``patterns`` values of span at most ``max_span``, wasting the least range per bit resolved (a seeded
+    search, cached on the candidate set; candidates may share a value, they are then carried on). ``None``
+    if nothing useful fits."""
+    n, k = patterns.shape
+    if n <= 1:
+        return np.zeros((k, classes), dtype=np.int64)
+    found = _search(patterns.tobytes(), patterns.shape, classes, min(max_span, 1 << 20))
+    return None if found is None else np.array(found, dtype=np.int64).reshape(k, classes)
+
+
+@lru_cache(maxsize=4096)
+def _search(key: bytes, shape: tuple[int, int], classes: int, max_span: int) -> tuple[int, ...] | None:
+    patterns = np.frombuffer(key, dtype=np.uint8).reshape(shape)
+    n, k = shape
+    rng = np.random.default_rng(int.from_bytes(key[:8].ljust(8, b"\0"), "little") ^ (n * 7919 + k * 31 + classes))
+    batch = max(64, min(2000, 200_000 // max(n * k, 1)))
+    best: tuple[float, tuple[int, ...]] | None = None
+    for scale in (1, 2, 4, 8):
+        top = max(2, (2 * n) // max(k, 1) + 2) * scale
+        weights = rng.integers(0, top, size=(k, classes, batch))
+        weights -= weights.min(axis=1, keepdims=True)  # each row's lowest class at 0
+        if classes == 2:
+            weights[:, 1] += weights[:, 0]  # two classes: class 0 at weight 0 (see to_submission)
+            weights[:, 0] = 0
+        entropy, span = _entropy_span(_values(patterns, weights))
+        ok = (span <= max_span) & (weights.max(axis=(0, 1)) <= max_span) & (entropy >= min(1.0, math.log2(n)) - 1e-9)
+        if not ok.any():
+            continue
+        waste = np.log2(span.astype(np.float64)) - entropy
+        score = np.where(ok, waste / np.maximum(entropy, 1e-9) - 1e-3 * entropy, np.inf)
+        i = int(np.argmin(score))
+        if best is None or score[i] < best[0]:
+            best = (float(score[i]), tuple(int(w) for w in weights[:, :, i].ravel()))
+    if best is None:
+        return None
+    return best[1]
+
+
+def partial_k(patterns: np.ndarray, classes: int, max_span: int) -> np.ndarray:
+    """Mixed-radix weights on the first varying rows (the classes a row still takes, numbered), as many as
+    ``max_span`` allows; the first row alone takes its classes' numbers modulo ``max_span``."""
+    k = patterns.shape[1]
+    weights = np.zeros((k, classes), dtype=np.int64)
+    radix = 1
+    for j in range(k):
+        present = np.unique(patterns[:, j])
+        if len(present) < 2:
+            continue
+        if radix * len(present) > max_span:
+            if radix == 1 and max_span >= 2:
+                weights[j, present] = np.arange(len(present)) % max_span
+            break
+        weights[j, present] = np.arange(len(present)) * radix
+        radix *= len(present)
+    return weights
+
+
+@lru_cache(maxsize=512)
+def top_weights_k(v_max: int, m: int, classes: int, draws: int = 8) -> tuple[int, ...]:
+    """``m × K`` weights in ``[0, v_max]`` (each row's class weights distinct, one of them 0) whose sum over a
+    uniform labeling has the most entropy (seeded search): the top digit."""
+    rng = np.random.default_rng(v_max * 1_000_003 + m * 101 + classes)
+    best: tuple[float, tuple[int, ...]] = (-1.0, ())
+    for _ in range(draws):
+        rows = []
+        for _ in range(m):
+            low = max(1, int(v_max * TOP_LOW)) if v_max - int(v_max * TOP_LOW) >= classes else 1
+            others = rng.choice(np.arange(low, v_max + 1), size=min(classes - 1, v_max - low + 1), replace=False)
+            row = np.concatenate([[0], others, np.zeros(classes - 1 - len(others), dtype=np.int64)])
+            rows.append(row if classes == 2 else rng.permutation(row))  # two classes: class 0 at 0
+        weights = np.array(rows, dtype=np.int64)
+        sums = np.zeros(1, dtype=np.int64)
+        for row in weights[::-1]:  # labeling index = base-K digits, row 0 lowest
+            sums = (sums[:, None] + row[None, :]).ravel()
+        counts = np.bincount(sums)
+        probs = counts[counts > 0] / len(sums)
+        entropy = float(-(probs * np.log2(probs)).sum())
+        if entropy > best[0]:
+            best = (entropy, tuple(int(w) for w in weights.ravel()))
+    return best[1]
+
+
+def top_rows_k(v_max: int, classes: int) -> int:
+    """Rows of the top digit: ``K^m`` about ``2^TOP_EXTRA_BITS·V``, within :data:`TOP_LABELINGS_MAX`."""
+    target = math.log(max(v_max, 2) * 2.0**TOP_EXTRA_BITS) / math.log(classes)
+    m = max(1, math.ceil(target))
+    while m > 1 and classes**m > TOP_LABELINGS_MAX:
+        m -= 1
+    return min(m, TOP_ROWS_MAX_K)
+
+
+# --- one query -----------------------------------------------------------------------------------------------
+
+
+def plan_query_k(
+    fresh: deque[int], carried: deque[Group], model: ServerModel, classes: int, max_rows: int = 96
+) -> Query:
+    """Pack carried groups (oldest first), fresh fill rows, then the top digit (see the module)."""
+    cap = model.cap
+    position = 1
+    digits: list[Digit] = []
+    rows_used = 0
+    deferred: list[Group] = []
+    while carried:
+        group = carried.popleft()
+        room = cap // position
+        weights = realize_k(group.patterns, classes, room)
+        if weights is None or rows_used + len(group.rows) > max_rows:
+            if digits:
+                deferred.append(group)
+                continue
+            weights = partial_k(group.patterns, classes, room)
+        digit = Digit.place(group, weights, position)
+        digits.append(digit)
+        rows_used += len(group.rows)
+        position *= digit.span
+    carried.extendleft(reversed(deferred))
+    room = cap // position
+    rows_left = max(0, max_rows - rows_used)
+    # The last query: everything left injectively (mixed radix), one row on top for free.
+    final = len(fresh) <= rows_left and classes ** max(len(fresh) - 1, 0) <= room
+    if final:
+        fill_rows = max(len(fresh) - 1, 0)
+        v_target = 1
+        m_top = min(len(fresh), 1)
+    else:
+        # The top digit's weights up to V <= V_MAX; the factor above it fills with span-K rows and one row
+        # of span r < K (classes modulo r), so little of the room is wasted when it exceeds V_MAX.
+        v_target = room // math.ceil(room / V_MAX) if room > V_MAX else room
+        m_top = min(top_rows_k(v_target, classes), len(fresh), rows_left)
+        fill_rows = len(fresh) - m_top
+    # Fill: span-K rows while the room below the top allows, then one row at the remaining factor.
+    fill_room = room // v_target if not final else room
+    identity = np.arange(classes, dtype=np.int64)
+    while fill_rows > 0 and fresh and rows_used < max_rows:
+        if fill_room >= classes:
+            weights = identity[None, :]
+        elif fill_room >= 2 and not final:
+            weights = (identity % fill_room)[None, :]
+        else:
+            break
+        digit = Digit.place(fresh_group([fresh.popleft()], classes), weights, position)
+        digits.append(digit)
+        position *= digit.span
+        fill_room //= digit.span
+        fill_rows -= 1
+        rows_used += 1
+    if m_top > 0 and fresh and position <= cap:
+        m_top = min(m_top, len(fresh))
+        rows = [fresh.popleft() for _ in range(m_top)]
+        if final:
+            # Riding on top costs no span, but each weight times the position must stay within the cap:
+            # classes beyond the room share values and are carried.
+            weights = (identity % (cap // position + 1))[None, :]
+        else:
+            weights = np.array(top_weights_k(cap // position, m_top, classes), dtype=np.int64).reshape(m_top, classes)
+        digits.append(Digit.place(fresh_group(rows, classes), weights, position))
+    if not digits:
+        raise AttackFailed("the design produced an empty query")
+    return Query(digits)
+
+
+def kary_predictions(n_rows: int, classes: int, rows: np.ndarray, ks: np.ndarray, unit: float) -> np.ndarray:
+    """``1/K`` everywhere except the batch rows: ``q_c = exp(-k_c·u) / Σ exp(-k·u)``."""
+    out = np.full((n_rows, classes), 1.0 / classes)
+    if len(rows):
+        e = np.exp(-ks.astype(np.float64) * unit)
+        out[rows] = e / e.sum(axis=1, keepdims=True)
+    return out
+
+
+def to_submission(pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """What to upload for a ``rows × K`` probability matrix, and the matrix the server reads: a 2-class board
+    takes the probability of class 1 and forms ``(1 - p, p)`` itself (one float subtraction, modelled). So
+    that ``1 - p`` keeps its precision, the 2-class designs put weight 0 on class 0 (``p <= 1/2``)."""
+    if pred.ndim == 2 and pred.shape[1] == 2:
+        p = np.ascontiguousarray(pred[:, 1])
+        return p, np.column_stack([1.0 - p, p])
+    return pred, pred
+
+
+def kary_window(
+    released: float, model: ServerModel, pred_rows: np.ndarray, ks: np.ndarray, n_free: int
+) -> range:
+    """The lattice totals ``t = Σ k_{row, label}`` a released score allows (rigorous: every batch row's
+    losses computed at 128 bits from the floats sent, clipped and renormalised as the server does; the
+    server's float64 error and the release from :func:`attacks.capacity.decoder.loss_window`)."""
+    classes = pred_rows.shape[1] if len(pred_rows) else model.n_classes
+    ln_k = math.log(classes)
+    with local_precision(PRECISION_BITS):
+        u = mpfr(model.unit)
+        one = mpfr(1)
+        lo_clip, hi_clip = mpfr(model.eps), one - mpfr(model.eps)
+        base = mpfr(0)
+        deviation = mpfr(0)
+        loss_bound = 0.0
+        for q_row, k_row in zip(pred_rows.tolist(), ks.tolist(), strict=True):
+            clipped = [min(max(mpfr(q), lo_clip), hi_clip) for q in q_row]
+            total = sum(clipped, mpfr(0))
+            losses = [gmpy2.log(total) - gmpy2.log(q) for q in clipped]
+            shifted = [loss - k * u for loss, k in zip(losses, k_row, strict=True)]
+            b = min(shifted)
+            base += b
+            deviation += max(shifted) - b
+            loss_bound += float(max(losses)) * (1 + 1e-12)
+        loss_bound += n_free * (ln_k + 1e-12)
+        heavy = max_weight_real(model.eps) + 1.0
+        row_ulps = float(n_free * model.row_error(ln_k, classes) + len(pred_rows) * model.row_error(heavy, classes))
+        lo, hi = loss_window(released, model, loss_bound, row_ulps)
+        constant = n_free * gmpy2.log(mpfr(classes)) + base
+        return lattice_range(lo - constant - deviation, hi - constant, model.unit)
+
+
+def all_labelings(n: int, classes: int) -> list[tuple[int, ...]]:
+    """Every labeling of ``n`` rows (the brute-force reference of the tests, small ``n``)."""
+    return list(product(range(classes), repeat=n))
+
+
+# --- the attack ----------------------------------------------------------------------------------------------
+
+
+def kary_capacity_attack(
+    oracle: Oracle, *, noise_bound: float = 0.0, check: bool = True, max_queries: int | None = None
+) -> AttackResult:
+    """Recover every label of a ``K``-class log-loss board that scores every row. ``max_queries`` cuts the run
+    and keeps what is decoded (``details["complete"]`` is then ``False``)."""
+    started = time.perf_counter()
+    queries_before = oracle.queries
+    n, classes = oracle.n_rows, int(oracle.n_classes)
+    model = build_model(n, classes, oracle.eps, oracle.decimals, noise_bound)
+    state = CapacityState(labels=np.full(n, -1, dtype=np.int64), fresh=deque(range(n)))
+    spans: list[list[int]] = []
+    while state.fresh or state.carried:
+        if max_queries is not None and oracle.queries - queries_before >= max_queries:
+            break
+        query = plan_query_k(state.fresh, state.carried, model, classes)
+        batch_rows, ks = query.row_weights()
+        sent, pred = to_submission(kary_predictions(n, classes, batch_rows, ks, model.unit))
+        released = oracle.submit(sent)
+        if released is None:
+            raise AttackFailed("the leaderboard released nothing for a query; the capacity attack needs every score")
+        window = kary_window(float(released), model, pred[batch_rows], ks, model.scored - len(batch_rows))
+        masks = query.decode(window)
+        resolved = sum(state.absorb(d.group, m) for d, m in zip(query.digits, masks, strict=True))
+        state.per_query.append(resolved)
+        spans.append([d.span for d in query.digits])
+    design_queries = oracle.queries - queries_before
+    complete = bool((state.labels >= 0).all())
+    if check and complete:
+        check_claims(oracle, state.labels, slack=noise_bound)
+    recovered = int((state.labels >= 0).sum())
+    return AttackResult(
+        attack="capacity",
+        labels=state.labels,
+        queries=oracle.queries - queries_before,
+        seconds=time.perf_counter() - started,
+        details={
+            "construction": "K-ary mixed-radix lattice digits + carried top digit",
+            "classes": classes,
+            "unit": model.unit,
+            "weight_cap": model.cap,
+            "design_queries": design_queries,
+            "labels_per_query": recovered / max(design_queries, 1),
+            "counting_bound": counting_bound(
+                model.scored, oracle.decimals, eps=oracle.eps, noise_bound=noise_bound, classes=classes
+            ),
+            "complete": complete,
+            "spans": spans[:20],
+        },
+    )

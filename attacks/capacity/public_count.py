@@ -1,0 +1,178 @@
+"""How many rows the public split holds, measured from released scores (``capacity_split`` needs it exactly:
+the released mean is a sum divided by it).
+
+A *reciprocal pair* is a submission ``q`` on a set ``R`` of rows (the others at ``1/K``) followed by
+``q' ∝ 1/q`` on the same rows: a row's two losses then add up to ``s = ln Z + ln Z'`` (``Z = Σ q``,
+``Z' = Σ 1/q``) *whatever its label* (for binary log loss, ``q' = 1 - q``: the mirrored pair of
+:mod:`attacks.capacity.split`). The two released means add up to ``2·ln K + x·(s - 2·ln K)/n_pub`` with
+``x = |R ∩ public|``, so:
+
+1. *scan*: pairs on ``PAIR_ROWS`` fresh rows, each at its own gap ``g_j`` (pair sum ``s_j``): a count ``n``
+   fits a pair when some subset of its rows (the public ones) sums to ``n·T`` within the bounds; the counts
+   near the board's stated fraction are tried first (all of them again if none fits). A small split is
+   usually pinned by the first pair that moves (2–4 queries at N = 40..2,201);
+2. *sets*, when the scan leaves a bracket ``[lo, hi]`` (large splits: the bracket is about ``n_pub²·δ/s``
+   wide, ``δ`` the released resolution): a random set ``R`` at one gap, small enough that
+   ``x = |R ∩ public|`` is pinned by the bracket, is paired; the exact ``x`` narrows the bracket ``x``-fold.
+
+Every bound is rigorous (losses at 128 bits from the floats sent, both ends of the released rounding, the
+assumed noise bound and a float64 allowance); a contradiction or no result within ``max_queries`` raises
+:class:`AttackFailed`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from attacks.capacity.decoder import PRECISION_BITS
+from attacks.capacity.kary import to_submission
+from attacks.exact import gmpy2, local_precision, mpfr
+from attacks.oracle import Oracle
+from attacks.result import AttackFailed
+
+PAIR_GAP = 24.0
+"""``-ln`` of the small probability of a paired row (``s ≈ PAIR_GAP``)."""
+PAIR_ROWS = 6
+"""Rows per pair in the scan, each at its own gap (their subset sums tell which of them are public)."""
+SCAN_PAIRS = 6
+"""Scan pairs before the set phase takes over (a large split, whose count one public row cannot pin)."""
+
+
+def pair_predictions(
+    n_rows: int, classes: int | None, rows: np.ndarray, gaps: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """A reciprocal pair on ``rows`` (row ``j`` at gap ``gaps[j]``, default :data:`PAIR_GAP`): binary
+    ``p = 2^-round(g/ln 2)`` and ``1 - p`` (both exact), or for K classes ``q ∝ (1, e^-g, …, e^-g)`` and
+    ``q' ∝ (e^-g, 1, …, 1)``."""
+    g = np.full(len(rows), PAIR_GAP) if gaps is None else np.asarray(gaps, dtype=np.float64)
+    if classes is None:
+        first = np.full(n_rows, 0.5)
+        first[rows] = 2.0 ** -np.round(g / math.log(2))
+        return first, 1.0 - first
+    first = np.full((n_rows, classes), 1.0 / classes)
+    second = first.copy()
+    q = np.ones((len(rows), classes))
+    q[:, 1:] = np.exp(-g)[:, None]
+    first[rows] = q / q.sum(axis=1, keepdims=True)
+    second[rows] = (1.0 / q) / (1.0 / q).sum(axis=1, keepdims=True)
+    return to_submission(first)[0], to_submission(second)[0]
+
+
+def pair_sums(first: np.ndarray, second: np.ndarray, eps: float) -> tuple[float, float]:
+    """The smallest and largest (over labels) of a paired row's two losses added up, minus ``2·ln K``
+    (exact, 128 bits, after clipping and renormalisation as the server does; a 1-D row reads ``(1 - p, p)``)."""
+    rows = [first, second]
+    with local_precision(PRECISION_BITS):
+        one = mpfr(1)
+        lo_clip, hi_clip = mpfr(eps), one - mpfr(eps)
+        losses = []
+        for row in rows:
+            values = [1.0 - float(row), float(row)] if np.ndim(row) == 0 else [float(v) for v in row]
+            clipped = [min(max(mpfr(v), lo_clip), hi_clip) for v in values]
+            total = sum(clipped, mpfr(0))
+            losses.append([gmpy2.log(total) - gmpy2.log(v) for v in clipped])
+        k = len(losses[0])
+        sums = [losses[0][c] + losses[1][c] - 2 * gmpy2.log(mpfr(k)) for c in range(k)]
+        return float(min(sums)), float(max(sums))
+
+
+def subset_sums(values: np.ndarray) -> np.ndarray:
+    """Every subset sum of ``values`` (``2^len`` of them, the empty one first)."""
+    sums = np.zeros(1)
+    for v in values.tolist():
+        sums = np.concatenate([sums, sums + v])
+    return sums
+
+
+def estimate_public_count(
+    oracle: Oracle, classes: int | None, *, noise_bound: float = 0.0, max_queries: int = 80, seed: int = 0
+) -> tuple[int, int]:
+    """``(n_pub, queries spent)`` measured with reciprocal pairs (see the module); ``classes=None`` for a
+    binary log-loss board. The board's public fraction, when it says one, only orders the search: counts
+    near it are tried first, and every count is reconsidered if none of them fits."""
+    n = oracle.n_rows
+    started = oracle.queries
+    decimals = oracle.decimals
+    half = (0.5 * 10.0**-decimals if decimals is not None else 0.0) + noise_bound
+    k_log = 2.0 * math.log(classes or 2)
+    gaps = PAIR_GAP - 1.3 * np.arange(PAIR_ROWS)
+    row_lo, row_hi = np.zeros(PAIR_ROWS), np.zeros(PAIR_ROWS)
+    one_first, one_second = pair_predictions(PAIR_ROWS, classes, np.arange(PAIR_ROWS), gaps)
+    for j in range(PAIR_ROWS):
+        row_lo[j], row_hi[j] = pair_sums(one_first[j], one_second[j], oracle.eps)
+
+    def observe(rows: np.ndarray, row_gaps: np.ndarray | None) -> tuple[float, float]:
+        """Bounds on ``Σ_{public rows} s_j / n_pub`` from one pair on ``rows``."""
+        first, second = pair_predictions(n, classes, rows, row_gaps)
+        a, b = oracle.submit(first), oracle.submit(second)
+        if a is None or b is None:
+            raise AttackFailed("the leaderboard released nothing for a calibration query; capacity_split needs "
+                               "every score")
+        total = float(a) + float(b) - k_log
+        slack = 2 * half * (1 + 1e-9) + 1e-11 * (abs(float(a)) + abs(float(b)) + 1.0)
+        return total - slack, total + slack
+
+    def spend_check() -> None:
+        if oracle.queries - started + 2 > max_queries:
+            raise AttackFailed(f"the number of public rows is still open after {oracle.queries - started} "
+                               "calibration queries")
+
+    # Scan: pairs on PAIR_ROWS fresh rows at distinct gaps. A count n fits a pair when some subset of its rows
+    # (the public ones) sums to n·T within the bounds.
+    everything = np.arange(1, n + 1, dtype=np.float64)
+    fraction = getattr(oracle, "public_fraction", None)
+    candidates = everything
+    if fraction is not None and 0 < float(fraction) < 1:
+        centre, width = float(fraction) * n, max(3.0, 0.02 * n)
+        candidates = everything[np.abs(everything - centre) <= width]
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n)
+    seen: list[tuple[np.ndarray, np.ndarray, float, float]] = []
+    scanned = 0
+    moved = False
+
+    def fits(counts: np.ndarray, lo_sums: np.ndarray, hi_sums: np.ndarray, t_lo: float, t_hi: float) -> np.ndarray:
+        ok = (lo_sums[None, :] <= counts[:, None] * t_hi) & (hi_sums[None, :] >= counts[:, None] * t_lo)
+        return np.asarray(ok.any(axis=1))
+
+    while scanned < n and len(seen) < SCAN_PAIRS:
+        spend_check()
+        rows = order[scanned : scanned + PAIR_ROWS]
+        scanned += len(rows)
+        t_lo, t_hi = observe(rows, gaps[: len(rows)])
+        lo_sums, hi_sums = subset_sums(row_lo[: len(rows)]), subset_sums(row_hi[: len(rows)])
+        seen.append((lo_sums, hi_sums, t_lo, t_hi))
+        moved |= t_lo > 0
+        candidates = candidates[fits(candidates, lo_sums, hi_sums, t_lo, t_hi)]
+        if len(candidates) == 0 and len(everything) > 0:  # the fraction misled: every count again
+            candidates = everything
+            for past in seen:
+                candidates = candidates[fits(candidates, *past)]
+            everything = np.zeros(0)
+        if len(candidates) == 0:
+            raise AttackFailed("the calibration pairs contradict each other: the board does not score as modelled")
+        if moved and len(candidates) == 1:
+            return int(candidates[0]), oracle.queries - started
+    if not moved:
+        raise AttackFailed("no calibration row moved the public score: the board scores none of them")
+    # Sets: the count lies in [lo, hi]. A random set R at one gap (pair sum s each) moves the pair by x·s/n_pub,
+    # x = |R ∩ public| pinned by the bracket when |R| = N / (2·(hi - lo)); the exact x narrows it x-fold.
+    s_lo, s_hi = float(row_lo[0]), float(row_hi[0])
+    lo, hi = float(candidates.min()), float(candidates.max())
+    while True:
+        low, high = math.ceil(lo - 1e-9), math.floor(hi + 1e-9)
+        if low == high:
+            return low, oracle.queries - started
+        if low > high:
+            raise AttackFailed("no whole number of public rows fits the calibration pairs")
+        spend_check()
+        size = max(1, min(n, int(0.5 * n / max(hi - lo, 1e-9))))
+        rows = rng.choice(n, size=size, replace=False)
+        t_lo, t_hi = observe(rows, None)
+        r_lo, r_hi = t_lo / s_hi, t_hi / s_lo
+        x_lo, x_hi = math.ceil(r_lo * lo - 1e-9), math.floor(r_hi * hi + 1e-9)
+        if x_lo != x_hi or x_lo == 0:
+            continue
+        lo, hi = max(lo, x_lo / r_hi), min(hi, x_lo / r_lo)
