@@ -1,0 +1,77 @@
+"""Play a game as units on an executor (:mod:`games.executors`), with a journal, so a large matrix spreads
+over the site's Celery workers and an interrupted run resumes where it stopped.
+
+Two phases: the honest boards (one unit per data set × defense × seed), then every cell (one unit per
+attack × budget on each board, the board travelling along). Each finished unit goes into the journal before it
+counts, and a unit already in the journal is not played again. The result is assembled in :func:`run_game`'s
+order, so the report is the one the local backend writes, but for wall times.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import attacks
+from games.executors import Executor, Unit
+from games.gamefile import GameSpec
+from games.journal import Journal
+from games.progress import ProgressBar
+from games.runner import Board, Cell, GameResult, check_game, describe
+from games.units import (
+    board_from_json,
+    board_key,
+    board_unit,
+    cell_from_json,
+    cell_key,
+    cell_unit,
+    fingerprint,
+    unit_key,
+)
+
+#: Makes the progress bar once the number of cells and resumed cells is known (``None``: no progress).
+MakeBar = Callable[[int, int], ProgressBar]
+
+
+def run_units(
+    spec: GameSpec, executor: Executor, *, journal: Journal | None = None, bar: MakeBar | None = None
+) -> GameResult:
+    """Play every cell of ``spec`` on ``executor``; finished units come from and go to ``journal``.
+
+    The same checks as :func:`games.runner.run_game` run first, in this process, so a bad game fails before
+    any unit is sent. ``journal`` must be for this game (:func:`games.units.fingerprint`).
+    """
+    started = time.perf_counter()
+    check_game(spec)
+    if journal is not None and journal.game != fingerprint(spec):
+        raise ValueError("the journal is for another game")
+    done = {} if journal is None else dict(journal.done)
+    document = spec.document()
+    groups = [(d.name, defense.name, seed) for d in spec.datasets for defense in spec.defenses for seed in spec.seeds]
+    plays = [(attack.name, budget) for attack in spec.attacks for budget in spec.budgets_of(attack)]
+
+    def finished(unit: Unit, result: Unit) -> None:
+        done[unit_key(unit)] = result
+        if journal is not None:
+            journal.add(unit_key(unit), result)
+
+    units = [board_unit(document, *group) for group in groups if board_key(*group) not in done]
+    for index, result in executor.map_unordered(units):
+        finished(units[index], result)
+    boards = {group: board_from_json(done[board_key(*group)]) for group in groups}
+
+    keys = [(group, cell_key(*group, attack, budget), attack, budget) for group in groups for attack, budget in plays]
+    units = [cell_unit(document, boards[group], attack, budget) for group, key, attack, budget in keys
+             if key not in done]
+    progress = None if bar is None else bar(len(keys), len(keys) - len(units))
+    try:
+        for index, result in executor.map_unordered(units):
+            finished(units[index], result)
+            if progress is not None:
+                progress.advance(describe(cell_from_json(result)))
+    finally:
+        if progress is not None:
+            progress.close()
+    cells: list[Cell] = [cell_from_json(done[key]) for _, key, _, _ in keys]
+    ordered: Sequence[Board] = [boards[group] for group in groups]
+    return GameResult(spec, cells, list(ordered), time.perf_counter() - started, attacks.available())
