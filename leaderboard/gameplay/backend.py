@@ -1,0 +1,106 @@
+"""The ``celery`` game backend: ``leaderboard-game run GAME --out DIR --backend celery`` sends each unit of the
+game as a task to the site's Celery workers and collects the results from the result store.
+
+This side needs only the broker: it builds a bare Celery client (no Django, no site settings) that publishes
+the task by name (:data:`leaderboard.gameplay.tasks.TASK`) in JSON, and accepts only JSON back. A bounded
+window of units is in flight at a time, so an interrupted command leaves at most ``window`` units behind and
+the queue never holds the whole matrix; results are polled for every unit in flight with one ``MGET``.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from celery import Celery
+
+from games.executors import BackendError, Unit
+
+#: Kept equal to ``leaderboard.gameplay.tasks.TASK`` (that module needs Django; this one must not).
+TASK = "leaderboard.gameplay.tasks.play_game_unit"
+DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
+DEFAULT_QUEUE = "leaderboard"
+
+
+def client(broker: str) -> Celery:
+    """A Celery client of ``broker`` that speaks JSON only (the broker is also the result store, as on the site)."""
+    app = Celery("leaderboard-game", broker=broker, backend=broker, set_as_current=False)
+    app.conf.update(
+        task_serializer="json", result_serializer="json", accept_content=["json"], result_accept_content=["json"],
+        broker_connection_timeout=5, broker_connection_retry_on_startup=True,
+    )
+    return app
+
+
+class CeleryExecutor:
+    """Units as tasks on ``queue`` of ``broker``, at most ``window`` in flight; a failed unit is sent again up to
+    ``retries`` times, then the run stops with :class:`BackendError` (the journal keeps what finished)."""
+
+    name = "celery"
+
+    def __init__(self, broker: str, queue: str, *, window: int = 64, poll: float = 0.02, retries: int = 1) -> None:
+        self.broker, self.queue, self.window, self.poll, self.retries = broker, queue, max(1, window), poll, retries
+        self.app = client(broker)
+
+    def map_unordered(self, units: Sequence[Unit]) -> Iterator[tuple[int, Unit]]:
+        waiting = list(range(len(units)))[::-1]  # a stack: the next unit to send is at the end
+        in_flight: dict[str, tuple[int, int]] = {}  # task id -> (unit index, attempt)
+        backend = self.app.backend
+        try:
+            while waiting or in_flight:
+                while waiting and len(in_flight) < self.window:
+                    index = waiting.pop()
+                    in_flight[self._send(units[index])] = (index, 0)
+                # One MGET over every unit in flight; it naps ``poll`` when nothing is ready yet.
+                for task_id, meta in backend.get_many(list(in_flight), interval=self.poll, max_iterations=1):
+                    index, attempt = in_flight.pop(task_id)
+                    backend.forget(task_id)
+                    backend._cache.pop(task_id, None)  # get_many caches every ready result; we keep our own
+                    if meta["status"] == "SUCCESS":
+                        yield index, meta["result"]
+                    elif attempt < self.retries:
+                        in_flight[self._send(units[index])] = (index, attempt + 1)
+                    else:
+                        raise BackendError(f"a worker failed unit {index + 1} ({units[index].get('kind')} "
+                                           f"{units[index].get('attack') or ''}): {meta['result']!r}")
+        except BackendError:
+            self._revoke(in_flight)
+            raise
+        except Exception as exc:  # the broker or the result store: name it rather than show a traceback
+            self._revoke(in_flight)
+            raise BackendError(f"the celery backend failed (broker {self.broker}, queue {self.queue!r}): "
+                               f"{type(exc).__name__}: {exc}") from exc
+        except BaseException:  # Ctrl-C, or the consumer stopped early
+            self._revoke(in_flight)
+            raise
+
+    def _send(self, unit: Unit) -> str:
+        task_id = uuid.uuid4().hex
+        self.app.send_task(TASK, args=[unit], queue=self.queue, task_id=task_id, serializer="json")
+        return task_id
+
+    def _revoke(self, in_flight: dict[str, tuple[int, int]]) -> None:
+        """Best effort: the units still queued need not be played (the journal has what finished)."""
+        if in_flight:
+            try:
+                self.app.control.revoke(list(in_flight))
+            except Exception:  # the broker may be what failed
+                pass
+
+    def close(self) -> None:
+        self.app.close()
+
+
+def make(*, broker: str | None = None, queue: str | None = None, window: int = 64, jobs: int = 1,
+         **_options: Any) -> CeleryExecutor:
+    """The entry point ``leaderboard_lab.game_backends: celery``: the site's broker and queue from the command
+    line, else the site's own environment (``REDIS_URL``, ``LEADERBOARD_CELERY_QUEUE``), else its defaults.
+    ``jobs`` is the local backend's; here the workers decide how many units run at once."""
+    return CeleryExecutor(
+        broker or os.environ.get("REDIS_URL") or DEFAULT_BROKER,
+        queue or os.environ.get("LEADERBOARD_CELERY_QUEUE") or DEFAULT_QUEUE,
+        window=window,
+    )
+

@@ -1,0 +1,30 @@
+"""The worker side of games over Celery: one task, one game unit, JSON in and JSON out."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+
+from games.units import play_unit
+from leaderboard.celery import app
+
+#: The task's registered name (what the ``celery`` backend sends; it imports neither Django nor this module).
+TASK = "leaderboard.gameplay.tasks.play_game_unit"
+
+
+@app.task(
+    name=TASK,
+    ignore_result=False,  # the result store is how the unit's result gets back to the command
+    # A unit is a pure function of its message, so playing it twice is harmless: acknowledged when done, a unit
+    # whose worker machine vanished is redelivered by the broker. A unit whose pool process died (killed, out of
+    # memory) fails instead of going back to the queue — no poisoned unit killing worker after worker — and the
+    # command retries a failed unit once before it stops (the journal keeps everything finished).
+    acks_late=True,
+    reject_on_worker_lost=False,
+    soft_time_limit=settings.LEADERBOARD_GAME_UNIT_TIME_LIMIT,
+    time_limit=settings.LEADERBOARD_GAME_UNIT_TIME_LIMIT + 30,
+)
+def play_game_unit(unit: dict[str, Any]) -> dict[str, Any]:
+    """Play one board or cell of a game (:func:`games.units.play_unit`)."""
+    return play_unit(unit)
