@@ -10,6 +10,7 @@ the queue never holds the whole matrix; results are polled for every unit in fli
 from __future__ import annotations
 
 import os
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
@@ -36,26 +37,36 @@ def client(broker: str) -> Celery:
 
 class CeleryExecutor:
     """Units as tasks on ``queue`` of ``broker``, at most ``window`` in flight; a failed unit is sent again up to
-    ``retries`` times, then the run stops with :class:`BackendError` (the journal keeps what finished)."""
+    ``retries`` times, then the run stops with :class:`BackendError` (the journal keeps what finished), as it
+    does when no unit finishes for ``stall_timeout`` seconds (``None``: wait for ever, as a long cell may)."""
 
     name = "celery"
 
-    def __init__(self, broker: str, queue: str, *, window: int = 64, poll: float = 0.02, retries: int = 1) -> None:
+    def __init__(
+        self, broker: str, queue: str, *, window: int = 64, poll: float = 0.02, retries: int = 1,
+        stall_timeout: float | None = None,
+    ) -> None:
         self.broker, self.queue, self.window, self.poll, self.retries = broker, queue, max(1, window), poll, retries
+        self.stall_timeout = stall_timeout
         self.app = client(broker)
 
     def map_unordered(self, units: Sequence[Unit]) -> Iterator[tuple[int, Unit]]:
         waiting = list(range(len(units)))[::-1]  # a stack: the next unit to send is at the end
         in_flight: dict[str, tuple[int, int]] = {}  # task id -> (unit index, attempt)
         backend = self.app.backend
+        last = time.monotonic()
         try:
             while waiting or in_flight:
+                if self.stall_timeout is not None and time.monotonic() - last > self.stall_timeout:
+                    raise BackendError(f"no unit finished in {self.stall_timeout:g} s: is a worker consuming queue "
+                                       f"{self.queue!r} of {self.broker}?")
                 while waiting and len(in_flight) < self.window:
                     index = waiting.pop()
                     in_flight[self._send(units[index])] = (index, 0)
                 # One MGET over every unit in flight; it naps ``poll`` when nothing is ready yet.
                 for task_id, meta in backend.get_many(list(in_flight), interval=self.poll, max_iterations=1):
                     index, attempt = in_flight.pop(task_id)
+                    last = time.monotonic()
                     backend.forget(task_id)
                     backend._cache.pop(task_id, None)  # get_many caches every ready result; we keep our own
                     if meta["status"] == "SUCCESS":
@@ -93,8 +104,8 @@ class CeleryExecutor:
         self.app.close()
 
 
-def make(*, broker: str | None = None, queue: str | None = None, window: int = 64, jobs: int = 1,
-         **_options: Any) -> CeleryExecutor:
+def make(*, broker: str | None = None, queue: str | None = None, window: int = 64,
+         stall_timeout: float | None = None, jobs: int = 1, **_options: Any) -> CeleryExecutor:
     """The entry point ``leaderboard_lab.game_backends: celery``: the site's broker and queue from the command
     line, else the site's own environment (``REDIS_URL``, ``LEADERBOARD_CELERY_QUEUE``), else its defaults.
     ``jobs`` is the local backend's; here the workers decide how many units run at once."""
@@ -102,5 +113,6 @@ def make(*, broker: str | None = None, queue: str | None = None, window: int = 6
         broker or os.environ.get("REDIS_URL") or DEFAULT_BROKER,
         queue or os.environ.get("LEADERBOARD_CELERY_QUEUE") or DEFAULT_QUEUE,
         window=window,
+        stall_timeout=stall_timeout,
     )
 
