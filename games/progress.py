@@ -28,7 +28,7 @@ def duration(seconds: float) -> str:
     >>> duration(3909), duration(187.4)
     ('1:05:09', '3:07')
     """
-    whole = int(round(seconds))
+    whole = round(seconds)
     hours, rest = divmod(whole, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"

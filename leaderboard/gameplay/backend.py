@@ -9,6 +9,7 @@ the queue never holds the whole matrix; results are polled for every unit in fli
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import uuid
@@ -16,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from celery import Celery
+from celery.backends.base import BaseKeyValueStoreBackend
 
 from games.executors import BackendError, Unit
 
@@ -54,6 +56,8 @@ class CeleryExecutor:
         waiting = list(range(len(units)))[::-1]  # a stack: the next unit to send is at the end
         in_flight: dict[str, tuple[int, int]] = {}  # task id -> (unit index, attempt)
         backend = self.app.backend
+        if not isinstance(backend, BaseKeyValueStoreBackend):
+            raise BackendError(f"the result store of {self.broker} is not a key-value store (Redis) to poll")
         last = time.monotonic()
         try:
             while waiting or in_flight:
@@ -67,8 +71,7 @@ class CeleryExecutor:
                 for task_id, meta in backend.get_many(list(in_flight), interval=self.poll, max_iterations=1):
                     index, attempt = in_flight.pop(task_id)
                     last = time.monotonic()
-                    backend.forget(task_id)
-                    backend._cache.pop(task_id, None)  # get_many caches every ready result; we keep our own
+                    backend.forget(task_id)  # from the store and from get_many's cache: we keep our own
                     if meta["status"] == "SUCCESS":
                         yield index, meta["result"]
                     elif attempt < self.retries:
@@ -95,10 +98,8 @@ class CeleryExecutor:
     def _revoke(self, in_flight: dict[str, tuple[int, int]]) -> None:
         """Best effort: the units still queued need not be played (the journal has what finished)."""
         if in_flight:
-            try:
+            with contextlib.suppress(Exception):  # the broker may be what failed
                 self.app.control.revoke(list(in_flight))
-            except Exception:  # the broker may be what failed
-                pass
 
     def close(self) -> None:
         self.app.close()

@@ -168,7 +168,7 @@ def test_the_command_resumes_from_its_journal_and_prints_progress(
 
 
 def test_an_unknown_backend_is_named_with_the_available_ones() -> None:
-    with pytest.raises(BackendError, match="no game backend 'carrier-pigeon'; available: .*local"):
+    with pytest.raises(BackendError, match=r"no game backend 'carrier-pigeon'; available: .*local"):
         make_executor("carrier-pigeon")
 
 
