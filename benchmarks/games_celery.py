@@ -1,0 +1,128 @@
+"""Cells per second of a game: the local backend (1 and 2 processes) beside the celery backend with 2 real Celery
+workers on the real Redis broker, measured in the same run, and whether the reports are identical.
+
+Every configuration plays the same game (default: the shipped ``quick`` game, 56 cells) ``--repeats`` times; the
+figure is the median. The honest populations are trained before any timing (this process's, inherited by the
+forked pool, and each worker's by a warm-up pass over the boards), so the figures are about playing cells, not
+about training scikit-learn models once per process.
+
+    .venv/bin/python -m benchmarks.games_celery [--game quick] [--repeats 3] [--workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from games import load_game, run_game
+from games.cli import resolve_gamefile
+from games.distributed import run_units
+from games.executors import make_executor
+from games.gamefile import GameSpec
+from games.population import load_population
+from games.report import write_report
+from games.runner import GameResult
+from games.units import board_unit
+from stack.processes import (
+    REDIS_URL,
+    celery_worker_argv,
+    process_environment,
+    redis_available,
+    spawned,
+    unique_queue,
+)
+
+
+def without_wall_times(result: GameResult, out: Path) -> dict[str, Any]:
+    document = json.loads(write_report(result, out)["json"].read_text())
+    document.pop("seconds")
+    for row in [*document["cells"], *document["summary"]]:
+        row.pop("seconds")
+    return document  # type: ignore[no-any-return]
+
+
+def timed(play: Callable[[], GameResult], repeats: int) -> tuple[float, GameResult]:
+    """The median wall time of ``repeats`` plays, and the last result."""
+    seconds = []
+    result = None
+    for _ in range(repeats):
+        started = time.perf_counter()
+        result = play()
+        seconds.append(time.perf_counter() - started)
+    assert result is not None
+    return statistics.median(seconds), result
+
+
+@contextlib.contextmanager
+def celery_workers(count: int, logs: Path) -> Any:
+    """``count`` real solo-pool Celery workers on a queue of their own; yields the queue once all are ready."""
+    queue = unique_queue("leaderboard-games-bench")
+    env = process_environment(f"sqlite:///{logs / 'bench.sqlite3'}", queue)
+    with contextlib.ExitStack() as stack:
+        paths = [logs / f"worker-{index}.log" for index in range(count)]
+        for index, path in enumerate(paths):
+            stack.enter_context(spawned(celery_worker_argv(env, name=f"games-bench{index}"), env, path))
+        deadline = time.monotonic() + 120
+        while not all(path.exists() and " ready." in path.read_text() for path in paths):
+            if time.monotonic() > deadline:
+                raise SystemExit(f"the workers did not start; see {logs}")
+            time.sleep(0.2)
+        yield queue
+
+
+def warm_up(spec: GameSpec, executor: Any) -> None:
+    """Every board once, so each worker has trained the populations before the timed runs."""
+    document = spec.document()
+    units = [board_unit(document, d.name, x.name, s) for d in spec.datasets for x in spec.defenses for s in spec.seeds]
+    for _ in executor.map_unordered(units):
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", default="quick")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args(argv)
+    if not redis_available():
+        raise SystemExit(f"this benchmark needs Redis at {REDIS_URL}")
+    spec = load_game(resolve_gamefile(args.game))
+    for dataset in spec.datasets:
+        load_population(dataset)
+    rows: list[tuple[str, float]] = []
+    with tempfile.TemporaryDirectory() as scratch:
+        tmp = Path(scratch)
+        baseline_seconds, baseline = timed(lambda: run_game(spec), args.repeats)
+        reference = without_wall_times(baseline, tmp / "local-1")
+        rows.append(("local, --jobs 1 (baseline)", baseline_seconds))
+        seconds, result = timed(lambda: run_game(spec, jobs=2), args.repeats)
+        rows.append(("local, --jobs 2", seconds))
+        identical = {"local, --jobs 2": without_wall_times(result, tmp / "local-2") == reference}
+        with celery_workers(args.workers, tmp) as queue:
+            executor = make_executor("celery", broker=REDIS_URL, queue=queue, stall_timeout=600)
+            try:
+                warm_up(spec, executor)
+                seconds, result = timed(lambda: run_units(spec, executor), args.repeats)
+            finally:
+                executor.close()
+        label = f"celery, {args.workers} workers"
+        rows.append((label, seconds))
+        identical[label] = without_wall_times(result, tmp / "celery") == reference
+    print(f"game {spec.name!r}: {spec.n_cells} cells, median of {args.repeats} run(s), populations trained first\n")
+    print("| backend | seconds | cells/s | vs local --jobs 1 | report identical to local --jobs 1 |")
+    print("|---|---:|---:|---:|---|")
+    for name, seconds in rows:
+        same = "(the reference)" if name.startswith("local, --jobs 1") else ("yes" if identical[name] else "NO")
+        print(f"| {name} | {seconds:.2f} | {spec.n_cells / seconds:.1f} | {baseline_seconds / seconds:.2f}× | {same} |")
+    return 0 if all(identical.values()) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
