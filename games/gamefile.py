@@ -147,7 +147,7 @@ class GameSpec:
         """The game as the tables of a game file (JSON-ready), so ``parse_game(spec.document()) == spec``
         but for ``source``: how a game travels to a worker, which validates it again rather than trusting it.
 
-        >>> spec = parse_game({"game": {"name": "g", "seeds": [1]}, "datasets": [{"name": "bc"}],
+        >>> spec = parse_game({"game": {"name": "g", "seeds": [1]}, "datasets": [{"name": "breast_cancer"}],
         ...                    "defenses": [{"name": "none", "chain": []}], "attacks": [{"name": "boosting"}]})
         >>> parse_game(spec.document(), source=spec.source) == spec
         True
