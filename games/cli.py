@@ -95,6 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
               "variable LEADERBOARD_HOST_TOKEN (an API token allowed to create competitions on that site)",
               file=sys.stderr)
         return 2
+    if args.mode == "live" and (args.backend != "local" or args.resume or args.fresh):
+        print("leaderboard-game: --backend, --resume and --fresh apply to offline games (a live game's cells play "
+              "against the site one by one)", file=sys.stderr)
+        return 2
     try:
         if args.mode == "live":
             from games.live import LiveSite, local_site

@@ -77,8 +77,8 @@ class CeleryExecutor:
                     elif attempt < self.retries:
                         in_flight[self._send(units[index])] = (index, attempt + 1)
                     else:
-                        raise BackendError(f"a worker failed unit {index + 1} ({units[index].get('kind')} "
-                                           f"{units[index].get('attack') or ''}): {meta['result']!r}")
+                        raise BackendError(f"a worker failed unit {index + 1} ({_describe(units[index])}) "
+                                           f"{attempt + 1} time(s): {meta['result']!r}")
         except BackendError:
             self._revoke(in_flight)
             raise
@@ -103,6 +103,11 @@ class CeleryExecutor:
 
     def close(self) -> None:
         self.app.close()
+
+
+def _describe(unit: Unit) -> str:
+    where = " · ".join(str(unit.get(key)) for key in ("dataset", "defense", "attack") if key in unit)
+    return f"{unit.get('kind')} {where} · seed {unit.get('seed')}"
 
 
 def make(*, broker: str | None = None, queue: str | None = None, window: int = 64,

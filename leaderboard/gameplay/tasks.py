@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
 from games.units import play_unit
@@ -26,5 +27,14 @@ TASK = "leaderboard.gameplay.tasks.play_game_unit"
     time_limit=settings.LEADERBOARD_GAME_UNIT_TIME_LIMIT + 30,
 )
 def play_game_unit(unit: dict[str, Any]) -> dict[str, Any]:
-    """Play one board or cell of a game (:func:`games.units.play_unit`)."""
-    return play_unit(unit)
+    """Play one board or cell of a game (:func:`games.units.play_unit`).
+
+    A cell cut by this worker's soft time limit is not a result the local backend would give (the game reports
+    a crashing attack as an ``error`` cell, and the limit arrives as an exception inside the attack), so the unit
+    fails instead of being recorded: the command retries it, then stops and names it.
+    """
+    result = play_unit(unit)
+    if str(result.get("error", "")).startswith(f"{SoftTimeLimitExceeded.__name__}:"):
+        raise SoftTimeLimitExceeded(f"the unit ran past LEADERBOARD_GAME_UNIT_TIME_LIMIT "
+                                    f"({settings.LEADERBOARD_GAME_UNIT_TIME_LIMIT} s)")
+    return result

@@ -167,6 +167,13 @@ def test_the_command_resumes_from_its_journal_and_prints_progress(
     assert "journal of another game" in capsys.readouterr().err
 
 
+def test_backends_are_for_offline_games(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    game = tmp_path / "units.toml"
+    game.write_text(GAME)
+    assert main(["run", str(game), "--out", str(tmp_path / "out"), "--mode", "live", "--backend", "celery"]) == 2
+    assert "apply to offline games" in capsys.readouterr().err
+
+
 def test_an_unknown_backend_is_named_with_the_available_ones() -> None:
     with pytest.raises(BackendError, match=r"no game backend 'carrier-pigeon'; available: .*local"):
         make_executor("carrier-pigeon")

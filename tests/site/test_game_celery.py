@@ -13,13 +13,11 @@ import pytest
 from games import parse_game, run_game
 from games.cli import main
 from games.distributed import run_units
-from games.executors import Executor, Unit, make_executor
+from games.executors import BackendError, Executor, Unit, make_executor
 from games.journal import FILENAME, Journal
-from games.units import fingerprint
+from games.units import board_unit, fingerprint
 from stack.processes import REDIS_URL, celery_worker, process_environment, redis_available, unique_queue
 from tests.games.test_distributed import GAME, report, without_wall_times
-
-pytestmark = pytest.mark.integration
 
 
 class Interrupted:
@@ -41,6 +39,7 @@ class Interrupted:
         self.inner.close()
 
 
+@pytest.mark.integration
 def test_a_game_over_a_real_celery_worker_matches_the_local_backend_and_resumes(tmp_path: Path) -> None:
     if not redis_available():
         pytest.fail(f"integration tests need Redis at {REDIS_URL}")
@@ -61,6 +60,12 @@ def test_a_game_over_a_real_celery_worker_matches_the_local_backend_and_resumes(
             run_units(spec, executor, journal=journal)
         executor.close()
         kept = Journal(out / FILENAME, fingerprint(spec)).done
+        # A unit the worker refuses (it validates what it is sent) is retried once, then named.
+        bad = make_executor("celery", broker=REDIS_URL, queue=queue, stall_timeout=120)
+        refused = r"failed unit 1 \(board balanced-40 · rot13 · seed 0\) 2 time.*unknown defense 'rot13'"
+        with pytest.raises(BackendError, match=refused):
+            list(bad.map_unordered([board_unit(spec.document(), "balanced-40", "rot13", 0)]))
+        bad.close()
         assert len(kept) == boards + 3
         status = main(["run", str(game), "--out", str(out), "--backend", "celery", "--broker", REDIS_URL,
                        "--queue", queue, "--quiet"])
@@ -72,3 +77,17 @@ def test_a_game_over_a_real_celery_worker_matches_the_local_backend_and_resumes(
     assert set(kept) <= set(keys)
     assert without_wall_times(json.loads((out / "game.json").read_text())) == local
     assert log.count("play_game_unit") >= boards + spec.n_cells
+
+
+def test_a_cell_cut_by_the_workers_time_limit_fails_its_unit_instead_of_being_recorded(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    from leaderboard.gameplay import tasks
+
+    monkeypatch.setattr(tasks, "play_unit", lambda unit: {"status": "error", "error": "SoftTimeLimitExceeded: "})
+    with pytest.raises(SoftTimeLimitExceeded, match="LEADERBOARD_GAME_UNIT_TIME_LIMIT"):
+        tasks.play_game_unit.run({})
+    monkeypatch.setattr(tasks, "play_unit", lambda unit: {"status": "error", "error": "ZeroDivisionError: x"})
+    assert tasks.play_game_unit.run({})["status"] == "error"  # an attack's own crash is the cell's result
