@@ -1,12 +1,16 @@
-"""Cells per second of a game: the local backend (1 and 2 processes) beside the celery backend with 2 real Celery
-workers on the real Redis broker, measured in the same run, and whether the reports are identical.
+"""Cells per second of a game: the local backend (1 and 2 processes) beside the celery backend with 1 and 2 real
+Celery workers on the real Redis broker, measured in the same run, and whether the reports are identical.
+
+Celery with 1 worker against local ``--jobs 1`` is the cost of going through the broker (per unit: the
+message, the result store, the journal); 2 workers against 1 is how the work spreads. On a shared machine read
+them with the load average printed beside them: two workers cannot beat one when the cores are already busy.
 
 Every configuration plays the same game (default: the shipped ``quick`` game, 56 cells) ``--repeats`` times; the
 figure is the median. The honest populations are trained before any timing (this process's, inherited by the
 forked pool, and each worker's by a warm-up pass over the boards), so the figures are about playing cells, not
 about training scikit-learn models once per process.
 
-    .venv/bin/python -m benchmarks.games_celery [--game quick] [--repeats 3] [--workers 2]
+    .venv/bin/python -m benchmarks.games_celery [--game quick] [--repeats 3] [--workers 1 2]
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import os
 import statistics
 import tempfile
 import time
@@ -89,11 +94,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--game", default="quick")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2],
+                        help="celery runs with this many workers each (default: 1, then 2)")
     args = parser.parse_args(argv)
     if not redis_available():
         raise SystemExit(f"this benchmark needs Redis at {REDIS_URL}")
     spec = load_game(resolve_gamefile(args.game))
+    load_before = os.getloadavg()[0]
     for dataset in spec.datasets:
         load_population(dataset)
     rows: list[tuple[str, float]] = []
@@ -105,17 +112,19 @@ def main(argv: list[str] | None = None) -> int:
         seconds, result = timed(lambda: run_game(spec, jobs=2), args.repeats)
         rows.append(("local, --jobs 2", seconds))
         identical = {"local, --jobs 2": without_wall_times(result, tmp / "local-2") == reference}
-        with celery_workers(args.workers, tmp) as queue:
-            executor = make_executor("celery", broker=REDIS_URL, queue=queue, stall_timeout=600)
-            try:
-                warm_up(spec, executor)
-                seconds, result = timed(lambda: run_units(spec, executor), args.repeats)
-            finally:
-                executor.close()
-        label = f"celery, {args.workers} workers"
-        rows.append((label, seconds))
-        identical[label] = without_wall_times(result, tmp / "celery") == reference
-    print(f"game {spec.name!r}: {spec.n_cells} cells, median of {args.repeats} run(s), populations trained first\n")
+        for count in args.workers:
+            with celery_workers(count, tmp / f"celery-{count}") as queue:
+                executor = make_executor("celery", broker=REDIS_URL, queue=queue, stall_timeout=600)
+                try:
+                    warm_up(spec, executor)
+                    seconds, result = timed(lambda executor=executor: run_units(spec, executor), args.repeats)
+                finally:
+                    executor.close()
+            label = f"celery, {count} worker{'s' if count > 1 else ''}"
+            rows.append((label, seconds))
+            identical[label] = without_wall_times(result, tmp / f"celery-{count}") == reference
+    print(f"game {spec.name!r}: {spec.n_cells} cells, median of {args.repeats} run(s), populations trained first; "
+          f"{os.cpu_count()} cores, load average {load_before:.1f} before and {os.getloadavg()[0]:.1f} after\n")
     print("| backend | seconds | cells/s | vs local --jobs 1 | report identical to local --jobs 1 |")
     print("|---|---:|---:|---:|---|")
     for name, seconds in rows:
