@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import json
 import os
 import statistics
@@ -117,7 +118,7 @@ def main(argv: list[str] | None = None) -> int:
                 executor = make_executor("celery", broker=REDIS_URL, queue=queue, stall_timeout=600)
                 try:
                     warm_up(spec, executor)
-                    seconds, result = timed(lambda executor=executor: run_units(spec, executor), args.repeats)
+                    seconds, result = timed(functools.partial(run_units, spec, executor), args.repeats)
                 finally:
                     executor.close()
             label = f"celery, {count} worker{'s' if count > 1 else ''}"
