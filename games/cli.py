@@ -18,7 +18,6 @@ from games.journal import FILENAME, Journal
 from games.progress import ProgressBar
 from games.report import markdown_table, summarize, write_report
 from games.runner import GameResult, run_game
-from games.units import fingerprint
 
 GAMES = Path(__file__).resolve().parent / "files"
 
@@ -67,8 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "the site's 'leaderboard')")
     run.add_argument(
         "--resume", action="store_true",
-        help="keep a journal of finished cells in --out and skip them when run again (always on with a backend other "
-        "than local)",
+        help="keep a journal of finished cells in --out (journal.jsonl) and do not play them again: after an "
+        "interruption, or when the game grew (more seeds, attacks, defenses); always on with a backend but local",
     )
     run.add_argument("--fresh", action="store_true", help="discard the journal in --out and play every cell")
     run.add_argument("--quiet", action="store_true", help="print only the summary table")
@@ -137,7 +136,7 @@ def _run_units(spec: GameSpec, args: argparse.Namespace) -> GameResult:
 
     executor = make_executor(args.backend, **options)
     try:
-        with Journal(Path(args.out) / FILENAME, fingerprint(spec), fresh=args.fresh) as journal:
+        with Journal(Path(args.out) / FILENAME, fresh=args.fresh) as journal:
             return run_units(spec, executor, journal=journal, bar=None if args.quiet else bar)
     finally:
         executor.close()

@@ -18,16 +18,7 @@ from games.gamefile import GameSpec
 from games.journal import Journal
 from games.progress import ProgressBar
 from games.runner import Board, Cell, GameResult, check_game, describe
-from games.units import (
-    board_from_json,
-    board_key,
-    board_unit,
-    cell_from_json,
-    cell_key,
-    cell_unit,
-    fingerprint,
-    unit_key,
-)
+from games.units import board_from_json, board_unit, cell_from_json, cell_unit, unit_key
 
 #: Makes the progress bar once the number of cells and resumed cells is known (``None``: no progress).
 MakeBar = Callable[[int, int], ProgressBar]
@@ -39,39 +30,40 @@ def run_units(
     """Play every cell of ``spec`` on ``executor``; finished units come from and go to ``journal``.
 
     The same checks as :func:`games.runner.run_game` run first, in this process, so a bad game fails before
-    any unit is sent. ``journal`` must be for this game (:func:`games.units.fingerprint`).
+    any unit is sent. A unit whose key (:func:`games.units.unit_key`) is in ``journal`` is not played again.
     """
     started = time.perf_counter()
     check_game(spec)
-    if journal is not None and journal.game != fingerprint(spec):
-        raise ValueError("the journal is for another game")
     done = {} if journal is None else dict(journal.done)
     document = spec.document()
     groups = [(d.name, defense.name, seed) for d in spec.datasets for defense in spec.defenses for seed in spec.seeds]
     plays = [(attack.name, budget) for attack in spec.attacks for budget in spec.budgets_of(attack)]
 
-    def finished(unit: Unit, result: Unit) -> None:
-        done[unit_key(unit)] = result
+    def finished(key: str, result: Unit) -> None:
+        done[key] = result
         if journal is not None:
-            journal.add(unit_key(unit), result)
+            journal.add(key, result)
 
-    units = [board_unit(document, *group) for group in groups if board_key(*group) not in done]
+    board_keys = {group: unit_key(document, *group) for group in groups}
+    todo = [group for group in groups if board_keys[group] not in done]
+    units = [board_unit(document, *group) for group in todo]
     for index, result in executor.map_unordered(units):
-        finished(units[index], result)
-    boards = {group: board_from_json(done[board_key(*group)]) for group in groups}
+        finished(board_keys[todo[index]], result)
+    boards = {group: board_from_json(done[board_keys[group]]) for group in groups}
 
-    keys = [(group, cell_key(*group, attack, budget), attack, budget) for group in groups for attack, budget in plays]
-    units = [cell_unit(document, boards[group], attack, budget) for group, key, attack, budget in keys
-             if key not in done]
-    progress = None if bar is None else bar(len(keys), len(keys) - len(units))
+    cells = [(group, attack, budget, unit_key(document, *group, attack, budget))
+             for group in groups for attack, budget in plays]
+    waiting = [(key, cell_unit(document, boards[group], attack, budget))
+               for group, attack, budget, key in cells if key not in done]
+    progress = None if bar is None else bar(len(cells), len(cells) - len(waiting))
     try:
-        for index, result in executor.map_unordered(units):
-            finished(units[index], result)
+        for index, result in executor.map_unordered([unit for _, unit in waiting]):
+            finished(waiting[index][0], result)
             if progress is not None:
                 progress.advance(describe(cell_from_json(result)))
     finally:
         if progress is not None:
             progress.close()
-    cells: list[Cell] = [cell_from_json(done[key]) for _, key, _, _ in keys]
+    played: list[Cell] = [cell_from_json(done[key]) for _, _, _, key in cells]
     ordered: Sequence[Board] = [boards[group] for group in groups]
-    return GameResult(spec, cells, list(ordered), time.perf_counter() - started, attacks.available())
+    return GameResult(spec, played, list(ordered), time.perf_counter() - started, attacks.available())

@@ -1,9 +1,11 @@
 """The journal of a game run: every finished unit's result, one JSON line each, keyed by unit, so a run that
 was interrupted (Ctrl-C, a lost machine, a dead broker) resumes without playing a finished cell again.
 
-The first line names the game (:func:`games.units.fingerprint`); a journal of another game is refused rather
-than mixed in. Each line is flushed and synced before the unit counts as done, and a torn last line (the
-process died mid-write) is ignored, so the journal never holds half a result.
+A key is a digest of what the unit's result depends on (:func:`games.units.unit_key`), so the same journal
+serves a game that grew (more seeds, attacks, defenses: only the new cells are played) and never hands back a
+cell whose game entries changed. The first line gives the journal's format; one of another format is refused.
+Each line is flushed and synced before the unit counts as done, and a torn last line (the process died
+mid-write) is dropped, so the journal never holds half a result.
 """
 
 from __future__ import annotations
@@ -16,14 +18,15 @@ from typing import IO, Any
 from games.gamefile import GameFileError
 
 FILENAME = "journal.jsonl"
+#: The journal's format, with :data:`games.units.FORMAT` inside every key.
+VERSION = 1
 
 
 class Journal:
-    """Append-only results keyed by unit (:func:`games.units.unit_key`) for the game ``game`` (a fingerprint)."""
+    """Append-only results keyed by unit (:func:`games.units.unit_key`); ``fresh`` discards what is there."""
 
-    def __init__(self, path: str | Path, game: str, *, fresh: bool = False) -> None:
+    def __init__(self, path: str | Path, *, fresh: bool = False) -> None:
         self.path = Path(path)
-        self.game = game
         self.done: dict[str, dict[str, Any]] = {}
         if fresh and self.path.exists():
             self.path.unlink()
@@ -33,7 +36,7 @@ class Journal:
         new = not self.path.exists() or self.path.stat().st_size == 0
         self._file: IO[str] = self.path.open("a", encoding="utf-8")
         if new:
-            self._write({"journal": 1, "game": game})
+            self._write({"journal": VERSION})
 
     def _read(self) -> None:
         data = self.path.read_bytes()
@@ -48,10 +51,9 @@ class Journal:
             header = json.loads(lines[0])
         except json.JSONDecodeError:
             header = {}
-        if not isinstance(header, dict) or header.get("game") != self.game:
+        if not isinstance(header, dict) or header.get("journal") != VERSION:
             raise GameFileError(
-                f"{self.path} is the journal of another game (or of an older version of this one); give another "
-                "--out, or --fresh to discard it"
+                f"{self.path} is not a game journal of version {VERSION}; give another --out, or --fresh to discard it"
             )
         for line in lines[1:]:
             entry = json.loads(line)

@@ -33,20 +33,36 @@ CELL = "cell"
 FORMAT = 1
 
 
-def fingerprint(spec: GameSpec) -> str:
-    """A digest of everything in the game that decides its results (not where its file lives)."""
-    text = json.dumps(spec.document(), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+#: The game-level settings a unit's result depends on (the name, description and utility tolerance do not).
+SETTINGS = ("metric", "eps", "decimals", "final_confidence")
 
 
-def board_key(dataset: str, defense: str, seed: int) -> str:
-    """The journal key of one honest board."""
-    return json.dumps([BOARD, dataset, defense, seed])
+def unit_key(
+    document: dict[str, Any], dataset: str, defense: str, seed: int, attack: str | None = None,
+    budget: int | None = None,
+) -> str:
+    """The journal key of a board (``attack=None``) or a cell: a digest of exactly what its result depends on —
+    the game's scoring settings, its data set, defense and (for a cell) attack entries, the seed and the budget.
+
+    So a finished unit is found again when the game around it grows (another seed, attack or defense) and is
+    played again when anything it depends on changes; the unit format version is part of it.
+    """
+    game = document["game"]
+    content: dict[str, Any] = {
+        "format": FORMAT,
+        "settings": {key: game.get(key) for key in SETTINGS},
+        "dataset": _entry(document, "datasets", dataset),
+        "defense": _entry(document, "defenses", defense),
+        "seed": seed,
+    }
+    if attack is not None:
+        content.update(attack=_entry(document, "attacks", attack), budget=budget)
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def cell_key(dataset: str, defense: str, seed: int, attack: str, budget: int | None) -> str:
-    """The journal key of one cell (an attack at one budget against one board's competition)."""
-    return json.dumps([CELL, dataset, defense, seed, attack, budget])
+def _entry(document: dict[str, Any], table: str, name: str) -> dict[str, Any]:
+    return next(entry for entry in document[table] if entry["name"] == name)  # type: ignore[no-any-return]
 
 
 def board_unit(document: dict[str, Any], dataset: str, defense: str, seed: int) -> dict[str, Any]:
@@ -63,12 +79,6 @@ def cell_unit(
         "format": FORMAT, "kind": CELL, "game": document, "dataset": board.dataset, "defense": board.defense,
         "seed": board.seed, "attack": attack, "budget": budget, "board": board_to_json(board),
     }
-
-
-def unit_key(unit: dict[str, Any]) -> str:
-    if unit["kind"] == BOARD:
-        return board_key(unit["dataset"], unit["defense"], unit["seed"])
-    return cell_key(unit["dataset"], unit["defense"], unit["seed"], unit["attack"], unit["budget"])
 
 
 def play_unit(unit: dict[str, Any]) -> dict[str, Any]:

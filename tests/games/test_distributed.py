@@ -18,7 +18,7 @@ from games.journal import FILENAME, Journal
 from games.progress import ProgressBar
 from games.report import write_report
 from games.runner import GameResult
-from games.units import board_unit, fingerprint, play_unit, unit_key
+from games.units import board_unit, play_unit, unit_key
 
 #: Registered attacks only (a worker process knows no test attack): an exact one, a budget-capped one and a
 #: crashing configuration (``boosting`` with an impossible ``k`` fails), on a public/private split.
@@ -84,7 +84,8 @@ class Counting:
         for index, result in self.inner.map_unordered(units):
             if self.stop_after is not None and len(self.played) >= self.stop_after:
                 raise KeyboardInterrupt
-            self.played.append(unit_key(units[index]))
+            self.played.append(json.dumps([units[index][key] for key in ("dataset", "defense", "seed", "kind")]
+                                          + [units[index].get("attack")]))
             yield index, result
 
     def close(self) -> None:
@@ -106,8 +107,25 @@ def test_a_game_played_as_units_reports_exactly_what_the_in_process_run_does(
 def test_the_game_travels_as_the_tables_of_its_file() -> None:
     spec = parse_game(GAME, source="units.toml")
     assert parse_game(json.loads(json.dumps(spec.document())), source="units.toml") == spec
-    assert fingerprint(spec) == fingerprint(parse_game(GAME, source="elsewhere.toml"))
-    assert fingerprint(spec) != fingerprint(parse_game(GAME.replace("k = 30", "k = 31")))
+
+
+def test_a_units_key_changes_with_what_its_result_depends_on_and_nothing_else() -> None:
+    def keys(text: str) -> dict[tuple[Any, ...], str]:
+        document = parse_game(text).document()
+        return {
+            (dataset, defense, seed, attack): unit_key(document, dataset, defense, seed, attack, budget)
+            for dataset, defense, seed in [("balanced-40", d, s) for d in ("none", "rounding-5") for s in (0, 1)]
+            for attack, budget in ((None, None), ("boosting-30", None), ("capacity", 3))
+        }
+
+    base = keys(GAME)
+    assert len(set(base.values())) == len(base)
+    assert keys(GAME.replace('name = "units"', 'name = "renamed"\ndescription = "words"')) == base
+    changed = keys(GAME.replace("k = 30", "k = 31"))
+    assert {where for where in base if changed[where] != base[where]} == {w for w in base if w[3] == "boosting-30"}
+    changed = keys(GAME.replace('decimals = 5}', 'decimals = 4}'))
+    assert {where for where in base if changed[where] != base[where]} == {w for w in base if w[1] == "rounding-5"}
+    assert set(keys(GAME.replace("n_rows = 40", "n_rows = 42")).values()).isdisjoint(base.values())
 
 
 def test_an_interrupted_run_resumes_without_playing_a_finished_unit_again(
@@ -117,38 +135,40 @@ def test_an_interrupted_run_resumes_without_playing_a_finished_unit_again(
     journal_path = tmp_path / FILENAME
     boards, cells = 4, spec.n_cells
     first = Counting(stop_after=boards + 3)  # every board and three cells, then Ctrl-C
-    with Journal(journal_path, fingerprint(spec)) as journal, pytest.raises(KeyboardInterrupt):
+    with Journal(journal_path) as journal, pytest.raises(KeyboardInterrupt):
         run_units(spec, first, journal=journal)
     assert len(first.played) == boards + 3
     second = Counting()
-    with Journal(journal_path, fingerprint(spec)) as journal:
-        assert set(journal.done) == set(first.played)
+    with Journal(journal_path) as journal:
+        assert len(journal.done) == len(first.played)
         resumed = run_units(spec, second, journal=journal)
     assert not set(second.played) & set(first.played)
     assert len(second.played) == cells - 3
     assert report(resumed, tmp_path / "report") == in_process
     third = Counting()
-    with Journal(journal_path, fingerprint(spec)) as journal:
+    with Journal(journal_path) as journal:
         run_units(spec, third, journal=journal)
     assert third.played == []
 
 
-def test_a_torn_last_line_is_dropped_and_another_games_journal_refused(tmp_path: Path) -> None:
+def test_a_torn_last_line_is_dropped_and_a_foreign_file_refused(tmp_path: Path) -> None:
     path = tmp_path / FILENAME
-    with Journal(path, "game-a") as journal:
+    with Journal(path) as journal:
         journal.add("one", {"x": 1})
         journal.add("two", {"x": 2})
     path.write_bytes(path.read_bytes()[:-5])  # the process died while writing "two"
-    with Journal(path, "game-a") as journal:
+    with Journal(path) as journal:
         assert journal.done == {"one": {"x": 1}}
         journal.add("three", {"x": 3})
-    assert Journal(path, "game-a").done == {"one": {"x": 1}, "three": {"x": 3}}
-    with pytest.raises(GameFileError, match="journal of another game"):
-        Journal(path, "game-b")
-    assert Journal(path, "game-b", fresh=True).done == {}
+    assert Journal(path).done == {"one": {"x": 1}, "three": {"x": 3}}
+    other = tmp_path / "notes.txt"
+    other.write_text("shopping list\n")
+    with pytest.raises(GameFileError, match="is not a game journal"):
+        Journal(other)
+    assert Journal(other, fresh=True).done == {}
 
 
-def test_the_command_resumes_from_its_journal_and_prints_progress(
+def test_the_command_resumes_from_its_journal_plays_only_what_a_grown_game_adds_and_prints_progress(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     game = tmp_path / "units.toml"
@@ -162,9 +182,15 @@ def test_the_command_resumes_from_its_journal_and_prints_progress(
     assert (out / FILENAME).read_text().splitlines() == lines  # nothing played twice
     assert main(["run", str(game), "--out", str(out), "--fresh", "--quiet"]) == 0
     assert len((out / FILENAME).read_text().splitlines()) == len(lines)
-    game.write_text(GAME.replace("k = 30", "k = 31"))
-    assert main(["run", str(game), "--out", str(out), "--resume"]) == 2
-    assert "journal of another game" in capsys.readouterr().err
+    capsys.readouterr()
+    game.write_text(GAME.replace("seeds = [0, 1]", "seeds = [0, 1, 2]"))  # the game grows by a seed
+    assert main(["run", str(game), "--out", str(out), "--resume"]) == 0
+    added = (out / FILENAME).read_text().splitlines()[len(lines):]
+    assert len(added) == 2 + 4  # the new seed's two boards and four cells, nothing else
+    assert "9/12 cells (8 resumed)" in capsys.readouterr().err  # the bar counts on from the resumed 8
+    game.write_text(GAME.replace("k = 30", "k = 31"))  # an attack changes: its cells only
+    assert main(["run", str(game), "--out", str(out), "--resume", "--quiet"]) == 0
+    assert len((out / FILENAME).read_text().splitlines()) == len(lines) + len(added) + 4
 
 
 def test_backends_are_for_offline_games(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

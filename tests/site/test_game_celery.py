@@ -15,7 +15,7 @@ from games.cli import main
 from games.distributed import run_units
 from games.executors import BackendError, Executor, Unit, make_executor
 from games.journal import FILENAME, Journal
-from games.units import board_unit, fingerprint
+from games.units import board_unit
 from stack.processes import REDIS_URL, celery_worker, process_environment, redis_available, unique_queue
 from tests.games.test_distributed import GAME, report, without_wall_times
 
@@ -56,10 +56,10 @@ def test_a_game_over_a_real_celery_worker_matches_the_local_backend_and_resumes(
         executor = Interrupted(
             make_executor("celery", broker=REDIS_URL, queue=queue, stall_timeout=120), stop_after=boards + 3
         )
-        with Journal(out / FILENAME, fingerprint(spec)) as journal, pytest.raises(KeyboardInterrupt):
+        with Journal(out / FILENAME) as journal, pytest.raises(KeyboardInterrupt):
             run_units(spec, executor, journal=journal)
         executor.close()
-        kept = Journal(out / FILENAME, fingerprint(spec)).done
+        kept = Journal(out / FILENAME).done
         # A unit the worker refuses (it validates what it is sent) is retried once, then named.
         bad = make_executor("celery", broker=REDIS_URL, queue=queue, stall_timeout=120)
         refused = r"failed unit 1 \(board balanced-40 · rot13 · seed 0\) 2 time.*unknown defense 'rot13'"
