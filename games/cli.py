@@ -131,8 +131,8 @@ def _run_units(spec: GameSpec, args: argparse.Namespace) -> GameResult:
     if args.backend != "local":
         options.update({key: value for key, value in (("broker", args.broker), ("queue", args.queue)) if value})
 
-    def bar(total: int, resumed: int) -> ProgressBar:
-        return ProgressBar(total, resumed=resumed)
+    def bar(total: int, resumed: int, what: str) -> ProgressBar:
+        return ProgressBar(total, resumed=resumed, what=what)
 
     executor = make_executor(args.backend, **options)
     try:

@@ -20,8 +20,8 @@ from games.progress import ProgressBar
 from games.runner import Board, Cell, GameResult, check_game, describe
 from games.units import board_from_json, board_unit, cell_from_json, cell_unit, unit_key
 
-#: Makes the progress bar once the number of cells and resumed cells is known (``None``: no progress).
-MakeBar = Callable[[int, int], ProgressBar]
+#: Makes a progress bar from (total, resumed, what: "boards" or "cells"); ``None``: no progress.
+MakeBar = Callable[[int, int, str], ProgressBar]
 
 
 def run_units(
@@ -47,15 +47,24 @@ def run_units(
     board_keys = {group: unit_key(document, *group) for group in groups}
     todo = [group for group in groups if board_keys[group] not in done]
     units = [board_unit(document, *group) for group in todo]
-    for index, result in executor.map_unordered(units):
-        finished(board_keys[todo[index]], result)
+    progress = None if bar is None or not units else bar(len(groups), len(groups) - len(units), "boards")
+    try:
+        for index, result in executor.map_unordered(units):
+            finished(board_keys[todo[index]], result)
+            if progress is not None:
+                progress.advance("{} · {} · seed {}".format(*todo[index]))
+    finally:
+        if progress is not None:
+            progress.close()
     boards = {group: board_from_json(done[board_keys[group]]) for group in groups}
 
     cells = [(group, attack, budget, unit_key(document, *group, attack, budget))
              for group in groups for attack, budget in plays]
     waiting = [(key, cell_unit(document, boards[group], attack, budget))
                for group, attack, budget, key in cells if key not in done]
-    progress = None if bar is None else bar(len(cells), len(cells) - len(waiting))
+    progress = None if bar is None else bar(len(cells), len(cells) - len(waiting), "cells")
+    if progress is not None and progress.resumed:
+        progress.show("from the journal")
     try:
         for index, result in executor.map_unordered([unit for _, unit in waiting]):
             finished(waiting[index][0], result)

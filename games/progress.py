@@ -35,11 +35,13 @@ def duration(seconds: float) -> str:
 
 
 class ProgressBar:
-    """Counts cells towards ``total``; ``resumed`` of them were done before this run (not in the rate)."""
+    """Counts ``what`` (cells, boards) towards ``total``; ``resumed`` of them were done before this run (not in
+    the rate)."""
 
-    def __init__(self, total: int, *, resumed: int = 0, stream: TextIO | None = None,
+    def __init__(self, total: int, *, resumed: int = 0, what: str = "cells", stream: TextIO | None = None,
                  tty: bool | None = None) -> None:
         self.total = total
+        self.what = what
         self.resumed = resumed
         self.done = resumed
         self.stream = stream if stream is not None else sys.stderr
@@ -54,7 +56,8 @@ class ProgressBar:
         left = self.total - self.done
         eta = f", {duration(left / rate)} left" if rate > 0 and left else ""
         resumed = f" ({self.resumed} resumed)" if self.resumed else ""
-        text = f"{bar(self.done, self.total)} {self.done}/{self.total} cells{resumed}, {rate:.2f} cells/s{eta}"
+        text = (f"{bar(self.done, self.total)} {self.done}/{self.total} {self.what}{resumed}, "
+                f"{rate:.2f} {self.what}/s{eta}")
         return f"{text} · {message}" if message else text
 
     def advance(self, message: str = "") -> None:
