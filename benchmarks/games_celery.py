@@ -5,12 +5,13 @@ Celery with 1 worker against local ``--jobs 1`` is the cost of going through the
 message, the result store, the journal); 2 workers against 1 is how the work spreads. On a shared machine read
 them with the load average printed beside them: two workers cannot beat one when the cores are already busy.
 
-Every configuration plays the same game (default: the shipped ``quick`` game, 56 cells) ``--repeats`` times; the
-figure is the median. The honest populations are trained before any timing (this process's, inherited by the
+Every configuration plays the same game ``--repeats`` times; the figure is the median. The default games are the
+shipped ``quick`` (56 cells of tens of milliseconds: the broker's per-unit cost shows) and ``heavy`` (16 cells of
+about a second on 5,000 rows: where spreading pays). The honest populations are trained before any timing (this process's, inherited by the
 forked pool, and each worker's by a warm-up pass over the boards), so the figures are about playing cells, not
 about training scikit-learn models once per process.
 
-    .venv/bin/python -m benchmarks.games_celery [--game quick] [--repeats 3] [--workers 1 2]
+    .venv/bin/python -m benchmarks.games_celery [--game quick heavy] [--repeats 3] [--workers 1 2]
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from games import load_game, run_game
+from games import load_game, parse_game, run_game
 from games.cli import resolve_gamefile
 from games.distributed import run_units
 from games.executors import make_executor
@@ -91,47 +92,85 @@ def warm_up(spec: GameSpec, executor: Any) -> None:
         pass
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--game", default="quick")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2],
-                        help="celery runs with this many workers each (default: 1, then 2)")
-    args = parser.parse_args(argv)
-    if not redis_available():
-        raise SystemExit(f"this benchmark needs Redis at {REDIS_URL}")
-    spec = load_game(resolve_gamefile(args.game))
+#: Cells of about a second (5,000 rows): where spreading pays, the broker's per-unit cost being milliseconds.
+HEAVY = """
+[game]
+name = "heavy"
+description = "Heavier cells: 5,000 balanced rows, two defenses, two attacks, four seeds."
+seeds = [0, 1, 2, 3]
+
+[[datasets]]
+name = "balanced-5000"
+source = "balanced"
+n_rows = 5000
+
+[[defenses]]
+name = "none"
+chain = []
+
+[[defenses]]
+name = "rounding-5"
+chain = [{name = "rounding", decimals = 5}]
+
+[[attacks]]
+name = "capacity"
+
+[[attacks]]
+name = "boosting-300"
+attack = "boosting"
+params = {k = 300}
+"""
+
+
+def measure(spec: GameSpec, repeats: int, workers: list[int], tmp: Path) -> bool:
+    """Print one game's table; whether every backend's report was identical to the baseline's."""
     load_before = os.getloadavg()[0]
     for dataset in spec.datasets:
         load_population(dataset)
     rows: list[tuple[str, float]] = []
-    with tempfile.TemporaryDirectory() as scratch:
-        tmp = Path(scratch)
-        baseline_seconds, baseline = timed(lambda: run_game(spec), args.repeats)
-        reference = without_wall_times(baseline, tmp / "local-1")
-        rows.append(("local, --jobs 1 (baseline)", baseline_seconds))
-        seconds, result = timed(lambda: run_game(spec, jobs=2), args.repeats)
-        rows.append(("local, --jobs 2", seconds))
-        identical = {"local, --jobs 2": without_wall_times(result, tmp / "local-2") == reference}
-        for count in args.workers:
-            with celery_workers(count, tmp / f"celery-{count}") as queue:
-                executor = make_executor("celery", broker=REDIS_URL, queue=queue, stall_timeout=600)
-                try:
-                    warm_up(spec, executor)
-                    seconds, result = timed(functools.partial(run_units, spec, executor), args.repeats)
-                finally:
-                    executor.close()
-            label = f"celery, {count} worker{'s' if count > 1 else ''}"
-            rows.append((label, seconds))
-            identical[label] = without_wall_times(result, tmp / f"celery-{count}") == reference
-    print(f"game {spec.name!r}: {spec.n_cells} cells, median of {args.repeats} run(s), populations trained first; "
+    baseline_seconds, baseline = timed(lambda: run_game(spec), repeats)
+    reference = without_wall_times(baseline, tmp / "local-1")
+    rows.append(("local, --jobs 1 (baseline)", baseline_seconds))
+    seconds, result = timed(lambda: run_game(spec, jobs=2), repeats)
+    rows.append(("local, --jobs 2", seconds))
+    identical = {"local, --jobs 2": without_wall_times(result, tmp / "local-2") == reference}
+    for count in workers:
+        with celery_workers(count, tmp / f"celery-{count}") as queue:
+            executor = make_executor("celery", broker=REDIS_URL, queue=queue, stall_timeout=600)
+            try:
+                warm_up(spec, executor)
+                seconds, result = timed(functools.partial(run_units, spec, executor), repeats)
+            finally:
+                executor.close()
+        label = f"celery, {count} worker{'s' if count > 1 else ''}"
+        rows.append((label, seconds))
+        identical[label] = without_wall_times(result, tmp / f"celery-{count}") == reference
+    print(f"\ngame {spec.name!r}: {spec.n_cells} cells, median of {repeats} run(s), populations trained first; "
           f"{os.cpu_count()} cores, load average {load_before:.1f} before and {os.getloadavg()[0]:.1f} after\n")
     print("| backend | seconds | cells/s | vs local --jobs 1 | report identical to local --jobs 1 |")
     print("|---|---:|---:|---:|---|")
     for name, seconds in rows:
         same = "(the reference)" if name.startswith("local, --jobs 1") else ("yes" if identical[name] else "NO")
         print(f"| {name} | {seconds:.2f} | {spec.n_cells / seconds:.1f} | {baseline_seconds / seconds:.2f}× | {same} |")
-    return 0 if all(identical.values()) else 1
+    return all(identical.values())
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--game", nargs="+", default=["quick", "heavy"],
+                        help="game files or shipped names, or 'heavy' (5,000 rows, in this script); default both")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2],
+                        help="celery runs with this many workers each (default: 1, then 2)")
+    args = parser.parse_args(argv)
+    if not redis_available():
+        raise SystemExit(f"this benchmark needs Redis at {REDIS_URL}")
+    same = True
+    for name in args.game:
+        spec = parse_game(HEAVY, source="heavy") if name == "heavy" else load_game(resolve_gamefile(name))
+        with tempfile.TemporaryDirectory() as scratch:
+            same = measure(spec, args.repeats, args.workers, Path(scratch)) and same
+    return 0 if same else 1
 
 
 if __name__ == "__main__":
