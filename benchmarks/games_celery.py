@@ -7,9 +7,9 @@ them with the load average printed beside them: two workers cannot beat one when
 
 Every configuration plays the same game ``--repeats`` times; the figure is the median. The default games are the
 shipped ``quick`` (56 cells of tens of milliseconds: the broker's per-unit cost shows) and ``heavy`` (16 cells of
-about a second on 5,000 rows: where spreading pays). The honest populations are trained before any timing (this process's, inherited by the
-forked pool, and each worker's by a warm-up pass over the boards), so the figures are about playing cells, not
-about training scikit-learn models once per process.
+about a second on 5,000 rows: where spreading pays). The honest populations are trained before any timing (this
+process's, inherited by the forked pool, and each worker's by a warm-up pass over the boards), so the figures are
+about playing cells, not about training scikit-learn models once per process.
 
     .venv/bin/python -m benchmarks.games_celery [--game quick heavy] [--repeats 3] [--workers 1 2]
 """
