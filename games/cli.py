@@ -98,6 +98,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("leaderboard-game: --backend, --resume and --fresh apply to offline games (a live game's cells play "
               "against the site one by one)", file=sys.stderr)
         return 2
+    journaled = args.mode != "live" and (args.backend != "local" or args.resume or args.fresh)
     try:
         if args.mode == "live":
             from games.live import LiveSite, local_site
@@ -105,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             with contextlib.ExitStack() as stack:
                 site = LiveSite(args.url, host_token) if args.url else stack.enter_context(local_site())
                 result = run_game(spec, progress=progress, site=site)
-        elif args.backend != "local" or args.resume or args.fresh:
+        elif journaled:
             result = _run_units(spec, args)
         else:
             result = run_game(spec, progress=progress, jobs=max(1, args.jobs))
@@ -116,8 +117,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"leaderboard-game: {exc}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"\nleaderboard-game: interrupted; the finished cells are in {Path(args.out) / FILENAME}: run the "
-              "same command again to play only the others", file=sys.stderr)
+        if journaled:
+            print(f"\nleaderboard-game: interrupted; the finished cells are in {Path(args.out) / FILENAME}: run the "
+                  "same command again to play only the others", file=sys.stderr)
+        else:
+            print("\nleaderboard-game: interrupted (with --resume a run keeps its finished cells)", file=sys.stderr)
         return 130
     paths = write_report(result, args.out)
     print(markdown_table(summarize(result.cells)), end="")

@@ -10,7 +10,7 @@ order, so the report is the one the local backend writes, but for wall times.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import attacks
 from games.executors import Executor, Unit
@@ -74,5 +74,5 @@ def run_units(
         if progress is not None:
             progress.close()
     played: list[Cell] = [cell_from_json(done[key]) for _, _, _, key in cells]
-    ordered: Sequence[Board] = [boards[group] for group in groups]
-    return GameResult(spec, played, list(ordered), time.perf_counter() - started, attacks.available())
+    ordered: list[Board] = [boards[group] for group in groups]
+    return GameResult(spec, played, ordered, time.perf_counter() - started, attacks.available())
