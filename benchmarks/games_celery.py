@@ -7,9 +7,9 @@ them with the load average printed beside them: two workers cannot beat one when
 
 Every configuration plays the same game ``--repeats`` times; the figure is the median. The default games are the
 shipped ``quick`` (56 cells of tens of milliseconds: the broker's per-unit cost shows) and ``heavy`` (16 cells of
-about a second on 5,000 rows: where spreading pays). The honest populations are trained before any timing (this
-process's, inherited by the forked pool, and each worker's by a warm-up pass over the boards), so the figures are
-about playing cells, not about training scikit-learn models once per process.
+about a second on 5,000 rows: where spreading pays). Each configuration plays once untimed first, so what every
+process caches for itself (the honest populations, the attacks' design tables) is warm: the figures are about
+playing cells, not about a process's first cell.
 
     .venv/bin/python -m benchmarks.games_celery [--game quick heavy] [--repeats 3] [--workers 1 2]
 """
@@ -36,7 +36,6 @@ from games.gamefile import GameSpec
 from games.population import load_population
 from games.report import write_report
 from games.runner import GameResult
-from games.units import board_unit
 from stack.processes import (
     REDIS_URL,
     celery_worker_argv,
@@ -56,7 +55,11 @@ def without_wall_times(result: GameResult, out: Path) -> dict[str, Any]:
 
 
 def timed(play: Callable[[], GameResult], repeats: int) -> tuple[float, GameResult]:
-    """The median wall time of ``repeats`` plays, and the last result."""
+    """The median wall time of ``repeats`` plays after one untimed play, and the last result.
+
+    The untimed play warms what each process caches for itself (the populations, the attacks' design tables:
+    ~6 s for ``capacity``'s on its first cell), so every backend is timed warm."""
+    play()
     seconds = []
     result = None
     for _ in range(repeats):
@@ -82,14 +85,6 @@ def celery_workers(count: int, logs: Path) -> Any:
                 raise SystemExit(f"the workers did not start; see {logs}")
             time.sleep(0.2)
         yield queue
-
-
-def warm_up(spec: GameSpec, executor: Any) -> None:
-    """Every board once, so each worker has trained the populations before the timed runs."""
-    document = spec.document()
-    units = [board_unit(document, d.name, x.name, s) for d in spec.datasets for x in spec.defenses for s in spec.seeds]
-    for _ in executor.map_unordered(units):
-        pass
 
 
 #: Cells of about a second (5,000 rows): where spreading pays, the broker's per-unit cost being milliseconds.
@@ -138,14 +133,13 @@ def measure(spec: GameSpec, repeats: int, workers: list[int], tmp: Path) -> bool
         with celery_workers(count, tmp / f"celery-{count}") as queue:
             executor = make_executor("celery", broker=REDIS_URL, queue=queue, stall_timeout=600)
             try:
-                warm_up(spec, executor)
                 seconds, result = timed(functools.partial(run_units, spec, executor), repeats)
             finally:
                 executor.close()
         label = f"celery, {count} worker{'s' if count > 1 else ''}"
         rows.append((label, seconds))
         identical[label] = without_wall_times(result, tmp / f"celery-{count}") == reference
-    print(f"\ngame {spec.name!r}: {spec.n_cells} cells, median of {repeats} run(s), populations trained first; "
+    print(f"\ngame {spec.name!r}: {spec.n_cells} cells, median of {repeats} run(s), after a warm-up run; "
           f"{os.cpu_count()} cores, load average {load_before:.1f} before and {os.getloadavg()[0]:.1f} after\n")
     print("| backend | seconds | cells/s | vs local --jobs 1 | report identical to local --jobs 1 |")
     print("|---|---:|---:|---:|---|")
