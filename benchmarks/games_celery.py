@@ -2,7 +2,8 @@
 Celery workers on the real Redis broker, measured in the same run, and whether the reports are identical.
 
 Celery with 1 worker against local ``--jobs 1`` is the cost of going through the broker (per unit: the
-message, the result store, the journal); 2 workers against 1 is how the work spreads. On a shared machine read
+message, the result store, the journal); 2 workers against 1 is how the work spreads; ``--chunk 4`` sends four
+cells a task, paying that cost once for four. On a shared machine read
 them with the load average printed beside them: two workers cannot beat one when the cores are already busy.
 
 Every configuration plays the same game ``--repeats`` times; the figure is the median. The default games are the
@@ -11,7 +12,7 @@ about a second on 5,000 rows: where spreading pays). Each configuration plays on
 process caches for itself (the honest populations, the attacks' design tables) is warm: the figures are about
 playing cells, not about a process's first cell.
 
-    .venv/bin/python -m benchmarks.games_celery [--game quick heavy] [--repeats 3] [--workers 1 2]
+    .venv/bin/python -m benchmarks.games_celery [--game quick heavy] [--repeats 3] [--workers 1 2] [--chunk 4]
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ params = {k = 300}
 """
 
 
-def measure(spec: GameSpec, repeats: int, workers: list[int], tmp: Path) -> bool:
+def measure(spec: GameSpec, repeats: int, workers: list[int], chunk: int, tmp: Path) -> bool:
     """Print one game's table; whether every backend's report was identical to the baseline's."""
     load_before = os.getloadavg()[0]
     for dataset in spec.datasets:
@@ -129,16 +130,17 @@ def measure(spec: GameSpec, repeats: int, workers: list[int], tmp: Path) -> bool
     seconds, result = timed(lambda: run_game(spec, jobs=2), repeats)
     rows.append(("local, --jobs 2", seconds))
     identical = {"local, --jobs 2": without_wall_times(result, tmp / "local-2") == reference}
-    for count in workers:
-        with celery_workers(count, tmp / f"celery-{count}") as queue:
-            executor = make_executor("celery", broker=REDIS_URL, queue=queue, stall_timeout=600)
+    runs = [(count, 1) for count in workers] + ([(max(workers), chunk)] if chunk > 1 else [])
+    for count, size in runs:
+        with celery_workers(count, tmp / f"celery-{count}-{size}") as queue:
+            executor = make_executor("celery", broker=REDIS_URL, queue=queue, chunk=size, stall_timeout=600)
             try:
                 seconds, result = timed(functools.partial(run_units, spec, executor), repeats)
             finally:
                 executor.close()
-        label = f"celery, {count} worker{'s' if count > 1 else ''}"
+        label = f"celery, {count} worker{'s' if count > 1 else ''}" + (f", --chunk {size}" if size > 1 else "")
         rows.append((label, seconds))
-        identical[label] = without_wall_times(result, tmp / f"celery-{count}") == reference
+        identical[label] = without_wall_times(result, tmp / f"celery-{count}-{size}") == reference
     print(f"\ngame {spec.name!r}: {spec.n_cells} cells, median of {repeats} run(s), after a warm-up run; "
           f"{os.cpu_count()} cores, load average {load_before:.1f} before and {os.getloadavg()[0]:.1f} after\n")
     print("| backend | seconds | cells/s | vs local --jobs 1 | report identical to local --jobs 1 |")
@@ -156,6 +158,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2],
                         help="celery runs with this many workers each (default: 1, then 2)")
+    parser.add_argument("--chunk", type=int, default=4,
+                        help="one more celery run, with the most workers and this many cells a task (1: none)")
     args = parser.parse_args(argv)
     if not redis_available():
         raise SystemExit(f"this benchmark needs Redis at {REDIS_URL}")
@@ -163,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in args.game:
         spec = parse_game(HEAVY, source="heavy") if name == "heavy" else load_game(resolve_gamefile(name))
         with tempfile.TemporaryDirectory() as scratch:
-            same = measure(spec, args.repeats, args.workers, Path(scratch)) and same
+            same = measure(spec, args.repeats, args.workers, args.chunk, Path(scratch)) and same
     return 0 if same else 1
 
 

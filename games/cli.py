@@ -64,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--queue", default=None,
                      help="celery backend: the queue the workers consume (default: LEADERBOARD_CELERY_QUEUE, else "
                      "the site's 'leaderboard')")
+    run.add_argument("--chunk", type=int, default=1,
+                     help="celery backend: cells per task (default 1); more pays the broker's per-task cost (a few "
+                     "ms) once for several fast cells, at the price of a coarser spread")
     run.add_argument(
         "--resume", action="store_true",
         help="keep a journal of finished cells in --out (journal.jsonl) and do not play them again: after an "
@@ -134,6 +137,7 @@ def _run_units(spec: GameSpec, args: argparse.Namespace) -> GameResult:
     options: dict[str, Any] = {"jobs": max(1, args.jobs)}
     if args.backend != "local":
         options.update({key: value for key, value in (("broker", args.broker), ("queue", args.queue)) if value})
+        options["chunk"] = max(1, args.chunk)
 
     def bar(total: int, resumed: int, what: str) -> ProgressBar:
         return ProgressBar(total, resumed=resumed, what=what)

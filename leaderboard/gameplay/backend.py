@@ -3,8 +3,9 @@ game as a task to the site's Celery workers and collects the results from the re
 
 This side needs only the broker: it builds a bare Celery client (no Django, no site settings) that publishes
 the task by name (:data:`leaderboard.gameplay.tasks.TASK`) in JSON, and accepts only JSON back. A bounded
-window of units is in flight at a time, so an interrupted command leaves at most ``window`` units behind and
-the queue never holds the whole matrix; results are polled for every unit in flight with one ``MGET``.
+window of tasks (``chunk`` units each) is in flight at a time, so an interrupted command leaves at most ``window``
+tasks behind and the queue never holds the whole matrix; results are polled for every task in flight with one
+``MGET``.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from celery.backends.base import BaseKeyValueStoreBackend
 from games.executors import BackendError, Unit
 
 #: Kept equal to ``leaderboard.gameplay.tasks.TASK`` (that module needs Django; this one must not).
-TASK = "leaderboard.gameplay.tasks.play_game_unit"
+TASK = "leaderboard.gameplay.tasks.play_game_units"
 DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
 DEFAULT_QUEUE = "leaderboard"
 
@@ -38,23 +39,27 @@ def client(broker: str) -> Celery:
 
 
 class CeleryExecutor:
-    """Units as tasks on ``queue`` of ``broker``, at most ``window`` in flight; a failed unit is sent again up to
-    ``retries`` times, then the run stops with :class:`BackendError` (the journal keeps what finished), as it
-    does when no unit finishes for ``stall_timeout`` seconds (``None``: wait for ever, as a long cell may)."""
+    """Units as tasks on ``queue`` of ``broker``, ``chunk`` units a task, at most ``window`` tasks in flight; a
+    failed task is sent again up to ``retries`` times, then the run stops with :class:`BackendError` (the journal
+    keeps what finished), as it does when no task finishes for ``stall_timeout`` seconds (``None``: wait for ever,
+    as a long cell may). ``chunk`` > 1 pays the broker's per-task cost (milliseconds: the message, the result
+    store, the worker's bookkeeping) once for several fast cells, at the price of a coarser spread."""
 
     name = "celery"
 
     def __init__(
-        self, broker: str, queue: str, *, window: int = 64, poll: float = 0.02, retries: int = 1,
+        self, broker: str, queue: str, *, chunk: int = 1, window: int = 64, poll: float = 0.02, retries: int = 1,
         stall_timeout: float | None = None,
     ) -> None:
         self.broker, self.queue, self.window, self.poll, self.retries = broker, queue, max(1, window), poll, retries
-        self.stall_timeout = stall_timeout
+        self.chunk, self.stall_timeout = max(1, chunk), stall_timeout
         self.app = client(broker)
 
     def map_unordered(self, units: Sequence[Unit]) -> Iterator[tuple[int, Unit]]:
-        waiting = list(range(len(units)))[::-1]  # a stack: the next unit to send is at the end
-        in_flight: dict[str, tuple[int, int]] = {}  # task id -> (unit index, attempt)
+        indices = range(len(units))
+        batches = [list(indices[start:start + self.chunk]) for start in range(0, len(units), self.chunk)]
+        waiting = batches[::-1]  # a stack: the next batch to send is at the end
+        in_flight: dict[str, tuple[list[int], int]] = {}  # task id -> (unit indices, attempt)
         backend = self.app.backend
         if not isinstance(backend, BaseKeyValueStoreBackend):
             raise BackendError(f"the result store of {self.broker} is not a key-value store (Redis) to poll")
@@ -62,23 +67,24 @@ class CeleryExecutor:
         try:
             while waiting or in_flight:
                 if self.stall_timeout is not None and time.monotonic() - last > self.stall_timeout:
-                    raise BackendError(f"no unit finished in {self.stall_timeout:g} s: is a worker consuming queue "
+                    raise BackendError(f"no task finished in {self.stall_timeout:g} s: is a worker consuming queue "
                                        f"{self.queue!r} of {self.broker}?")
                 while waiting and len(in_flight) < self.window:
-                    index = waiting.pop()
-                    in_flight[self._send(units[index])] = (index, 0)
-                # One MGET over every unit in flight; it naps ``poll`` when nothing is ready yet.
+                    batch = waiting.pop()
+                    in_flight[self._send([units[i] for i in batch])] = (batch, 0)
+                # One MGET over every task in flight; it naps ``poll`` when nothing is ready yet.
                 for task_id, meta in backend.get_many(list(in_flight), interval=self.poll, max_iterations=1):
-                    index, attempt = in_flight.pop(task_id)
+                    batch, attempt = in_flight.pop(task_id)
                     last = time.monotonic()
                     backend.forget(task_id)  # from the store and from get_many's cache: we keep our own
-                    if meta["status"] == "SUCCESS":
-                        yield index, meta["result"]
+                    results = meta["result"]
+                    if meta["status"] == "SUCCESS" and isinstance(results, list) and len(results) == len(batch):
+                        yield from zip(batch, results, strict=True)
                     elif attempt < self.retries:
-                        in_flight[self._send(units[index])] = (index, attempt + 1)
+                        in_flight[self._send([units[i] for i in batch])] = (batch, attempt + 1)
                     else:
-                        raise BackendError(f"a worker failed unit {index + 1} ({_describe(units[index])}) "
-                                           f"{attempt + 1} time(s): {meta['result']!r}")
+                        where = ", ".join(f"{i + 1} ({_describe(units[i])})" for i in batch)
+                        raise BackendError(f"a worker failed unit(s) {where} {attempt + 1} time(s): {results!r}")
         except BackendError:
             self._revoke(in_flight)
             raise
@@ -90,12 +96,12 @@ class CeleryExecutor:
             self._revoke(in_flight)
             raise
 
-    def _send(self, unit: Unit) -> str:
+    def _send(self, batch: list[Unit]) -> str:
         task_id = uuid.uuid4().hex
-        self.app.send_task(TASK, args=[unit], queue=self.queue, task_id=task_id, serializer="json")
+        self.app.send_task(TASK, args=[batch], queue=self.queue, task_id=task_id, serializer="json")
         return task_id
 
-    def _revoke(self, in_flight: dict[str, tuple[int, int]]) -> None:
+    def _revoke(self, in_flight: dict[str, tuple[list[int], int]]) -> None:
         """Best effort: the units still queued need not be played (the journal has what finished)."""
         if in_flight:
             with contextlib.suppress(Exception):  # the broker may be what failed
@@ -110,7 +116,7 @@ def _describe(unit: Unit) -> str:
     return f"{unit.get('kind')} {where} · seed {unit.get('seed')}"
 
 
-def make(*, broker: str | None = None, queue: str | None = None, window: int = 64,
+def make(*, broker: str | None = None, queue: str | None = None, chunk: int = 1, window: int = 64,
          stall_timeout: float | None = None, jobs: int = 1, **_options: Any) -> CeleryExecutor:
     """The entry point ``leaderboard_lab.game_backends: celery``: the site's broker and queue from the command
     line, else the site's own environment (``REDIS_URL``, ``LEADERBOARD_CELERY_QUEUE``), else its defaults.
@@ -118,6 +124,7 @@ def make(*, broker: str | None = None, queue: str | None = None, window: int = 6
     return CeleryExecutor(
         broker or os.environ.get("REDIS_URL") or DEFAULT_BROKER,
         queue or os.environ.get("LEADERBOARD_CELERY_QUEUE") or DEFAULT_QUEUE,
+        chunk=chunk,
         window=window,
         stall_timeout=stall_timeout,
     )
