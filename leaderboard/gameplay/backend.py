@@ -25,6 +25,8 @@ from games.executors import BackendError, Unit
 #: Kept equal to ``leaderboard.gameplay.tasks.TASK`` (that module needs Django; this one must not).
 TASK = "leaderboard.gameplay.tasks.play_game_units"
 DEFAULT_BROKER = "redis://127.0.0.1:6379/0"
+#: Failures that playing again cannot mend (the unit itself is malformed): not retried.
+PERMANENT = {"GameFileError", "TypeError"}
 DEFAULT_QUEUE = "leaderboard"
 
 
@@ -42,8 +44,9 @@ class CeleryExecutor:
     """Units as tasks on ``queue`` of ``broker``, ``chunk`` units a task, at most ``window`` tasks in flight; a
     failed task is sent again up to ``retries`` times, then the run stops with :class:`BackendError` (the journal
     keeps what finished), as it does when no task finishes for ``stall_timeout`` seconds (``None``: wait for ever,
-    as a long cell may). ``chunk`` > 1 pays the broker's per-task cost (milliseconds: the message, the result
-    store, the worker's bookkeeping) once for several fast cells, at the price of a coarser spread."""
+    as a long cell may); a malformed unit (:data:`PERMANENT`) is not retried. ``chunk`` > 1 pays the broker's
+    per-task cost (milliseconds: the message, the result store, the worker's bookkeeping) once for several fast
+    cells, at the price of a coarser spread."""
 
     name = "celery"
 
@@ -80,7 +83,7 @@ class CeleryExecutor:
                     results = meta["result"]
                     if meta["status"] == "SUCCESS" and isinstance(results, list) and len(results) == len(batch):
                         yield from zip(batch, results, strict=True)
-                    elif attempt < self.retries:
+                    elif attempt < self.retries and type(results).__name__ not in PERMANENT:
                         in_flight[self._send([units[i] for i in batch])] = (batch, attempt + 1)
                     else:
                         where = ", ".join(f"{i + 1} ({_describe(units[i])})" for i in batch)

@@ -60,9 +60,9 @@ def test_a_game_over_a_real_celery_worker_matches_the_local_backend_and_resumes(
             run_units(spec, executor, journal=journal)
         executor.close()
         kept = Journal(out / FILENAME).done
-        # A unit the worker refuses (it validates what it is sent) is retried once, then named.
+        # A unit the worker refuses (it validates what it is sent) is named, and not retried: it cannot mend.
         bad = make_executor("celery", broker=REDIS_URL, queue=queue, stall_timeout=120)
-        refused = r"failed unit\(s\) 1 \(board balanced-40 · rot13 · seed 0\) 2 time.*unknown defense 'rot13'"
+        refused = r"failed unit\(s\) 1 \(board balanced-40 · rot13 · seed 0\) 1 time.*unknown defense 'rot13'"
         with pytest.raises(BackendError, match=refused):
             list(bad.map_unordered([board_unit(spec.document(), "balanced-40", "rot13", 0)]))
         bad.close()
