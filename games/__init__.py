@@ -3,7 +3,9 @@ plays every cell offline through :class:`attacks.LocalOracle` (or, in live mode,
 an honest population scored on the same leaderboard, and the report writes CSV, JSON, PNG charts and a
 self-contained HTML page (from ``games/templates``) that states the mode.
 
-``leaderboard-game run GAMEFILE --out DIR`` (or ``python -m games run ...``) is the command line.
+``leaderboard-game run GAMEFILE --out DIR`` (or ``python -m games run ...``) is the command line. With
+``--backend celery`` the cells go as JSON units (:mod:`games.units`) to the site's Celery workers
+(:mod:`games.distributed`, :mod:`games.executors`), journaled so an interrupted run resumes (:mod:`games.journal`).
 """
 
 from __future__ import annotations

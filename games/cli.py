@@ -1,4 +1,5 @@
-"""``leaderboard-game run GAMEFILE --out DIR [--mode offline]``: play a game and write its report."""
+"""``leaderboard-game run GAMEFILE --out DIR [--mode offline] [--backend local|celery]``: play a game and write
+its report."""
 
 from __future__ import annotations
 
@@ -8,10 +9,15 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-from games.gamefile import GameFileError, load_game
+from games.distributed import run_units
+from games.executors import BackendError, make_executor
+from games.gamefile import GameFileError, GameSpec, load_game
+from games.journal import FILENAME, Journal
+from games.progress import ProgressBar
 from games.report import markdown_table, summarize, write_report
-from games.runner import run_game
+from games.runner import GameResult, run_game
 
 GAMES = Path(__file__).resolve().parent / "files"
 
@@ -47,6 +53,26 @@ def build_parser() -> argparse.ArgumentParser:
         "variable LEADERBOARD_HOST_TOKEN",
     )
     run.add_argument("--jobs", type=int, default=1, help="worker processes (default 1; results do not depend on it)")
+    run.add_argument(
+        "--backend", default="local",
+        help="offline mode: where the cells run: local (this machine, --jobs processes; default) or celery (as "
+        "tasks to the site's Celery workers, on any machine sharing the broker). Results do not depend on it",
+    )
+    run.add_argument("--broker", default=None,
+                     help="celery backend: the site's broker URL (default: the environment variable REDIS_URL, else "
+                     "redis://127.0.0.1:6379/0)")
+    run.add_argument("--queue", default=None,
+                     help="celery backend: the queue the workers consume (default: LEADERBOARD_CELERY_QUEUE, else "
+                     "the site's 'leaderboard')")
+    run.add_argument("--chunk", type=int, default=1,
+                     help="celery backend: cells per task (default 1); more pays the broker's per-task cost (a few "
+                     "ms) once for several fast cells, at the price of a coarser spread")
+    run.add_argument(
+        "--resume", action="store_true",
+        help="keep a journal of finished cells in --out (journal.jsonl) and do not play them again: after an "
+        "interruption, or when the game grew (more seeds, attacks, defenses); always on with a backend but local",
+    )
+    run.add_argument("--fresh", action="store_true", help="discard the journal in --out and play every cell")
     run.add_argument("--quiet", action="store_true", help="print only the summary table")
     check = sub.add_parser("check", help="validate a game file without running it")
     check.add_argument("gamefile")
@@ -71,6 +97,11 @@ def main(argv: Sequence[str] | None = None) -> int:
               "variable LEADERBOARD_HOST_TOKEN (an API token allowed to create competitions on that site)",
               file=sys.stderr)
         return 2
+    if args.mode == "live" and (args.backend != "local" or args.resume or args.fresh):
+        print("leaderboard-game: --backend, --resume and --fresh apply to offline games (a live game's cells play "
+              "against the site one by one)", file=sys.stderr)
+        return 2
+    journaled = args.mode != "live" and (args.backend != "local" or args.resume or args.fresh)
     try:
         if args.mode == "live":
             from games.live import LiveSite, local_site
@@ -78,15 +109,45 @@ def main(argv: Sequence[str] | None = None) -> int:
             with contextlib.ExitStack() as stack:
                 site = LiveSite(args.url, host_token) if args.url else stack.enter_context(local_site())
                 result = run_game(spec, progress=progress, site=site)
+        elif journaled:
+            result = _run_units(spec, args)
         else:
             result = run_game(spec, progress=progress, jobs=max(1, args.jobs))
     except GameFileError as exc:
         print(f"leaderboard-game: {exc}", file=sys.stderr)
         return 2
+    except BackendError as exc:
+        print(f"leaderboard-game: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        if journaled:
+            print(f"\nleaderboard-game: interrupted; the finished cells are in {Path(args.out) / FILENAME}: run the "
+                  "same command again to play only the others", file=sys.stderr)
+        else:
+            print("\nleaderboard-game: interrupted (with --resume a run keeps its finished cells)", file=sys.stderr)
+        return 130
     paths = write_report(result, args.out)
     print(markdown_table(summarize(result.cells)), end="")
     print(f"\n{len(result.cells)} cells ({result.mode}) in {result.seconds:.1f} s; report: {paths['html']}")
     return 0
+
+
+def _run_units(spec: GameSpec, args: argparse.Namespace) -> GameResult:
+    """The game as units on the chosen backend, journaled in ``--out`` (see :mod:`games.distributed`)."""
+    options: dict[str, Any] = {"jobs": max(1, args.jobs)}
+    if args.backend != "local":
+        options.update({key: value for key, value in (("broker", args.broker), ("queue", args.queue)) if value})
+        options["chunk"] = max(1, args.chunk)
+
+    def bar(total: int, resumed: int, what: str) -> ProgressBar:
+        return ProgressBar(total, resumed=resumed, what=what)
+
+    executor = make_executor(args.backend, **options)
+    try:
+        with Journal(Path(args.out) / FILENAME, fresh=args.fresh) as journal:
+            return run_units(spec, executor, journal=journal, bar=None if args.quiet else bar)
+    finally:
+        executor.close()
 
 
 if __name__ == "__main__":

@@ -143,6 +143,27 @@ class GameSpec:
         data.pop("source")
         return data
 
+    def document(self) -> dict[str, Any]:
+        """The game as the tables of a game file (JSON-ready), so ``parse_game(spec.document()) == spec``
+        but for ``source``: how a game travels to a worker, which validates it again rather than trusting it.
+
+        >>> spec = parse_game({"game": {"name": "g", "seeds": [1]}, "datasets": [{"name": "breast_cancer"}],
+        ...                    "defenses": [{"name": "none", "chain": []}], "attacks": [{"name": "boosting"}]})
+        >>> parse_game(spec.document(), source=spec.source) == spec
+        True
+        """
+
+        def present(table: dict[str, Any]) -> dict[str, Any]:
+            return {key: value for key, value in table.items() if value is not None}  # TOML has no null
+
+        game = present({key: value for key, value in self.to_dict().items() if key in GAME_KEYS})
+        return {
+            "game": game,
+            "datasets": [present(asdict(d)) for d in self.datasets],
+            "defenses": [present(asdict(d)) for d in self.defenses],
+            "attacks": [present(asdict(a)) for a in self.attacks],
+        }
+
 
 def load_game(path: str | Path) -> GameSpec:
     """Read and validate a game file."""

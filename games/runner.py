@@ -160,20 +160,7 @@ def run_game(
     """
     say = progress or (lambda _message: None)
     started = time.perf_counter()
-    _check_registered(spec)
-    several = [a.name for a in spec.attacks if a.accounts > 1]
-    if site is not None and several:
-        raise GameFileError(f"{spec.source}: attack(s) {', '.join(several)} use several accounts, which only an "
-                            "offline game plays (a live cell has one attacker account)")
-    competitions = [_Competition(d, load_population(d)) for d in spec.datasets]
-    for competition in competitions:
-        for defense in spec.defenses:
-            try:
-                make_oracle(spec, competition.dataset, competition.population, defense, spec.seeds[0])
-            except (ScoringError, ValueError) as exc:
-                raise GameFileError(
-                    f"{spec.source}: data set {competition.dataset.name!r} with defense {defense.name!r}: {exc}"
-                ) from None
+    competitions = check_game(spec, live=site is not None)
     groups = [(spec, c, defense, seed) for c in competitions for defense in spec.defenses for seed in spec.seeds]
     cells: list[Cell] = []
     boards: list[Board] = []
@@ -201,6 +188,25 @@ def run_game(
     )
 
 
+def check_game(spec: GameSpec, *, live: bool = False) -> list[_Competition]:
+    """Everything checked before the first cell runs (see :func:`run_game`); the game's competitions."""
+    _check_registered(spec)
+    several = [a.name for a in spec.attacks if a.accounts > 1]
+    if live and several:
+        raise GameFileError(f"{spec.source}: attack(s) {', '.join(several)} use several accounts, which only an "
+                            "offline game plays (a live cell has one attacker account)")
+    competitions = [_Competition(d, load_population(d)) for d in spec.datasets]
+    for competition in competitions:
+        for defense in spec.defenses:
+            try:
+                make_oracle(spec, competition.dataset, competition.population, defense, spec.seeds[0])
+            except (ScoringError, ValueError) as exc:
+                raise GameFileError(
+                    f"{spec.source}: data set {competition.dataset.name!r} with defense {defense.name!r}: {exc}"
+                ) from None
+    return competitions
+
+
 def _play_group(
     group: tuple[GameSpec, _Competition, DefenseSpec, int], site: LiveSite | None = None
 ) -> tuple[Board, list[Cell]]:
@@ -219,12 +225,17 @@ def _play_group(
 def _collect(cells: list[Cell], new: list[Cell], total: int, say: Progress) -> None:
     for cell in new:
         cells.append(cell)
-        budget = "" if cell.budget is None else f" @ {cell.budget:,}"
-        say(
-            f"[{len(cells)}/{total}] {cell.dataset} · {cell.defense} · {cell.attack}{budget} · seed {cell.seed}: "
-            f"{cell.status}, accuracy {cell.outcome.label_accuracy:.3f}, {cell.queries} queries, "
-            f"{cell.seconds:.2f} s" + (f" ({cell.error})" if cell.error else "")
-        )
+        say(f"[{len(cells)}/{total}] {describe(cell)}")
+
+
+def describe(cell: Cell) -> str:
+    """One line on a played cell: where, its status, accuracy, queries and time."""
+    budget = "" if cell.budget is None else f" @ {cell.budget:,}"
+    return (
+        f"{cell.dataset} · {cell.defense} · {cell.attack}{budget} · seed {cell.seed}: {cell.status}, accuracy "
+        f"{cell.outcome.label_accuracy:.3f}, {cell.queries} queries, {cell.seconds:.2f} s"
+        + (f" ({cell.error})" if cell.error else "")
+    )
 
 
 def _check_registered(spec: GameSpec) -> None:
@@ -370,7 +381,7 @@ def play_cell(
         result = attacks.run(attack.attack, attacker, **params)
         labels = np.asarray(result.labels, dtype=np.int64)
         confidence = result.confidence
-        queries, seconds, details = result.queries, result.seconds, _jsonable(result.details)
+        queries, seconds, details = result.queries, result.seconds, jsonable(result.details)
         if labels.shape != hidden.shape:
             raise AttackFailed(f"the attack returned {labels.shape[0]} labels for {hidden.shape[0]} rows")
     except AttackFailed as exc:
@@ -427,14 +438,14 @@ def _float(value: Released) -> float | None:
     return None if value is None else float(value)
 
 
-def _jsonable(value: Any) -> Any:
+def jsonable(value: Any) -> Any:
     """Attack details made JSON-safe (numpy scalars and arrays to Python values, the rest to text)."""
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {str(k): jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
+        return [jsonable(v) for v in value]
     if isinstance(value, np.ndarray):
-        return _jsonable(value.tolist()) if value.size <= 64 else f"<array of {value.size}>"
+        return jsonable(value.tolist()) if value.size <= 64 else f"<array of {value.size}>"
     if isinstance(value, np.generic):
         return value.item()
     if value is None or isinstance(value, (bool, int, float, str)):

@@ -14,4 +14,4 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
 
 app = Celery("leaderboard")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["leaderboard.submissions", "leaderboard.audits"])
+app.autodiscover_tasks(["leaderboard.submissions", "leaderboard.audits", "leaderboard.gameplay"])

@@ -325,6 +325,9 @@ LEADERBOARD_AUDIT_TIME_LIMIT = env_int("LEADERBOARD_AUDIT_TIME_LIMIT", 120)
 LEADERBOARD_AUDIT_HEARTBEAT = env_int("LEADERBOARD_AUDIT_HEARTBEAT", 5)
 LEADERBOARD_AUDIT_STALE_AFTER = env_int("LEADERBOARD_AUDIT_STALE_AFTER", 60)
 LEADERBOARD_AUDIT_QUEUED_EXPIRES = env_int("LEADERBOARD_AUDIT_QUEUED_EXPIRES", 3600)
+# A game task on a worker (leaderboard-game --backend celery): a batch of honest boards or attack cells (--chunk).
+# Kept below the broker's visibility timeout, after which Redis would hand an unfinished task to a second worker.
+LEADERBOARD_GAME_TASK_TIME_LIMIT = env_int("LEADERBOARD_GAME_TASK_TIME_LIMIT", 3000)
 CELERY_BEAT_SCHEDULE = {
     "sweep-stuck-submissions": {
         "task": "leaderboard.submissions.tasks.submissions_sweep",
