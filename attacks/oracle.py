@@ -3,7 +3,7 @@ own scoring core and defense chain (so an attack sees exactly what the site woul
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
 
@@ -78,6 +78,20 @@ def submit_many(oracle: Oracle, predictions: Sequence[Any]) -> list[Released]:
     if getattr(type(oracle), "submit_many", None) is not None:
         return list(oracle.submit_many(predictions))  # type: ignore[attr-defined]
     return [oracle.submit(vector) for vector in predictions]
+
+
+def round_sizes(limit: int) -> Iterator[int]:
+    """Queries planned per round: 1, 2, 4, … up to ``limit`` — a slow start, so that a board which refuses or
+    misleads the design costs one query, not a whole round, before the attack notices.
+
+    >>> from itertools import islice
+    >>> list(islice(round_sizes(8), 6))
+    [1, 2, 4, 8, 8, 8]
+    """
+    size = 1
+    while True:
+        yield size
+        size = min(2 * size, max(limit, 1))
 
 
 class LocalOracle:

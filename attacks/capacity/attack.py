@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,9 +59,8 @@ from attacks.capacity.design import (
     top_weights,
 )
 from attacks.confirm import check_claims
-from attacks.oracle import Oracle, submit_many
+from attacks.oracle import Oracle, round_sizes, submit_many
 from attacks.result import AttackFailed, AttackResult
-
 
 #: The most queries the capacity attack plans from the same knowledge (:func:`default_round_size`): a live
 #: oracle keeps them in flight together; the carried ambiguity then waits one round instead of one query.
@@ -204,20 +203,6 @@ def submit_queries(oracle: Oracle, queries: list[Query], model: ServerModel) -> 
         lo, hi = sum_window(float(released), model, model.n_scored - len(rows), batch)
         windows.append((lattice_range(lo, hi, model.unit), batch))
     return windows
-
-
-def round_sizes(limit: int) -> Iterator[int]:
-    """Queries planned per round: 1, 2, 4, … up to ``limit`` — a slow start, so that a board which refuses or
-    misleads the design costs one query, not a whole round, before the attack notices.
-
-    >>> from itertools import islice
-    >>> list(islice(round_sizes(8), 6))
-    [1, 2, 4, 8, 8, 8]
-    """
-    size = 1
-    while True:
-        yield size
-        size = min(2 * size, max(limit, 1))
 
 
 def run_rounds(
