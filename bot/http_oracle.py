@@ -235,7 +235,7 @@ class HttpOracle:
             answer = self._answer(predictions, self.client)
         finally:
             self._sync_stats()
-        return self._taken(answer)
+        return self.take(answer)
 
     def submit_many(self, predictions: Sequence[Any]) -> list[Released]:
         """Independent queries (:func:`attacks.oracle.submit_many`), up to ``window`` of them in flight; their
@@ -246,7 +246,7 @@ class HttpOracle:
         error: BaseException | None = None
         for answer in answers:
             try:
-                taken.append(self._taken(answer)[self.metric])
+                taken.append(self.take(answer)[self.metric])
             except BaseException as exc:  # re-raised below, once every query sent is counted
                 error = error or exc
         if error is not None:
@@ -366,7 +366,7 @@ class HttpOracle:
             released[metric] = self.released_value(extra_text) if extra_text else None
         return Answer(submission_id, released, text or None)
 
-    def _taken(self, answer: Answer) -> dict[str, Released]:
+    def take(self, answer: Answer) -> dict[str, Released]:
         """Count an answered query (when a submission was made) and return its values, or raise its error."""
         if answer.submission_id is not None:
             self.queries += 1
