@@ -22,12 +22,13 @@ answered in order. The attack stays sequential; only the waiting overlaps.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import queue
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -55,6 +56,7 @@ __all__ = [
     "Backoff",
     "HttpOracle",
     "HttpOracleError",
+    "NotSent",
     "OracleStats",
     "PollSchedule",
     "QuotaExceeded",
@@ -102,6 +104,44 @@ class Answer:
     released: dict[str, Released] | None
     text: str | None
     error: BaseException | None = None
+
+
+class NotSent(ClientError):
+    """A query of a pipelined batch that was never uploaded: an earlier one failed first."""
+
+
+class Turnstile:
+    """Uploads in query order: position ``k`` uploads only after position ``k − 1`` has (or has been skipped),
+    so the site numbers, scores and charges the submissions in the order the attack asked them — a stateful
+    defense (a Ladder, noise seeded by the submission id) sees exactly a one-at-a-time run. Encoding before the
+    turn and scoring and polling after it still overlap. After a failed upload (:meth:`turn` raising) or
+    :meth:`stop`, waiting positions are turned away (``False``) instead of uploading."""
+
+    def __init__(self) -> None:
+        self._next = 0
+        self._stopped = False
+        self._changed = threading.Condition()
+
+    def stop(self) -> None:
+        with self._changed:
+            self._stopped = True
+            self._changed.notify_all()
+
+    @contextlib.contextmanager
+    def turn(self, position: int) -> Iterator[bool]:
+        """Wait for ``position``'s turn; yields ``False`` when stopped before it came (nothing to upload)."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._stopped or self._next == position)
+            go = not self._stopped
+        try:
+            yield go
+        except BaseException:
+            self.stop()
+            raise
+        finally:
+            with self._changed:
+                self._next = max(self._next, position + 1)
+                self._changed.notify_all()
 
 
 def exact_text(value: Any) -> str:
@@ -277,6 +317,7 @@ class HttpOracle:
         if not vectors:
             return delivered
         posted: queue.SimpleQueue[tuple[int, int]] = queue.SimpleQueue()
+        turnstile = Turnstile()
         results: dict[int, Answer] = {}
         in_flight: dict[Future[Answer], int] = {}
         quota_left = self._quota_left()
@@ -301,11 +342,13 @@ class HttpOracle:
                             if quota_left <= 0:
                                 quota_left = max(self._quota_left() or 0, 1)  # at 0, one goes and meets the 429
                             quota_left -= 1
-                        future = pool.submit(self._pipelined, vectors[launched], launched, known.get(launched), posted)
+                        future = pool.submit(
+                            self._pipelined, vectors[launched], launched, known.get(launched), posted, turnstile
+                        )
                         in_flight[future] = launched
                         launched += 1
                     if not in_flight:
-                        break
+                        break  # what is left was never sent (NotSent) or never launched
                     done, _ = wait(in_flight, timeout=0.05, return_when=FIRST_COMPLETED)
                     report_posted()
                     for future in done:
@@ -314,7 +357,8 @@ class HttpOracle:
                         results[position] = answer
                         if answer.error is not None:
                             stopped = True
-                    while len(delivered) in results:
+                            turnstile.stop()
+                    while len(delivered) in results and not isinstance(results[len(delivered)].error, NotSent):
                         answer = results.pop(len(delivered))
                         if on_answer is not None:
                             on_answer(len(delivered), answer)
@@ -326,13 +370,30 @@ class HttpOracle:
         return delivered
 
     def _pipelined(
-        self, predictions: Any, position: int, submission_id: int | None, posted: queue.SimpleQueue[tuple[int, int]]
+        self,
+        predictions: Any,
+        position: int,
+        submission_id: int | None,
+        posted: queue.SimpleQueue[tuple[int, int]],
+        turnstile: Turnstile,
     ) -> Answer:
-        """One query of the pipelined path, in a worker thread with a client of its own."""
+        """One query of the pipelined path, in a worker thread with a client of its own: encode, upload in its
+        turn (:class:`Turnstile`), then poll while later queries upload."""
         client = self._borrow_client()
         try:
-            return self._answer(predictions, client, submission_id=submission_id,
-                                on_posted=lambda sid: posted.put((position, sid)))
+            body = None
+            if submission_id is None:
+                started = time.perf_counter()
+                body = self._encode(predictions)
+                self._add("encode_seconds", time.perf_counter() - started)
+            with turnstile.turn(position) as go:
+                if not go:
+                    return Answer(None, None, None, NotSent(f"query {position + 1} not sent: an earlier one failed"))
+                if body is not None:
+                    submission_id = self._post_submission(body, client)
+                    posted.put((position, submission_id))
+            assert submission_id is not None
+            return self._answer(predictions, client, submission_id=submission_id)
         except (ClientError, ValueError) as exc:
             return Answer(submission_id, None, None, exc)
         finally:
