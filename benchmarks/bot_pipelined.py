@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -80,6 +81,7 @@ def _bot(stack: LiveStack, slug: str, user: str, window: int, directory: Path, l
          ) -> dict[str, Any] | None:
     token = stack.participant(user)
     summary_path = directory / user / "summary.json"
+    cpu_before = _children_cpu()
     started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "bot", "--url", stack.url, "--competition", slug, "--token", token, "--json",
@@ -87,6 +89,7 @@ def _bot(stack: LiveStack, slug: str, user: str, window: int, directory: Path, l
         cwd=REPO, env=stack.env, capture_output=True, text=True,
     )
     wall = time.perf_counter() - started
+    cpu = _children_cpu() - cpu_before
     if done.returncode != 0:
         print(done.stdout, done.stderr, stack.logs(), sep="\n", file=sys.stderr)
         return None
@@ -94,8 +97,14 @@ def _bot(stack: LiveStack, slug: str, user: str, window: int, directory: Path, l
     width = len(str(len(labels)))
     recovered = np.array([summary["labels"].get(f"r{i:0{width}d}", -1) for i in range(len(labels))])
     checkpoint = [json.loads(line) for line in Path(summary["checkpoint"]).read_text().splitlines()[1:]]
-    return {**summary, "wall": wall, "correct": float((recovered == labels).mean()),
+    return {**summary, "wall": wall, "bot_cpu": cpu, "correct": float((recovered == labels).mean()),
             "answers": [(r["sha256"], r["released"]) for r in checkpoint if r["kind"] != "posted"]}
+
+
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of this process's finished children: the bot's own work."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _throughput(stack: LiveStack, slug: str, rows: int, uploads: int) -> float:
@@ -132,9 +141,10 @@ def _report(args: argparse.Namespace, windows: list[int], runs: dict[int, list[d
         if ceiling is not None:
             line += f"  floor {queries / ceiling:.1f} s"
         print(line)
-        print(f"      per submission: POST {1000 * http.get('post_seconds', 0) / max(queries, 1):.1f} ms, polling "
-              f"{1000 * http.get('poll_seconds', 0) / max(queries, 1):.1f} ms (summed over threads), attack's own "
-              f"{done[0].get('attack_seconds', 0):.1f} s in all")
+        per = {key: http.get(key, 0) / max(queries, 1) for key in ("post_seconds", "poll_seconds", "polls")}
+        print(f"      per submission: POST {1000 * per['post_seconds']:.1f} ms, {per['polls']:.1f} polls in "
+              f"{1000 * per['poll_seconds']:.1f} ms (summed over threads); the bot's own CPU "
+              f"{statistics.median(r['bot_cpu'] for r in done):.1f} s")
 
 
 if __name__ == "__main__":

@@ -320,7 +320,8 @@ class HttpOracle:
         turnstile = Turnstile()
         results: dict[int, Answer] = {}
         in_flight: dict[Future[Answer], int] = {}
-        quota_left = self._quota_left()
+        # A lone query needs no gate: it goes and meets the 429, if any, as a sequential run's does.
+        quota_left = self._quota_left() if min(self.window, len(vectors) - len(known)) > 1 else None
         launched = 0
         stopped = False
 
@@ -333,37 +334,40 @@ class HttpOracle:
         workers = min(self.window, len(vectors))
         try:
             with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="http-oracle") as pool:
-                while len(delivered) < launched or (launched < len(vectors) and not stopped):
-                    while not stopped and launched < len(vectors) and len(in_flight) < self.window:
-                        uploads = launched not in known
-                        if uploads and quota_left is not None:
-                            if quota_left <= 0 and in_flight:
-                                break  # wait for the answers in flight before asking the site again
-                            if quota_left <= 0:
-                                quota_left = max(self._quota_left() or 0, 1)  # at 0, one goes and meets the 429
-                            quota_left -= 1
-                        future = pool.submit(
-                            self._pipelined, vectors[launched], launched, known.get(launched), posted, turnstile
-                        )
-                        in_flight[future] = launched
-                        launched += 1
-                    if not in_flight:
-                        break  # what is left was never sent (NotSent) or never launched
-                    done, _ = wait(in_flight, timeout=0.05, return_when=FIRST_COMPLETED)
+                try:
+                    while len(delivered) < launched or (launched < len(vectors) and not stopped):
+                        while not stopped and launched < len(vectors) and len(in_flight) < self.window:
+                            uploads = launched not in known
+                            if uploads and quota_left is not None:
+                                if quota_left <= 0 and in_flight:
+                                    break  # wait for the answers in flight before asking the site again
+                                if quota_left <= 0:
+                                    quota_left = max(self._quota_left() or 0, 1)  # at 0, one goes and meets the 429
+                                quota_left -= 1
+                            future = pool.submit(
+                                self._pipelined, vectors[launched], launched, known.get(launched), posted, turnstile
+                            )
+                            in_flight[future] = launched
+                            launched += 1
+                        if not in_flight:
+                            break  # what is left was never sent (NotSent) or never launched
+                        done, _ = wait(in_flight, timeout=0.05, return_when=FIRST_COMPLETED)
+                        report_posted()
+                        for future in done:
+                            position = in_flight.pop(future)
+                            answer = future.result()
+                            results[position] = answer
+                            if answer.error is not None:
+                                stopped = True
+                                turnstile.stop()
+                        while len(delivered) in results and not isinstance(results[len(delivered)].error, NotSent):
+                            answer = results.pop(len(delivered))
+                            if on_answer is not None:
+                                on_answer(len(delivered), answer)
+                            delivered.append(answer)
                     report_posted()
-                    for future in done:
-                        position = in_flight.pop(future)
-                        answer = future.result()
-                        results[position] = answer
-                        if answer.error is not None:
-                            stopped = True
-                            turnstile.stop()
-                    while len(delivered) in results and not isinstance(results[len(delivered)].error, NotSent):
-                        answer = results.pop(len(delivered))
-                        if on_answer is not None:
-                            on_answer(len(delivered), answer)
-                        delivered.append(answer)
-                report_posted()
+                finally:
+                    turnstile.stop()  # interrupted: a query still waiting for its turn is not uploaded
         finally:
             report_posted()  # even when interrupted: an accepted upload is then polled on resume, not re-sent
         self._sync_stats()
