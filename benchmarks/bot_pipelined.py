@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -66,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
             for window in windows:
                 summary = _bot(stack, slug, f"bot-w{window}-r{repeat}", window, directory, labels)
                 if summary is None:
+                    print(f"  files                  {directory}", file=sys.stderr)
                     return 1
                 runs[window].append(summary)
                 print(f"  run: window {window:>2}, repeat {repeat + 1}: {summary['wall']:.1f} s, "
@@ -74,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     _report(args, windows, runs, ceiling)
     if args.keep:
         print(f"  files                  {directory}")
+    else:
+        shutil.rmtree(directory, ignore_errors=True)
     return 0
 
 
