@@ -22,6 +22,12 @@ one-shot distinct-subset-sum designs (scaled powers of two: ``log2 W + 1``; Conw
 because ambiguity is resolved by later queries instead of being forbidden. The last query has no top: all
 that is left goes in injectively, with one row riding on top for free. No labeling is ever guessed: a label
 is reported only when every candidate still consistent with all released scores agrees on it.
+
+Queries go out in *rounds* (:func:`run_rounds`): up to ``round_size`` queries are planned from the same
+knowledge and sent together through :func:`attacks.oracle.submit_many` (a live oracle has them in flight at
+once), and the ambiguity each leaves is carried by a query of the next round. The round size depends only on
+public facts (:func:`default_round_size`: 1 on small boards, up to 32 at N = 25,000), so a board gives the same
+queries in process and live, whatever the live oracle's window; it costs about 1 % more queries.
 """
 
 from __future__ import annotations
