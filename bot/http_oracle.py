@@ -144,6 +144,35 @@ class Turnstile:
                 self._changed.notify_all()
 
 
+class InOrderPolls:
+    """Polling in query order, one submission at a time: the site scores uploads in order, so while query
+    ``k`` is not scored, polling ``k + 1`` would only cost the site a request. Position ``k`` polls once ``k − 1``
+    is answered, first waiting about 70 % of the usual time between two answers (less the time already gone
+    since the last one), so a pipelined run asks about one poll per submission of the site's web server, no
+    more than a sequential run does."""
+
+    def __init__(self) -> None:
+        self.turns = Turnstile()
+        self._lock = threading.Lock()
+        self._last: float | None = None
+        self._interval: float | None = None
+
+    def first_delay(self) -> float | None:
+        """The wait before the first poll (``None`` before two answers: the oracle's latency-based default)."""
+        with self._lock:
+            if self._last is None or self._interval is None:
+                return None
+            return max(0.0, 0.7 * self._interval - (time.perf_counter() - self._last))
+
+    def answered(self) -> None:
+        now = time.perf_counter()
+        with self._lock:
+            if self._last is not None:
+                gap = now - self._last
+                self._interval = gap if self._interval is None else 0.8 * self._interval + 0.2 * gap
+            self._last = now
+
+
 def exact_text(value: Any) -> str:
     """A prediction value as exact decimal text: ``repr`` of a float (round-trips), ``str`` of anything else
     (``Decimal``, gmpy2 ``mpfr``, numeric strings).
@@ -318,6 +347,7 @@ class HttpOracle:
             return delivered
         posted: queue.SimpleQueue[tuple[int, int]] = queue.SimpleQueue()
         turnstile = Turnstile()
+        polls = InOrderPolls()
         results: dict[int, Answer] = {}
         in_flight: dict[Future[Answer], int] = {}
         # A lone query needs no gate: it goes and meets the 429, if any, as a sequential run's does.
@@ -345,7 +375,8 @@ class HttpOracle:
                                     quota_left = max(self._quota_left() or 0, 1)  # at 0, one goes and meets the 429
                                 quota_left -= 1
                             future = pool.submit(
-                                self._pipelined, vectors[launched], launched, known.get(launched), posted, turnstile
+                                self._pipelined, vectors[launched], launched, known.get(launched), posted, turnstile,
+                                polls,
                             )
                             in_flight[future] = launched
                             launched += 1
@@ -368,6 +399,7 @@ class HttpOracle:
                     report_posted()
                 finally:
                     turnstile.stop()  # interrupted: a query still waiting for its turn is not uploaded
+                    polls.turns.stop()  # and the queries already uploaded poll at once, so the pool can close
         finally:
             report_posted()  # even when interrupted: an accepted upload is then polled on resume, not re-sent
         self._sync_stats()
@@ -380,9 +412,10 @@ class HttpOracle:
         submission_id: int | None,
         posted: queue.SimpleQueue[tuple[int, int]],
         turnstile: Turnstile,
+        polls: InOrderPolls,
     ) -> Answer:
         """One query of the pipelined path, in a worker thread with a client of its own: encode, upload in its
-        turn (:class:`Turnstile`), then poll while later queries upload."""
+        turn (:class:`Turnstile`), then poll in its turn (:class:`InOrderPolls`) while later queries upload."""
         client = self._borrow_client()
         try:
             body = None
@@ -397,7 +430,12 @@ class HttpOracle:
                     submission_id = self._post_submission(body, client)
                     posted.put((position, submission_id))
             assert submission_id is not None
-            return self._answer(predictions, client, submission_id=submission_id)
+            with polls.turns.turn(position):  # after a stop (a failure) the rest poll at once: still answered
+                # One at a time, a query's wait is its own latency: the oracle's default applies.
+                first = polls.first_delay() if self.window > 1 else None
+                answer = self._answer(predictions, client, submission_id=submission_id, first_delay=first)
+                polls.answered()
+                return answer
         except (ClientError, ValueError) as exc:
             return Answer(submission_id, None, None, exc)
         finally:
@@ -410,9 +448,11 @@ class HttpOracle:
         *,
         submission_id: int | None = None,
         on_posted: Callable[[int], None] | None = None,
+        first_delay: float | None = None,
     ) -> Answer:
-        """Upload (unless ``submission_id`` names the submission already made for it), wait until scored, and
-        read every released public value; a failed scoring is an :class:`Answer` with its error."""
+        """Upload (unless ``submission_id`` names the submission already made for it), wait until scored
+        (``first_delay`` before the first poll; default from the recent latency), and read every released
+        public value; a failed scoring is an :class:`Answer` with its error."""
         if submission_id is None:
             started = time.perf_counter()
             body = self._encode(predictions)
@@ -420,7 +460,7 @@ class HttpOracle:
             submission_id = self._post_submission(body, client)
             if on_posted is not None:
                 on_posted(submission_id)
-        detail = self._wait_scored(submission_id, client)
+        detail = self._wait_scored(submission_id, client, first_delay)
         if detail.status == "failed":
             return Answer(submission_id, None, None, SubmissionFailed(submission_id, detail.error or "no reason given"))
         text = detail.public_score_text
@@ -537,22 +577,27 @@ class HttpOracle:
         self._add("posts", 1)
         return upload.id
 
-    def _wait_scored(self, submission_id: int, client: LeaderboardClient | None = None) -> Submission:
-        """Poll until the submission is terminal. The first poll waits about 70 % of the recent scoring
-        latency (an early poll only costs the busy server CPU it needs for scoring), then polls speed up
-        geometrically from ``poll.initial`` up to ``poll.maximum``."""
+    def _wait_scored(
+        self, submission_id: int, client: LeaderboardClient | None = None, first_delay: float | None = None
+    ) -> Submission:
+        """Poll until the submission is terminal. The first poll waits ``first_delay``, by default about 70 %
+        of the recent scoring latency (an early poll only costs the busy server CPU it needs for scoring), then
+        polls speed up geometrically from ``poll.initial`` up to ``poll.maximum``."""
         client = client or self.client
         started = time.perf_counter()
         polls = client.stats.polls
-        first = 0.0 if self._latency is None else min(0.7 * self._latency, self.poll.maximum)
+        own_latency = first_delay is None
+        first = first_delay if first_delay is not None else (
+            0.0 if self._latency is None else min(0.7 * self._latency, self.poll.maximum))
         try:
             detail = client.wait(submission_id, schedule=self.poll, first_delay=first)
         finally:
             self._add("polls", client.stats.polls - polls)
         elapsed = time.perf_counter() - started
         self._add("poll_seconds", elapsed)
-        with self._lock:
-            self._latency = elapsed if self._latency is None else 0.8 * self._latency + 0.2 * elapsed
+        if own_latency:  # an in-order poll's wait is the gap between answers, not the upload-to-scored latency
+            with self._lock:
+                self._latency = elapsed if self._latency is None else 0.8 * self._latency + 0.2 * elapsed
         return detail
 
     def _sync_stats(self) -> None:
