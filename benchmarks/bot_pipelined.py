@@ -20,6 +20,7 @@ one scoring worker, not the bot, sets the time, so 60 s needs a faster or wider 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import resource
 import shutil
@@ -34,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from bot.http_oracle import HttpOracle
-from stack.processes import REDIS_URL, REPO, redis_available, running_stack, unique_queue
+from stack.processes import REDIS_URL, REPO, fresh_postgres, redis_available, running_stack, unique_queue
 from tests.e2e.bot_support import LiveStack
 
 SEED = 25_000
@@ -48,6 +49,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--windows", default="1,4,8", help="comma-separated --window values (the first: baseline)")
     parser.add_argument("--repeats", type=int, default=1, help="bot runs per window (medians are printed)")
     parser.add_argument("--web-workers", type=int, default=1, help="gunicorn sync workers (default 1)")
+    parser.add_argument("--postgres", action="store_true",
+                        help="a fresh PostgreSQL database (dropped afterwards) instead of a SQLite file")
     parser.add_argument("--ceiling", type=int, default=150, help="uploads for the throughput ceiling (0: skip)")
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (logs, summaries)")
     args = parser.parse_args(argv)
@@ -57,8 +60,15 @@ def main(argv: list[str] | None = None) -> int:
     windows = [int(w) for w in args.windows.split(",")]
     directory = Path(tempfile.mkdtemp(prefix="bot-pipelined-"))
     labels = np.random.default_rng(SEED).permutation(np.arange(args.rows) % 2)
+    with contextlib.ExitStack() as resources:
+        database = resources.enter_context(fresh_postgres()) if args.postgres else (
+            f"sqlite:///{directory / 'site.sqlite3'}")
+        return _bench(args, windows, directory, labels, database)
+
+
+def _bench(args: argparse.Namespace, windows: list[int], directory: Path, labels: np.ndarray, database: str) -> int:
     with running_stack(
-        logs_dir=directory, database_url=f"sqlite:///{directory / 'site.sqlite3'}", redis_url=REDIS_URL,
+        logs_dir=directory, database_url=database, redis_url=REDIS_URL,
         queue=unique_queue("bot-pipelined"), web_workers=args.web_workers, stack_type=LiveStack,
         extra_env={"LEADERBOARD_VAR_DIR": str(directory / "var")},
     ) as stack:
@@ -133,7 +143,8 @@ def _report(args: argparse.Namespace, windows: list[int], runs: dict[int, list[d
             ceiling: float | None) -> None:
     base = statistics.median(r["wall"] for r in runs[windows[0]])
     print(f"bot live attack, N = {args.rows:,}, 5 decimals, no defense; gunicorn {args.web_workers} sync "
-          f"worker(s), 1 Celery worker, SQLite; medians of {args.repeats} run(s) per window")
+          f"worker(s), 1 Celery worker, {'PostgreSQL' if args.postgres else 'SQLite'}; medians of {args.repeats} "
+          "run(s) per window")
     if ceiling is not None:
         print(f"  site throughput        {ceiling:.1f} scored submissions/s ({CEILING_WINDOW} in flight, no attack)")
     for window in windows:
