@@ -12,9 +12,11 @@ the floor ``submissions / site throughput`` that no client can beat.
     .venv/bin/python -m benchmarks.bot_pipelined [--rows 25000] [--windows 1,4,8] [--repeats 1] [--web-workers 1]
 
 Aim (issue 14, item 2): the N = 25,000 attack in at most 60 s, or as close as the site's throughput allows.
-Measured on the idle 2-core machine (one run each): 124.3 s one at a time, 104.7 s with ``--window 4``
-(26.1 submissions/s), against a floor of 101.0 s (2,731 submissions at the site's 27.0 scored/s): the site's
-one scoring worker, not the bot, sets the time, so 60 s needs a faster or wider site (issue 14, item 5).
+Measured (one run each, same run, SQLite): idle machine, 99.3 s one at a time and 96.5 s with ``--window 4``
+(28.3 submissions/s) against a floor of 87.6 s (2,731 submissions at the site's 31.2 scored/s); under the
+other sessions' load (load average 6-15), 938 s against 536 s with ``--window 8`` (x1.75; floor 336 s at
+8.1 scored/s). The site's one scoring worker, not the bot, sets the time, so 60 s needs a faster or wider site
+(issue 14, item 5); pipelining pays where the round trip is long against the site's scoring time.
 """
 
 from __future__ import annotations
