@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -50,7 +51,7 @@ from attacks.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
 from attacks.floor import BANDS, apply_floor, check_reserve
 from attacks.hard_label import is_hard_label
 from attacks.hard_label_plan import play_hard_label
-from attacks.oracle import Oracle, Released
+from attacks.oracle import Oracle, Released, submit_many
 from attacks.plan import CAMOUFLAGE_MARGIN, Plan, after_failure_plans, best_guess_plan, choose
 from attacks.registry import CONFIRMED, register, run
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
@@ -114,6 +115,19 @@ class BudgetedView:
         if value is None:
             self.withheld += 1  # a budget or a detector withheld it: what the fallback looks at
         return value
+
+    def submit_many(self, predictions: Sequence[Any]) -> list[Released]:
+        """Independent queries (:func:`attacks.oracle.submit_many`), within the budget: those past it are not
+        sent, and :class:`BudgetSpent` is raised once the ones that fit are answered — as one ``submit`` after
+        another would."""
+        vectors = list(predictions)
+        left = self.left
+        fits = vectors if left is None else vectors[:left]
+        values = submit_many(self._inner, fits) if fits else []
+        self.withheld += sum(value is None for value in values)
+        if len(fits) < len(vectors):
+            raise BudgetSpent(f"the budget of {self.limit} queries is spent")
+        return values
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._inner, name)

@@ -3,7 +3,7 @@ own scoring core and defense chain (so an attack sees exactly what the site woul
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import Any, Protocol, runtime_checkable
 
@@ -48,6 +48,50 @@ class MultiMetricOracle(Oracle, Protocol):
     def submit_all(self, predictions: Any) -> dict[str, Released]:
         """``{metric name: released value}`` for one submission, the primary metric first."""
         ...
+
+
+@runtime_checkable
+class BatchOracle(Oracle, Protocol):
+    """An oracle that answers several *independent* queries at once: ``submit_many(vectors)`` is
+    ``[submit(v) for v in vectors]`` — the same answers, in order, the same queries counted — but a live oracle
+    may have them in flight together (the bot's pipelined ``HttpOracle``). Attacks call it through
+    :func:`submit_many`, which falls back to one ``submit`` after another."""
+
+    def submit_many(self, predictions: Sequence[Any]) -> list[Released]:
+        """The released score of each vector, in order (``None`` where nothing is released)."""
+        ...
+
+
+def submit_many(oracle: Oracle, predictions: Sequence[Any]) -> list[Released]:
+    """Submit queries that do not depend on one another's answers; their released scores, in order.
+
+    Through the oracle's own ``submit_many`` when it has one (a live oracle then sends them concurrently,
+    decoding stays in order), else one ``submit`` after another: the queries, their order and the answers are
+    the same either way, so an attack stays pure and sequential and the concurrency stays in the oracle. When a
+    query raises, the queries before it have been answered (and counted); later ones may have been sent too.
+    Only a ``submit_many`` the oracle's class defines is used: a wrapper that forwards unknown attributes to an
+    inner oracle (``__getattr__``) is asked one ``submit`` at a time, so its own ``submit`` is never bypassed.
+
+    >>> submit_many(LocalOracle([0, 1], decimals=3), [[0.5, 0.5], [0.1, 0.9]])
+    [0.693, 0.105]
+    """
+    if getattr(type(oracle), "submit_many", None) is not None:
+        return list(oracle.submit_many(predictions))  # type: ignore[attr-defined]
+    return [oracle.submit(vector) for vector in predictions]
+
+
+def round_sizes(limit: int) -> Iterator[int]:
+    """Queries planned per round: 1, 2, 4, … up to ``limit`` — a slow start, so that a board which refuses or
+    misleads the design costs one query, not a whole round, before the attack notices.
+
+    >>> from itertools import islice
+    >>> list(islice(round_sizes(8), 6))
+    [1, 2, 4, 8, 8, 8]
+    """
+    size = 1
+    while True:
+        yield size
+        size = min(2 * size, max(limit, 1))
 
 
 class LocalOracle:
@@ -167,6 +211,10 @@ class LocalOracle:
 
     def submit(self, predictions: Any) -> Released:
         return self.submit_all(predictions)[self.metric]
+
+    def submit_many(self, predictions: Sequence[Any]) -> list[Released]:
+        """Independent queries (:class:`BatchOracle`): answered one after another, in order."""
+        return [self.submit(vector) for vector in predictions]
 
     def submit_all(self, predictions: Any) -> dict[str, Released]:
         """Score one submission (one query) with every reported metric: ``{metric name: released value}``.

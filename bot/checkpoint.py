@@ -6,6 +6,11 @@ released score exactly as released (text), or the failure message. Appending one
 cost per query constant (rewriting a whole JSON file each time would be quadratic over 2,500 queries), and a
 line torn by a kill mid-write is simply dropped on reading (that query is then asked again).
 
+With a pipelined oracle (``--window``), several queries are in flight at once. Their answers are still
+written in query order, and as soon as the site accepts an upload a ``posted`` line records its submission id:
+a run killed with queries in flight resumes by polling those submissions instead of uploading them again, so
+even an interrupted pipelined run never submits a query twice.
+
 Resumption needs no cooperation from the attacks: every attack here is deterministic given its parameters,
 seeds and the answers it receives, so on resume :class:`ReplayOracle` answers the first queries from the
 checkpoint, in order, checking that each prediction vector hashes to the recorded one (so a changed attack,
@@ -18,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -27,7 +33,7 @@ from typing import IO, Any
 import numpy as np
 
 from attacks.oracle import Oracle, Released
-from bot.http_oracle import SubmissionFailed, exact_text
+from bot.http_oracle import Answer, HttpOracle, SubmissionFailed, exact_text
 
 FORMAT_VERSION = 1
 
@@ -76,8 +82,15 @@ class Entry:
 
     digest: str
     released: str | None
-    kind: str  # "float" | "decimal" | "failed"
+    kind: str  # "float" | "decimal" | "failed" | "posted" (accepted by the site, not answered yet)
     submission_id: int | None = None
+
+    def record(self, index: int) -> dict[str, Any]:
+        """The entry as a line of the file (query number ``index``)."""
+        record: dict[str, Any] = {"i": index, "sha256": self.digest, "released": self.released, "kind": self.kind}
+        if self.submission_id is not None:
+            record["submission_id"] = self.submission_id
+        return record
 
     def value(self) -> Released:
         if self.kind == "failed":
@@ -88,12 +101,18 @@ class Entry:
 
 
 class Checkpoint:
-    """An append-only record of a run's queries at ``path`` (created on the first write)."""
+    """An append-only record of a run's queries at ``path`` (created on the first write): ``entries``, the
+    answered queries in order, and ``posted``, queries past them that the site accepted but had not answered
+    (by query number)."""
 
-    def __init__(self, path: Path, header: dict[str, Any], entries: list[Entry] | None = None) -> None:
+    def __init__(
+        self, path: Path, header: dict[str, Any], entries: list[Entry] | None = None,
+        posted: dict[int, Entry] | None = None,
+    ) -> None:
         self.path = path
         self.header = header
         self.entries: list[Entry] = entries or []
+        self.posted: dict[int, Entry] = posted or {}
         self._handle: IO[str] | None = None
 
     @classmethod
@@ -122,25 +141,39 @@ class Checkpoint:
                     f"{path} belongs to {key}={old.get(key)!r}, not {header.get(key)!r}; "
                     "use another --checkpoint or --restart"
                 )
-        entries = [
-            Entry(r["sha256"], r.get("released"), r["kind"], r.get("submission_id")) for r in records[1:]
-        ]
-        checkpoint = cls(path, old, entries)
+        answered: dict[int, Entry] = {}
+        posted: dict[int, Entry] = {}
+        for position, r in enumerate(records[1:]):
+            entry = Entry(r["sha256"], r.get("released"), r["kind"], r.get("submission_id"))
+            index = int(r.get("i", position))
+            (posted if entry.kind == "posted" else answered)[index] = entry
+        entries: list[Entry] = []
+        while len(entries) in answered:  # answers are written in order: they are the run's first queries
+            entries.append(answered[len(entries)])
+        pending = {i: entry for i, entry in posted.items() if i >= len(entries)}
+        checkpoint = cls(path, old, entries, pending)
         # Rewrite without a torn tail so that appends start on a fresh line.
         checkpoint._rewrite()
         return checkpoint
 
     def append(self, entry: Entry) -> None:
+        """Record the answer of the next query."""
+        self._write(entry.record(len(self.entries)))
+        self.posted.pop(len(self.entries), None)
+        self.entries.append(entry)
+
+    def append_posted(self, index: int, entry: Entry) -> None:
+        """Record that the site accepted query ``index`` (not answered yet) as ``entry.submission_id``."""
+        self._write(entry.record(index))
+        self.posted[index] = entry
+
+    def _write(self, record: dict[str, Any]) -> None:
         if self._handle is None:
             if not self.path.exists():
                 self._rewrite()
             self._handle = self.path.open("a")
-        record = {"i": len(self.entries), "sha256": entry.digest, "released": entry.released, "kind": entry.kind}
-        if entry.submission_id is not None:
-            record["submission_id"] = entry.submission_id
         self._handle.write(json.dumps(record) + "\n")
         self._handle.flush()
-        self.entries.append(entry)
 
     def close(self) -> None:
         if self._handle is not None:
@@ -153,10 +186,9 @@ class Checkpoint:
         with temporary.open("w") as handle:
             handle.write(json.dumps({"checkpoint": FORMAT_VERSION, **self.header}) + "\n")
             for i, entry in enumerate(self.entries):
-                record = {"i": i, "sha256": entry.digest, "released": entry.released, "kind": entry.kind}
-                if entry.submission_id is not None:
-                    record["submission_id"] = entry.submission_id
-                handle.write(json.dumps(record) + "\n")
+                handle.write(json.dumps(entry.record(i)) + "\n")
+            for i, entry in sorted(self.posted.items()):
+                handle.write(json.dumps(entry.record(i)) + "\n")
         os.replace(temporary, self.path)
 
 
@@ -225,24 +257,108 @@ class ReplayOracle:
         return self.queries - self.replayed
 
     def submit(self, predictions: Any) -> Released:
-        if self.budget is not None and self.queries >= self.budget:
+        return self.submit_many([predictions])[0]
+
+    def submit_many(self, predictions: Sequence[Any]) -> list[Released]:
+        """Independent queries (:func:`attacks.oracle.submit_many`): those the checkpoint holds are replayed
+        (their digests checked), the rest asked of the inner oracle — through its pipelined path when it is an
+        :class:`~bot.http_oracle.HttpOracle`, polling instead of re-uploading a query the checkpoint says the
+        site accepted — and recorded in order. Past the budget nothing is sent: the queries that fit are
+        answered, then :class:`BudgetExhausted` is raised. A failed query raises (after the queries sent with it
+        are recorded), on replay as it did live."""
+        vectors = list(predictions)
+        fits = vectors if self.budget is None else vectors[: max(0, self.budget - self.queries)]
+        if not fits and vectors:
             raise BudgetExhausted(f"the query budget of {self.budget} is used up")
-        digest = prediction_digest(predictions)
-        index = self.queries
-        if index < len(self.checkpoint.entries):
-            entry = self.checkpoint.entries[index]
-            if entry.digest != digest:
-                raise CheckpointMismatch(
-                    f"query {index + 1} differs from the one recorded in {self.checkpoint.path}: the attack, its "
-                    "parameters or seed changed since the checkpoint was written; use --restart (or another "
-                    "--checkpoint) to start over"
-                )
+        digests = [prediction_digest(v) for v in fits]
+        values: list[Released] = []
+        failure: SubmissionFailed | None = None
+        position = 0
+        while position < len(fits) and self.queries < len(self.checkpoint.entries):
+            entry = self.checkpoint.entries[self.queries]
+            if entry.digest != digests[position]:
+                if failure is not None:
+                    break  # the live run sent no more of this batch after the failure
+                raise self._mismatch(self.queries)
             self.queries += 1
             self.replayed += 1
+            position += 1
             self.last_released_text = entry.released if entry.kind != "failed" else None
             if self.on_query is not None:
                 self.on_query(True)
-            return entry.value()
+            try:
+                values.append(entry.value())
+            except SubmissionFailed as exc:
+                failure = failure or exc
+        if failure is None and position < len(fits):
+            values.extend(self._ask(fits[position:], digests[position:]))
+        if failure is not None:
+            raise failure
+        if len(fits) < len(vectors):
+            raise BudgetExhausted(f"the query budget of {self.budget} is used up")
+        return values
+
+    def _mismatch(self, index: int) -> CheckpointMismatch:
+        return CheckpointMismatch(
+            f"query {index + 1} differs from the one recorded in {self.checkpoint.path}: the attack, its "
+            "parameters or seed changed since the checkpoint was written; use --restart (or another "
+            "--checkpoint) to start over"
+        )
+
+    def _ask(self, vectors: list[Any], digests: list[str]) -> list[Released]:
+        """Queries past the checkpoint, asked of the inner oracle and recorded in order."""
+        if not isinstance(self.inner, HttpOracle):
+            return [self._ask_one(vector, digest) for vector, digest in zip(vectors, digests, strict=True)]
+        start = self.queries
+        known: dict[int, int] = {}
+        for offset, digest in enumerate(digests):
+            posted = self.checkpoint.posted.get(start + offset)
+            if posted is not None:
+                if posted.digest != digest:
+                    raise self._mismatch(start + offset)
+                assert posted.submission_id is not None
+                known[offset] = posted.submission_id
+
+        def record_posted(offset: int, submission_id: int) -> None:
+            self.checkpoint.append_posted(start + offset, Entry(digests[offset], None, "posted", submission_id))
+
+        gap = False
+
+        def record_answer(offset: int, answer: Answer) -> None:
+            nonlocal gap
+            if answer.submission_id is None:
+                gap = True  # nothing reached the site (over quota, a refused upload): nothing to record
+                return
+            if gap:
+                # Sent before the gap was known (e.g. another client of the same account took the last quota):
+                # its answer cannot follow in order, but a resumed run polls it rather than uploading it again.
+                record_posted(offset, answer.submission_id)
+                return
+            if isinstance(answer.error, SubmissionFailed):
+                entry = Entry(digests[offset], answer.error.message, "failed", answer.submission_id)
+            else:
+                value = (answer.released or {}).get(self.inner.metric)
+                kind = "decimal" if isinstance(value, Decimal) else "float"
+                entry = Entry(digests[offset], released_text(value, answer.text), kind, answer.submission_id)
+            self.checkpoint.append(entry)
+            self.queries += 1
+            self.last_released_text = entry.released if entry.kind != "failed" else None
+            if self.on_query is not None:
+                self.on_query(False)
+
+        answers = self.inner.answers(vectors, known=known, on_posted=record_posted, on_answer=record_answer)
+        values: list[Released] = []
+        error: BaseException | None = None
+        for answer in answers:
+            try:
+                values.append(self.inner.take(answer)[self.inner.metric])
+            except BaseException as exc:  # re-raised below, once every query sent is counted
+                error = error or exc
+        if error is not None:
+            raise error
+        return values
+
+    def _ask_one(self, predictions: Any, digest: str) -> Released:
         try:
             value = self.inner.submit(predictions)
         except SubmissionFailed as exc:

@@ -3,13 +3,15 @@
     leaderboard-bot --url URL --competition SLUG [--token-file PATH | --token TOKEN] [--attack NAME]
                     [--budget Q] [--json PATH]      (the token also from $LEADERBOARD_TOKEN)
                     [--param KEY=VALUE ...] [--on-quota wait|stop] [--checkpoint PATH] [--restart]
-                    [--fingerprint-budget F] [--seed S] [--upload json|csv] [--no-progress]
+                    [--fingerprint-budget F] [--seed S] [--upload json|csv] [--window N] [--no-progress]
 
 Steps: read the metadata and sample submission (:class:`~bot.http_oracle.HttpOracle`, on the one HTTP client
 :class:`~bot.client.LeaderboardClient`); run ``attacks.run("auto", …)`` — fingerprint the board, pick the
 strongest applicable attack (or the one ``--attack`` names) and play it within ``--budget`` (one submission
 kept for the final one), never below the majority class — checkpointing every query (:mod:`bot.checkpoint`)
-so an interrupted run resumes without re-submitting; submit the recovered labels as a prediction staking each
+so an interrupted run resumes without re-submitting; independent queries (an attack's round) go out up to
+``--window`` at a time, answered and checkpointed in order, so the queries and labels are those of a
+one-at-a-time run (``--window 1``); submit the recovered labels as a prediction staking each
 row's confidence (exact labels at ``1 - 1e-15``); write the JSON summary, with ``auto``'s reasoning.
 
 Exit status: 0 done; 1 error (message on stderr); 75 (``EX_TEMPFAIL``) stopped early — quota reached with
@@ -37,7 +39,7 @@ from attacks.registry import run
 from attacks.result import AttackFailed
 from bot.checkpoint import BudgetExhausted, Checkpoint, CheckpointMismatch, ReplayOracle, new_header
 from bot.client import ClientError, QuotaExceeded
-from bot.http_oracle import HttpOracle
+from bot.http_oracle import DEFAULT_WINDOW, HttpOracle
 from bot.plan import parse_params
 
 EXIT_STOPPED = 75
@@ -97,10 +99,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--upload", choices=("json", "csv"), default="csv",
                         help="upload format: csv (default; the site parses it fastest) or json (a positional list); "
                         "either is retried safely under one Idempotency-Key")
+    parser.add_argument("--window", type=_positive, default=DEFAULT_WINDOW, metavar="N",
+                        help=f"at most N submissions in flight at once (default {DEFAULT_WINDOW}; 1 = one at a time); "
+                        "never more than the quota left, and the same queries and labels whatever N")
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     parser.add_argument("--no-final", action="store_true", help="do not submit the recovered labels at the end")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     return parser
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
+    return value
 
 
 def checkpoint_path(args: argparse.Namespace) -> Path:
@@ -190,14 +202,15 @@ def _run(
 ) -> int:
     progress.phase("metadata")
     server = HttpOracle(args.url, args.competition, args.token, on_quota=args.on_quota, upload=args.upload,
-                        on_wait=progress.wait)
+                        on_wait=progress.wait, window=args.window)
     path = checkpoint_path(args)
     checkpoint = Checkpoint.open(
         path, new_header(args.competition, server.n_rows, args.url, attack=args.attack, params=params, seed=args.seed),
         restart=args.restart,
     )
     oracle = ReplayOracle(server, checkpoint, budget=args.budget, on_query=progress.query)
-    summary.update(_oracle=oracle, checkpoint=str(path), n_rows=server.n_rows, metric=server.metric)
+    summary.update(_oracle=oracle, checkpoint=str(path), n_rows=server.n_rows, metric=server.metric,
+                   window=args.window)
     if checkpoint.entries:
         progress.bar.write(f"leaderboard-bot: resuming from {path} ({len(checkpoint.entries)} answered queries)")
 

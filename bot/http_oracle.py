@@ -13,14 +13,23 @@ retries repeat (and a CSV upload's unique file name is looked up first, for site
 Over quota (HTTP 429), the oracle either waits for the reset the server names or raises
 :class:`QuotaExceeded`, by option (``on_quota="wait"`` or ``"stop"``); the clock and the sleep are
 injectable so tests can pin them.
+
+``submit_many`` (:func:`attacks.oracle.submit_many`) is the pipelined path: independent queries are encoded,
+uploaded and polled by up to ``window`` threads at once (each with a client and connection of its own, each
+upload under its own ``Idempotency-Key``), never more at once than the quota the site says is left, and
+answered in order. The attack stays sequential; only the waiting overlaps.
 """
 
 from __future__ import annotations
 
+import contextlib
 import operator
+import queue
+import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -43,9 +52,11 @@ from bot.client import (
 )
 
 __all__ = [
+    "Answer",
     "Backoff",
     "HttpOracle",
     "HttpOracleError",
+    "NotSent",
     "OracleStats",
     "PollSchedule",
     "QuotaExceeded",
@@ -76,6 +87,92 @@ class OracleStats:
     poll_seconds: float = 0.0
     encode_seconds: float = 0.0
     quota_waits: float = 0.0
+
+
+#: The default number of submissions in flight at once (``--window``): the site is a two-stage pipeline (the
+#: web server takes the upload, the worker scores it), so a few in flight keep both stages busy; more only deepen
+#: the worker's queue, which drains unused at the end of every round of the attack (measured live, N = 10,000:
+#: 4 in flight beat 1 and 8 on SQLite and on PostgreSQL; ``benchmarks/bot_pipelined.py``).
+DEFAULT_WINDOW = 4
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One query's outcome on the site: its submission id (``None`` when the upload itself failed), every
+    released public value (``None`` on failure), the primary metric's text exactly as released, and the
+    error (:class:`SubmissionFailed`, :class:`QuotaExceeded`, …) that stopped it, if any."""
+
+    submission_id: int | None
+    released: dict[str, Released] | None
+    text: str | None
+    error: BaseException | None = None
+
+
+class NotSent(ClientError):
+    """A query of a pipelined batch that was never uploaded: an earlier one failed first."""
+
+
+class Turnstile:
+    """Uploads in query order: position ``k`` uploads only after position ``k − 1`` has (or has been skipped),
+    so the site numbers, scores and charges the submissions in the order the attack asked them — a stateful
+    defense (a Ladder, noise seeded by the submission id) sees exactly a one-at-a-time run. Encoding before the
+    turn and scoring and polling after it still overlap. After a failed upload (:meth:`turn` raising) or
+    :meth:`stop`, waiting positions are turned away (``False``) instead of uploading."""
+
+    def __init__(self) -> None:
+        self._next = 0
+        self._stopped = False
+        self._changed = threading.Condition()
+
+    def stop(self) -> None:
+        with self._changed:
+            self._stopped = True
+            self._changed.notify_all()
+
+    @contextlib.contextmanager
+    def turn(self, position: int) -> Iterator[bool]:
+        """Wait for ``position``'s turn; yields ``False`` when stopped before it came (nothing to upload)."""
+        with self._changed:
+            self._changed.wait_for(lambda: self._stopped or self._next == position)
+            go = not self._stopped
+        try:
+            yield go
+        except BaseException:
+            self.stop()
+            raise
+        finally:
+            with self._changed:
+                self._next = max(self._next, position + 1)
+                self._changed.notify_all()
+
+
+class InOrderPolls:
+    """Polling in query order, one submission at a time: the site scores uploads in order, so while query
+    ``k`` is not scored, polling ``k + 1`` would only cost the site a request. Position ``k`` polls once ``k − 1``
+    is answered, first waiting about 70 % of the usual time between two answers (less the time already gone
+    since the last one), so a pipelined run asks about one poll per submission of the site's web server, no
+    more than a sequential run does."""
+
+    def __init__(self) -> None:
+        self.turns = Turnstile()
+        self._lock = threading.Lock()
+        self._last: float | None = None
+        self._interval: float | None = None
+
+    def first_delay(self) -> float | None:
+        """The wait before the first poll (``None`` before two answers: the oracle's latency-based default)."""
+        with self._lock:
+            if self._last is None or self._interval is None:
+                return None
+            return max(0.0, 0.7 * self._interval - (time.perf_counter() - self._last))
+
+    def answered(self) -> None:
+        now = time.perf_counter()
+        with self._lock:
+            if self._last is not None:
+                gap = now - self._last
+                self._interval = gap if self._interval is None else 0.8 * self._interval + 0.2 * gap
+            self._last = now
 
 
 def exact_text(value: Any) -> str:
@@ -109,6 +206,8 @@ class HttpOracle:
     ``queries`` (submissions made through this oracle). ``last_released_text`` is the released score of the
     latest submission exactly as the site wrote it. ``client`` is the underlying
     :class:`~bot.client.LeaderboardClient`.
+
+    ``window`` (default 1: one query at a time) is how many submissions :meth:`submit_many` keeps in flight.
     """
 
     def __init__(
@@ -127,7 +226,10 @@ class HttpOracle:
         sleep: Callable[[float], None] | None = None,
         on_wait: Callable[[float, str], None] | None = None,
         max_quota_wait: float = 36 * 3600.0,
+        window: int = 1,
     ) -> None:
+        if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+            raise ValueError(f"window must be a positive integer, got {window!r}")
         if on_quota not in ("wait", "stop"):
             raise ValueError(f"on_quota must be 'wait' or 'stop', got {on_quota!r}")
         if upload not in ("json", "csv"):
@@ -143,12 +245,14 @@ class HttpOracle:
         self.sleep = sleep or time.sleep
         self.on_wait = on_wait
         self.max_quota_wait = max_quota_wait
-        self.client = LeaderboardClient(
-            self.base, token, timeout=timeout, backoff=self.backoff, poll=self.poll, on_quota=on_quota,
-            max_quota_wait=max_quota_wait, session=session, clock=lambda: self.clock(),
-            sleep=lambda seconds: self.sleep(seconds), on_wait=on_wait,
-        )
+        self.window = window
+        self._token = token
+        self.client = self._new_client(session)
         self.session = self.client.session
+        # Clients of the pipelined path (one per thread in flight, each with its own connection), made lazily.
+        self._spare_clients: queue.SimpleQueue[LeaderboardClient] = queue.SimpleQueue()
+        self._extra_clients: list[LeaderboardClient] = []
+        self._lock = threading.Lock()
         self.stats = OracleStats()
         self.queries = 0
         self.last_released_text: str | None = None
@@ -213,27 +317,188 @@ class HttpOracle:
     def submit_all(self, predictions: Any) -> dict[str, Released]:
         """One submission (one query), every released public value: the primary metric first, then each
         metric of ``also_report`` (``None`` where the site released nothing), as ``LocalOracle.submit_all``."""
-        started = time.perf_counter()
-        body = self._encode(predictions)
-        self.stats.encode_seconds += time.perf_counter() - started
         try:
-            submission_id = self._post_submission(body)
-            self.queries += 1
-            self.last_submission_id = submission_id
-            self.submission_ids.append(submission_id)
-            detail = self._wait_scored(submission_id)
+            answer = self._answer(predictions, self.client)
         finally:
             self._sync_stats()
+        return self.take(answer)
+
+    def submit_many(self, predictions: Sequence[Any]) -> list[Released]:
+        """Independent queries (:func:`attacks.oracle.submit_many`), up to ``window`` of them in flight; their
+        released public scores in order. After a failure no further query is sent; the ones already sent are
+        answered and counted, then the first failure is raised."""
+        answers = self.answers(predictions)
+        taken: list[Released] = []
+        error: BaseException | None = None
+        for answer in answers:
+            try:
+                taken.append(self.take(answer)[self.metric])
+            except BaseException as exc:  # re-raised below, once every query sent is counted
+                error = error or exc
+        if error is not None:
+            raise error
+        return taken
+
+    def answers(
+        self,
+        predictions: Sequence[Any],
+        *,
+        known: dict[int, int] | None = None,
+        on_posted: Callable[[int, int], None] | None = None,
+        on_answer: Callable[[int, Answer], None] | None = None,
+    ) -> list[Answer]:
+        """The pipelined path under :meth:`submit_many`: every query's :class:`Answer`, in order, with up to
+        ``window`` in flight. ``known`` maps a query's position to a submission already made for it (a resumed
+        run then polls it instead of uploading again). ``on_posted(position, submission_id)`` is told as soon
+        as the site has accepted an upload and ``on_answer(position, answer)`` each answer in order, both in the
+        calling thread (e.g. to checkpoint them at once). Once a query fails, no further one is sent; the list
+        then ends with the last query sent. ``queries`` and the ids are counted by :meth:`submit_many`, not here.
+
+        Quota: with a daily or total limit, no more uploads are in flight than the site says are left (asked
+        once, then counted down; asked again when it reaches 0); at 0 one upload goes alone, so the client's
+        429 handling (wait for the reset, or stop) applies to it as to a sequential run."""
+        vectors = list(predictions)
+        known = dict(known or {})
+        delivered: list[Answer] = []
+        if not vectors:
+            return delivered
+        posted: queue.SimpleQueue[tuple[int, int]] = queue.SimpleQueue()
+        turnstile = Turnstile()
+        polls = InOrderPolls()
+        results: dict[int, Answer] = {}
+        in_flight: dict[Future[Answer], int] = {}
+        # A lone query needs no gate: it goes and meets the 429, if any, as a sequential run's does.
+        quota_left = self._quota_left() if min(self.window, len(vectors) - len(known)) > 1 else None
+        launched = 0
+        stopped = False
+
+        def report_posted() -> None:
+            while not posted.empty():
+                position, submission_id = posted.get()
+                if on_posted is not None:
+                    on_posted(position, submission_id)
+
+        workers = min(self.window, len(vectors))
+        try:
+            with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="http-oracle") as pool:
+                try:
+                    while len(delivered) < launched or (launched < len(vectors) and not stopped):
+                        while not stopped and launched < len(vectors) and len(in_flight) < self.window:
+                            uploads = launched not in known
+                            if uploads and quota_left is not None:
+                                if quota_left <= 0 and in_flight:
+                                    break  # wait for the answers in flight before asking the site again
+                                if quota_left <= 0:
+                                    quota_left = max(self._quota_left() or 0, 1)  # at 0, one goes and meets the 429
+                                quota_left -= 1
+                            future = pool.submit(
+                                self._pipelined, vectors[launched], launched, known.get(launched), posted, turnstile,
+                                polls,
+                            )
+                            in_flight[future] = launched
+                            launched += 1
+                        if not in_flight:
+                            break  # what is left was never sent (NotSent) or never launched
+                        done, _ = wait(in_flight, timeout=0.05, return_when=FIRST_COMPLETED)
+                        report_posted()
+                        for future in done:
+                            position = in_flight.pop(future)
+                            answer = future.result()
+                            results[position] = answer
+                            if answer.error is not None:
+                                stopped = True
+                                turnstile.stop()
+                        while len(delivered) in results and not isinstance(results[len(delivered)].error, NotSent):
+                            answer = results.pop(len(delivered))
+                            if on_answer is not None:
+                                on_answer(len(delivered), answer)
+                            delivered.append(answer)
+                    report_posted()
+                finally:
+                    turnstile.stop()  # interrupted: a query still waiting for its turn is not uploaded
+                    polls.turns.stop()  # and the queries already uploaded poll at once, so the pool can close
+        finally:
+            report_posted()  # even when interrupted: an accepted upload is then polled on resume, not re-sent
+        self._sync_stats()
+        return delivered
+
+    def _pipelined(
+        self,
+        predictions: Any,
+        position: int,
+        submission_id: int | None,
+        posted: queue.SimpleQueue[tuple[int, int]],
+        turnstile: Turnstile,
+        polls: InOrderPolls,
+    ) -> Answer:
+        """One query of the pipelined path, in a worker thread with a client of its own: encode and upload in
+        its turn (:class:`Turnstile`), then poll in its turn (:class:`InOrderPolls`) while later queries upload."""
+        client = self._borrow_client()
+        try:
+            with turnstile.turn(position) as go:
+                if not go:
+                    return Answer(None, None, None, NotSent(f"query {position + 1} not sent: an earlier one failed"))
+                if submission_id is None:
+                    # Encoded in its turn, not ahead: one thread at a time does CPU work under the GIL, so the
+                    # others' socket I/O is not held up behind it.
+                    started = time.perf_counter()
+                    body = self._encode(predictions)
+                    self._add("encode_seconds", time.perf_counter() - started)
+                    submission_id = self._post_submission(body, client)
+                    posted.put((position, submission_id))
+            assert submission_id is not None
+            with polls.turns.turn(position):  # after a stop (a failure) the rest poll at once: still answered
+                # One at a time, a query's wait is its own latency: the oracle's default applies.
+                first = polls.first_delay() if self.window > 1 else None
+                answer = self._answer(predictions, client, submission_id=submission_id, first_delay=first)
+                polls.answered()
+                return answer
+        except (ClientError, ValueError) as exc:
+            return Answer(submission_id, None, None, exc)
+        finally:
+            self._spare_clients.put(client)
+
+    def _answer(
+        self,
+        predictions: Any,
+        client: LeaderboardClient,
+        *,
+        submission_id: int | None = None,
+        on_posted: Callable[[int], None] | None = None,
+        first_delay: float | None = None,
+    ) -> Answer:
+        """Upload (unless ``submission_id`` names the submission already made for it), wait until scored
+        (``first_delay`` before the first poll; default from the recent latency), and read every released
+        public value; a failed scoring is an :class:`Answer` with its error."""
+        if submission_id is None:
+            started = time.perf_counter()
+            body = self._encode(predictions)
+            self._add("encode_seconds", time.perf_counter() - started)
+            submission_id = self._post_submission(body, client)
+            if on_posted is not None:
+                on_posted(submission_id)
+        detail = self._wait_scored(submission_id, client, first_delay)
         if detail.status == "failed":
-            raise SubmissionFailed(submission_id, detail.error or "no reason given")
+            return Answer(submission_id, None, None, SubmissionFailed(submission_id, detail.error or "no reason given"))
         text = detail.public_score_text
-        self.last_released_text = text or None
         released: dict[str, Released] = {self.metric: self.released_value(text) if text else None}
         extra = detail.extra_scores
         for metric in self.also_report:
             extra_text = str((extra.get(metric) or {}).get("public_score_text") or "")
             released[metric] = self.released_value(extra_text) if extra_text else None
-        return released
+        return Answer(submission_id, released, text or None)
+
+    def take(self, answer: Answer) -> dict[str, Released]:
+        """Count an answered query (when a submission was made) and return its values, or raise its error."""
+        if answer.submission_id is not None:
+            self.queries += 1
+            self.last_submission_id = answer.submission_id
+            self.submission_ids.append(answer.submission_id)
+        if answer.error is not None:
+            raise answer.error
+        assert answer.released is not None
+        self.last_released_text = answer.text
+        return answer.released
 
     def released_value(self, text: str) -> Released:
         """The released text as a number: ``Decimal`` when the site releases more than float64 carries (MPFR
@@ -245,6 +510,36 @@ class HttpOracle:
     def quota(self) -> dict[str, Any]:
         """``GET …/quota/``: used and remaining submissions and the next UTC reset."""
         return self.client.quota(self.slug).data
+
+    def _quota_left(self) -> int | None:
+        """Submissions the site lets this participant make now (``None``: no limit)."""
+        if self.daily_limit is None and self.total_limit is None:
+            return None
+        quota = self.client.quota(self.slug)
+        left = [n for n in (quota.remaining_today, quota.remaining_total) if n is not None]
+        return min(left) if left else None
+
+    # --- clients ----------------------------------------------------------------------------------------
+
+    def _new_client(self, session: requests.Session | None = None) -> LeaderboardClient:
+        return LeaderboardClient(
+            self.base, self._token, timeout=self.timeout, backoff=self.backoff, poll=self.poll,
+            on_quota=self.on_quota, max_quota_wait=self.max_quota_wait, session=session,
+            clock=lambda: self.clock(), sleep=lambda seconds: self.sleep(seconds), on_wait=self.on_wait,
+        )
+
+    def _borrow_client(self) -> LeaderboardClient:
+        try:
+            return self._spare_clients.get_nowait()
+        except queue.Empty:
+            client = self._new_client()
+            with self._lock:
+                self._extra_clients.append(client)
+            return client
+
+    def _add(self, name: str, value: float) -> None:
+        with self._lock:
+            setattr(self.stats, name, getattr(self.stats, name) + value)
 
     # --- encoding ---------------------------------------------------------------------------------------
 
@@ -289,43 +584,52 @@ class HttpOracle:
 
     # --- HTTP (through the client) ----------------------------------------------------------------------
 
-    def _post_submission(self, body: bytes) -> int:
-        """Upload through the client (which waits or stops on 429 and retries transient failures under one
+    def _post_submission(self, body: bytes, client: LeaderboardClient | None = None) -> int:
+        """Upload through ``client`` (which waits or stops on 429 and retries transient failures under one
         Idempotency-Key); the submission's id."""
+        client = client or self.client
         started = time.perf_counter()
-        slept = self.client.stats.slept
+        slept = client.stats.slept
         if self.takes_models:
-            upload = self.client.submit_model(self.slug, body)
+            upload = client.submit_model(self.slug, body)
         elif self.upload == "json":
-            upload = self.client.submit_json(self.slug, body)
+            upload = client.submit_json(self.slug, body)
         else:
             # A unique name, looked up before re-sending, also keeps a site without Idempotency-Key safe.
             name = f"bot-{uuid.uuid4().hex}.csv"
-            upload = self.client.submit_csv(self.slug, body, filename=name, recover_by_name=True)
+            upload = client.submit_csv(self.slug, body, filename=name, recover_by_name=True)
         # Time on the wire only: the client's backoff and quota sleeps are not the site's latency.
-        self.stats.post_seconds += max(0.0, time.perf_counter() - started - (self.client.stats.slept - slept))
-        self.stats.posts += 1
+        self._add("post_seconds", max(0.0, time.perf_counter() - started - (client.stats.slept - slept)))
+        self._add("posts", 1)
         return upload.id
 
-    def _wait_scored(self, submission_id: int) -> Submission:
-        """Poll until the submission is terminal. The first poll waits about 70 % of the recent scoring
-        latency (an early poll only costs the busy server CPU it needs for scoring), then polls speed up
-        geometrically from ``poll.initial`` up to ``poll.maximum``."""
+    def _wait_scored(
+        self, submission_id: int, client: LeaderboardClient | None = None, first_delay: float | None = None
+    ) -> Submission:
+        """Poll until the submission is terminal. The first poll waits ``first_delay``, by default about 70 %
+        of the recent scoring latency (an early poll only costs the busy server CPU it needs for scoring), then
+        polls speed up geometrically from ``poll.initial`` up to ``poll.maximum``."""
+        client = client or self.client
         started = time.perf_counter()
-        polls = self.client.stats.polls
-        first = 0.0 if self._latency is None else min(0.7 * self._latency, self.poll.maximum)
+        polls = client.stats.polls
+        own_latency = first_delay is None
+        first = first_delay if first_delay is not None else (
+            0.0 if self._latency is None else min(0.7 * self._latency, self.poll.maximum))
         try:
-            detail = self.client.wait(submission_id, schedule=self.poll, first_delay=first)
+            detail = client.wait(submission_id, schedule=self.poll, first_delay=first)
         finally:
-            self.stats.polls += self.client.stats.polls - polls
+            self._add("polls", client.stats.polls - polls)
         elapsed = time.perf_counter() - started
-        self.stats.poll_seconds += elapsed
-        self._latency = elapsed if self._latency is None else 0.8 * self._latency + 0.2 * elapsed
+        self._add("poll_seconds", elapsed)
+        if own_latency:  # an in-order poll's wait is the gap between answers, not the upload-to-scored latency
+            with self._lock:
+                self._latency = elapsed if self._latency is None else 0.8 * self._latency + 0.2 * elapsed
         return detail
 
     def _sync_stats(self) -> None:
-        self.stats.retries = self.client.stats.retries
-        self.stats.quota_waits = self.client.stats.quota_waits
+        clients = [self.client, *self._extra_clients]
+        self.stats.retries = sum(c.stats.retries for c in clients)
+        self.stats.quota_waits = sum(c.stats.quota_waits for c in clients)
 
 
 def _float_texts(values: np.ndarray) -> list[str]:

@@ -45,7 +45,7 @@ from attacks.capacity.attack import (
     default_top,
     require_logloss,
     run_rounds,
-    submit_query,
+    submit_queries,
 )
 from attacks.capacity.decoder import PRECISION_BITS, Query, lattice_range, loss_window
 from attacks.capacity.design import (
@@ -60,7 +60,7 @@ from attacks.capacity.public_count import estimate_public_count
 from attacks.capacity.ternary import ternary_split_attack
 from attacks.confirm import check_claims
 from attacks.exact import gmpy2, local_precision, mpfr
-from attacks.oracle import Oracle
+from attacks.oracle import Oracle, submit_many
 from attacks.result import AttackFailed, AttackResult
 
 GRID = 2.0**-53
@@ -202,10 +202,17 @@ def _every_row(
 
 
 def mirrored_split_attack(
-    oracle: Oracle, n_pub: int, *, noise_bound: float = 0.0, top: int | None = None, check: bool = True
+    oracle: Oracle,
+    n_pub: int,
+    *,
+    noise_bound: float = 0.0,
+    top: int | None = None,
+    check: bool = True,
+    round_size: int = 1,
 ) -> AttackResult:
     """The mirrored-pair construction (used for float64 releases, whose window is too narrow for the
-    enumerating decoder of :func:`ternary_split_attack`)."""
+    enumerating decoder of :func:`ternary_split_attack`). ``round_size`` > 1 sends that many submissions of
+    independent queries together (:func:`~attacks.capacity.attack.run_rounds`)."""
     started = time.perf_counter()
     queries_before = oracle.queries
     n = oracle.n_rows
@@ -234,17 +241,23 @@ def mirrored_split_attack(
 
     pairs: list[tuple[np.ndarray, np.ndarray, float, float]] = []
 
-    def observe_pair(query: Query) -> range:
-        rows, ks = query.row_weights()
-        pred = mirrored_predictions(n, rows, ks, mask_model.unit)
-        first = oracle.submit(pred)
-        second = oracle.submit(1.0 - pred)
-        if first is None or second is None:
-            raise AttackFailed("the leaderboard released nothing for a query; the attack needs every score")
-        pairs.append((rows, pred[rows], float(first), float(second)))
-        return mask_window((float(first), float(second)), mask_model, pred[rows], ks, n_pub)
+    def observe_pairs(queries: list[Query]) -> list[range]:
+        planned = []
+        for query in queries:
+            rows, ks = query.row_weights()
+            planned.append((rows, ks, mirrored_predictions(n, rows, ks, mask_model.unit)))
+        # Each query is a mirrored pair, sent in order (the pair's two vectors, then the next pair's).
+        released = submit_many(oracle, [v for _, _, pred in planned for v in (pred, 1.0 - pred)])
+        windows = []
+        for (rows, ks, pred), first, second in zip(planned, released[::2], released[1::2], strict=True):
+            if first is None or second is None:
+                raise AttackFailed("the leaderboard released nothing for a query; the attack needs every score")
+            pairs.append((rows, pred[rows], float(first), float(second)))
+            windows.append(mask_window((float(first), float(second)), mask_model, pred[rows], ks, n_pub))
+        return windows
 
-    run_rounds(oracle, mask_state, mask_model, k_top, observe_pair, mode=mode)
+    # A round of r mirrored pairs is 2·r submissions.
+    run_rounds(oracle, mask_state, mask_model, k_top, observe_pairs, mode=mode, round_size=max(round_size // 2, 1))
     mask = mask_state.labels == 1
     mask_queries = oracle.queries - queries_before
     if int(mask.sum()) != n_pub:
@@ -261,7 +274,8 @@ def mirrored_split_attack(
     k2 = top if top is not None else (0 if mode == "subset" else default_top(label_model.cap))
     open_rows = np.flatnonzero(mask & (known < 0))
     label_state = CapacityState(labels=known.copy(), fresh=deque(open_rows.tolist()))
-    run_rounds(oracle, label_state, label_model, k2, lambda q: submit_query(oracle, q, label_model)[0], mode=mode)
+    run_rounds(oracle, label_state, label_model, k2, lambda qs: [w for w, _ in submit_queries(oracle, qs, label_model)],
+               mode=mode, round_size=round_size)
     labels = np.where(mask, label_state.labels, -1)
     design_queries = oracle.queries - queries_before
     if check and n_pub > 0:

@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from attacks import LocalOracle
+from attacks.auto import BudgetedView, BudgetSpent
+from attacks.oracle import submit_many
 from defenses.base import REGISTRY, Defense, DefenseContext, Score, ScoringView, Stage
 from scoring import ParsedPredictions, release_submission
 
@@ -110,3 +112,35 @@ def test_each_account_has_its_own_ladder_state_while_noise_draws_stay_distinct()
     noisy.account = 2
     with pytest.raises(ValueError, match="account 2 does not exist"):
         noisy.submit(np.full(200, 0.5))
+
+
+def test_submit_many_answers_independent_queries_in_order_as_one_submit_after_another() -> None:
+    labels = np.random.default_rng(3).integers(0, 2, 50)
+    vectors = [np.where(np.arange(50) == i, 0.9, 0.5) for i in range(6)]
+    one_by_one = LocalOracle(labels, decimals=5)
+    expected = [one_by_one.submit(v) for v in vectors]
+    together = LocalOracle(labels, decimals=5)
+    assert submit_many(together, vectors) == expected and together.queries == 6
+
+    class Forwarding:  # a wrapper that forwards unknown attributes: its own submit must not be bypassed
+        def __init__(self, inner: LocalOracle) -> None:
+            self.inner, self.seen = inner, 0
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.inner, name)
+
+        def submit(self, predictions: Any) -> Any:
+            self.seen += 1
+            return self.inner.submit(predictions)
+
+    wrapper = Forwarding(LocalOracle(labels, decimals=5))
+    assert submit_many(wrapper, vectors) == expected and wrapper.seen == 6
+
+
+def test_auto_s_budgeted_view_sends_only_the_queries_that_fit_then_stops() -> None:
+    board = LocalOracle(np.random.default_rng(4).integers(0, 2, 30), decimals=5)
+    view = BudgetedView(board, 4)
+    view.submit(np.full(30, 0.5))
+    with pytest.raises(BudgetSpent):
+        submit_many(view, [np.full(30, 0.4 + i / 100) for i in range(5)])
+    assert board.queries == 4  # three of the five fitted; the rest were never sent

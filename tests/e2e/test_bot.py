@@ -49,6 +49,13 @@ def _bot(stack: LiveStack, slug: str, token: str, out: Path, *extra: str) -> tup
     return done.returncode, summary, done.stdout + done.stderr
 
 
+def _answered(checkpoint: Path) -> list[tuple[str, str | None]]:
+    """(digest, released text) of every answered query of a checkpoint, in order (not the "posted" lines that
+    record an accepted upload before its answer)."""
+    records = [json.loads(line) for line in checkpoint.read_text().splitlines()[1:]]
+    return [(r["sha256"], r["released"]) for r in records if r["kind"] != "posted"]
+
+
 def _recovered(summary: dict[str, Any]) -> np.ndarray:
     return np.array([summary["labels"].get(f"r{i:03d}", -1) for i in range(N_ROWS)])
 
@@ -83,7 +90,7 @@ def test_an_interrupted_run_resumes_from_its_checkpoint_without_resubmitting(
     assert "larger --budget to resume" in output
     assert stack.submissions_count("bot-resume") == 15
     checkpoint = Path(first["checkpoint"])
-    assert checkpoint.name == "summary.checkpoint.jsonl" and len(checkpoint.read_text().splitlines()) == 1 + 15
+    assert checkpoint.name == "summary.checkpoint.jsonl" and len(_answered(checkpoint)) == 15
 
     code, second, output = _bot(stack, "bot-resume", token, out)
     assert code == 0, output
@@ -113,51 +120,81 @@ def test_a_killed_run_resumes_from_its_checkpoint(stack: LiveStack, tmp_path: Pa
 
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and process.poll() is None:
-            if checkpoint.exists() and len(checkpoint.read_text().splitlines()) > 12:
+            if checkpoint.exists() and len(checkpoint.read_text().splitlines()) > 24:
                 break
             time.sleep(0.02)
         process.kill()  # no chance to clean up: the checkpoint is all that is left
     finally:
         process.wait()
-    recorded = len(checkpoint.read_text().splitlines()) - 1
+    recorded = len(_answered(checkpoint))
     made = stack.submissions_count("bot-kill")
-    assert made - recorded in (0, 1)  # at most the one in flight when it was killed
+    assert made - recorded in (0, 1)  # at most the one in flight when it was killed (its upload is "posted")
 
     code, summary, output = _bot(stack, "bot-kill", token, out)
     assert code == 0, output
     assert (_recovered(summary) == LABELS).all()
     assert summary["replayed"] >= recorded - 1
+    # An upload the site accepted before the kill is polled, not sent again (unless the kill tore its line).
     assert stack.submissions_count("bot-kill") - summary["queries"] in (0, 1)
 
 
-def test_over_quota_the_bot_stops_cleanly_and_can_resume(stack: LiveStack, tmp_path: Path) -> None:
-    stack.competition("bot-quota", LABELS, decimals=5, daily_limit=10)
-    token = stack.participant("bot-quota-user")
+@pytest.mark.parametrize("pipelined", [False, True])
+def test_over_quota_the_bot_stops_cleanly_and_can_resume(stack: LiveStack, tmp_path: Path, pipelined: bool) -> None:
+    # Pipelined: prime_batched sends rounds of independent queries, 8 in flight at once, into the limit.
+    slug = "bot-quota-pipe" if pipelined else "bot-quota"
+    extra = ["--attack", "prime_batched", "--window", "8"] if pipelined else []
+    stack.competition(slug, LABELS, decimals=5, daily_limit=10)
+    token = stack.participant(f"{slug}-user")
     out = tmp_path / "summary.json"
-    code, first, output = _bot(stack, "bot-quota", token, out, "--on-quota", "stop")
+    code, first, output = _bot(stack, slug, token, out, "--on-quota", "stop", *extra)
     assert code == EXIT_STOPPED, output
     assert "stopped, over quota: daily limit of 10 submissions reached" in output
     assert "resume" in output and "Traceback" not in output
     assert first["status"] == "stopped" and first["resets_at"]
-    assert stack.submissions_count("bot-quota") == 10
-    assert len(Path(first["checkpoint"]).read_text().splitlines()) == 1 + 10
+    assert stack.submissions_count(slug) == 10
+    assert len(_answered(Path(first["checkpoint"]))) == 10
 
     # The checkpoint is resumable: a second account (its own quota) carries on from query 11, so nothing is
     # asked twice. (A real resumption waits for the UTC reset; --on-quota wait does that, unit-tested.)
-    other = stack.participant("bot-quota-user-2")
-    code, second, output = _bot(stack, "bot-quota", other, out, "--on-quota", "stop")
+    other = stack.participant(f"{slug}-user-2")
+    code, second, output = _bot(stack, slug, other, out, "--on-quota", "stop", *extra)
     assert code == EXIT_STOPPED and second["replayed"] == 10 and second["fresh"] == 10
-    assert stack.submissions_count("bot-quota") == 20
+    assert stack.submissions_count(slug) == 20
+
+
+def test_a_pipelined_bot_sends_the_same_queries_as_a_sequential_one(stack: LiveStack, tmp_path: Path) -> None:
+    # The same attack and seed with 1 and 8 submissions in flight: query for query, released text for released
+    # text, the same labels; and a window-8 run cut by its budget resumes (with another window) into the same run.
+    stack.competition("bot-window", LABELS, decimals=5)
+    runs = {}
+    for window in ("1", "8"):
+        out = tmp_path / f"w{window}" / "summary.json"
+        token = stack.participant(f"bot-window-{window}")
+        code, summary, output = _bot(stack, "bot-window", token, out, "--attack", "prime_batched", "--window", window)
+        assert code == 0, output + stack.logs()
+        runs[window] = (summary, _answered(Path(summary["checkpoint"])))
+    assert runs["1"][1] == runs["8"][1] and len(runs["8"][1]) == runs["8"][0]["queries"]
+    assert (_recovered(runs["8"][0]) == LABELS).all() and runs["1"][0]["labels"] == runs["8"][0]["labels"]
+    assert stack.submissions_count("bot-window") == 2 * runs["8"][0]["queries"]
+
+    out = tmp_path / "cut" / "summary.json"
+    token = stack.participant("bot-window-cut")
+    code, cut, _ = _bot(stack, "bot-window", token, out, "--attack", "prime_batched", "--window", "8", "--budget", "20")
+    assert code == EXIT_STOPPED and len(_answered(Path(cut["checkpoint"]))) == 20
+    code, resumed, output = _bot(stack, "bot-window", token, out, "--attack", "prime_batched", "--window", "3")
+    assert code == 0, output
+    assert resumed["replayed"] == 20 and _answered(Path(resumed["checkpoint"])) == runs["1"][1]
+    assert stack.submissions_count("bot-window") == 3 * runs["8"][0]["queries"]  # nothing sent twice
 
 
 @pytest.mark.parametrize(
-    ("attack", "params"),
-    [("capacity", {}), ("boosting", {"k": 12, "seed": 5, "margin": 0.2})],
+    ("attack", "params", "window"),
+    [("capacity", {}, 1), ("capacity", {"round_size": 8}, 8), ("boosting", {"k": 12, "seed": 5, "margin": 0.2}, 1)],
 )
-def test_offline_and_live_agree(stack: LiveStack, attack: str, params: dict[str, Any]) -> None:
-    slug = f"bot-agree-{attack}"
+def test_offline_and_live_agree(stack: LiveStack, attack: str, params: dict[str, Any], window: int) -> None:
+    slug = f"bot-agree-{attack}-{window}"
     stack.competition(slug, LABELS, decimals=5)
-    live = HttpOracle(stack.url, slug, stack.participant(f"{slug}-user"))
+    live = HttpOracle(stack.url, slug, stack.participant(f"{slug}-user"), window=window)
     offline = LocalOracle(LABELS, decimals=5, ids=live.ids)
     on_site = run(attack, live, **params)
     in_process = run(attack, offline, **params)
