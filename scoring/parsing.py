@@ -13,7 +13,7 @@ import csv
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import repeat
@@ -48,7 +48,7 @@ class SubmissionFormat:
     """What a competition accepts: the hidden ids in canonical order and the number of classes."""
 
     ids: tuple[str, ...]
-    id_index: dict[str, int]
+    id_index: Mapping[str, int]
     n_classes: int
     max_bytes: int = DEFAULT_MAX_BYTES
 
@@ -64,7 +64,7 @@ class SubmissionFormat:
     @cached_property
     def fast_ids(self) -> fast_csv.HiddenIds | None:
         """The hidden ids as the CSV fast path reads them (built on first use; ``None``: no fast path)."""
-        return fast_csv.hidden_ids(self.ids, self.id_index)
+        return fast_csv.hidden_ids(self.ids)
 
 
 Locator = Callable[[int, str], SubmissionError]
