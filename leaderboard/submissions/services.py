@@ -30,6 +30,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from defenses import DefenseConfigError
+from leaderboard.blobs import blob_read, blob_write
 from leaderboard.competitions.models import Competition
 from leaderboard.competitions.selectors import competition_scoring_spec
 from leaderboard.errors import CompetitionNotOpen, IdempotencyKeyReused, InvalidUpload, QuotaExceeded, SelectionError
@@ -171,15 +172,18 @@ def submission_create(
                 submission = Submission.objects.create(
                     competition=competition,
                     participant=participant,
-                    upload=data,
+                    upload=b"",
                     upload_kind=kind,
                     upload_name=filename[:255],
                     upload_size=len(data),
-                    # φ-bit arithmetic reads the submitted decimal text, so only float64 can skip the re-parse.
-                    predictions_npy=_npy(parsed.values) if float64 else None,
                     created_at=now,
                     enqueued_at=now,
                     idempotency_key=idempotency_key or None,
+                )
+                # The large columns as raw bytes (see leaderboard.blobs); φ-bit arithmetic reads the submitted
+                # decimal text, so only float64 can skip the re-parse.
+                blob_write(
+                    Submission, submission.pk, upload=data, predictions_npy=_npy(parsed.values) if float64 else None
                 )
         except IntegrityError:
             if not idempotency_key:
@@ -541,10 +545,12 @@ def submission_score(*, submission_id: int) -> ScoreResult:
 
 
 def _load_predictions(spec: ScoringSpec, submission: Submission) -> ParsedPredictions:
-    if submission.predictions_npy is not None and spec.arithmetic.is_float64:
-        values = np.load(io.BytesIO(bytes(submission.predictions_npy)), allow_pickle=False)
-        return ParsedPredictions(values=values)
-    return parse(spec, bytes(submission.upload), as_json=submission.upload_kind == UploadKind.JSON)
+    if spec.arithmetic.is_float64:
+        stored = blob_read(Submission, submission.pk, "predictions_npy")
+        if stored is not None:
+            return ParsedPredictions(values=np.load(io.BytesIO(stored), allow_pickle=False))
+    upload = blob_read(Submission, submission.pk, "upload") or b""
+    return parse(spec, upload, as_json=submission.upload_kind == UploadKind.JSON)
 
 
 def _lock_states(competition: Competition, participant_id: int, splits: tuple[str, ...]) -> dict[str, DefenseState]:
@@ -559,7 +565,9 @@ def _lock_states(competition: Competition, participant_id: int, splits: tuple[st
 
 def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
     # The raw upload is only read when the stored array cannot serve (MPFR arithmetic reads the decimal text).
-    submission = Submission.objects.select_related("competition").defer("upload").get(pk=submission_id)
+    submission = (
+        Submission.objects.select_related("competition").defer("upload", "predictions_npy").get(pk=submission_id)
+    )
     if submission.attempts > MAX_ATTEMPTS:
         return _finish_failed(
             submission_id, claim, f"scoring was interrupted {submission.attempts - 1} times; giving up"
