@@ -111,9 +111,8 @@ def run_floor(paths: dict[str, str], n_rows: int, repeats: int) -> dict[str, Any
     from scoring import public_split_mask
 
     def competition() -> tuple[np.ndarray, np.ndarray]:
-        table = pa_csv.read_csv(
-            paths["labels"], convert_options=pa_csv.ConvertOptions(column_types={"id": pa.string(), "label": pa.int64()})
-        )
+        types = {"id": pa.string(), "label": pa.int64()}
+        table = pa_csv.read_csv(paths["labels"], convert_options=pa_csv.ConvertOptions(column_types=types))
         return table.column("label").to_numpy(), public_split_mask(table.num_rows, PUBLIC_FRACTION, SECRET)
 
     (labels, mask), hidden_s, hidden_mb = phase(competition)
@@ -186,11 +185,11 @@ def run_site(paths: dict[str, str], n_rows: int, repeats: int) -> dict[str, Any]
 
         call_command("migrate", verbosity=0)
         user = get_user_model().objects.create(username="bench")
-        labels = Path(paths["labels"]).read_bytes()
         competition, create_s, create_mb = phase(
-            lambda: competition_create(slug="big", labels_csv=labels, daily_limit=None, secret=SECRET)
+            lambda: competition_create(
+                slug="big", labels_csv=Path(paths["labels"]).read_bytes(), daily_limit=None, secret=SECRET
+            )
         )
-        del labels
         selectors._SPEC_CACHE.clear()
         _, load_s, load_mb = phase(
             lambda: selectors.competition_scoring_spec(competition=competition).submission_format.fast_ids
@@ -223,8 +222,8 @@ RUNNERS = {"floor": run_floor, "core": run_core, "site": run_site}
 
 def measure(which: str, paths: dict[str, Path], n_rows: int, repeats: int) -> dict[str, Any]:
     done = subprocess.run(
-        [sys.executable, "-m", "benchmarks.large_sets", "--child", which, json.dumps({k: str(v) for k, v in paths.items()}),
-         str(n_rows), str(repeats)],
+        [sys.executable, "-m", "benchmarks.large_sets", "--child", which,
+         json.dumps({k: str(v) for k, v in paths.items()}), str(n_rows), str(repeats)],
         capture_output=True, text=True,
     )
     if done.returncode != 0:
@@ -246,7 +245,8 @@ def main() -> None:
         os._exit(0)  # Arrow's thread pool may abort the interpreter's exit (apache/arrow#34314)
     print("Large test sets: ours against the floor (pyarrow.csv.read_csv + numpy log loss) on the same files; "
           f"time = median of {args.repeats} (per competition: one run); memory = peak RSS added, fresh process each")
-    header = f"  {'N':>10} {'step':<44} {'ours s':>7} {'floor s':>7} {'ratio':>6} {'ours MB':>8} {'floor MB':>8} {'x file':>6}"
+    header = (f"  {'N':>10} {'step':<44} {'ours s':>7} {'floor s':>7} {'ratio':>6} {'ours MB':>8} {'floor MB':>8}"
+              f" {'x file':>6}")
     for n_rows in args.rows:
         with tempfile.TemporaryDirectory(prefix="lbl-bigsets-") as tmp:
             started = time.perf_counter()
@@ -259,7 +259,9 @@ def main() -> None:
             core = measure("core", paths, n_rows, args.repeats)
             assert np.allclose(core["scores"], floor["scores"], rtol=1e-12), (core["scores"], floor["scores"])
 
-            def line(step: str, ours: list[float], base: list[float], file_mb: float = size) -> None:
+            def line(
+                step: str, ours: list[float], base: list[float], file_mb: float = size, n_rows: int = n_rows
+            ) -> None:
                 print(f"  {n_rows:>10,} {step:<44} {ours[0]:>7.2f} {base[0]:>7.2f} {ours[0] / base[0]:>5.2f}x"
                       f" {ours[1]:>8.0f} {base[1]:>8.0f} {ours[1] / file_mb:>5.2f}x")
 

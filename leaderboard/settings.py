@@ -22,9 +22,10 @@ Environment:
   ``DJANGO_EMAIL_HOST_USER``, ``DJANGO_EMAIL_HOST_PASSWORD``, ``DJANGO_EMAIL_USE_TLS``; ``DJANGO_DEFAULT_FROM_EMAIL``.
 - ``DJANGO_ALLOWED_HOSTS`` — comma-separated; ``LEADERBOARD_CELERY_QUEUE`` — the queue web and workers share
   (tests use a unique one per session so parallel runs never take each other's tasks).
-- ``LEADERBOARD_MAX_UPLOAD_BYTES``, ``LEADERBOARD_SCORING_SOFT_TIME_LIMIT``,
-  ``LEADERBOARD_SCORING_HARD_TIME_LIMIT``, ``LEADERBOARD_SWEEP_INTERVAL``, ``LEADERBOARD_STUCK_AFTER``,
-  ``LEADERBOARD_CLAIM_HEARTBEAT``, ``LEADERBOARD_CLAIM_STALE_AFTER``, ``LEADERBOARD_PUBLISH_RETRY_FOR``.
+- ``LEADERBOARD_MAX_UPLOAD_BYTES``, ``LEADERBOARD_KEEP_UPLOADS`` (``1``: keep every upload's bytes),
+  ``LEADERBOARD_SCORING_SOFT_TIME_LIMIT``, ``LEADERBOARD_SCORING_HARD_TIME_LIMIT``, ``LEADERBOARD_SWEEP_INTERVAL``,
+  ``LEADERBOARD_STUCK_AFTER``, ``LEADERBOARD_CLAIM_HEARTBEAT``, ``LEADERBOARD_CLAIM_STALE_AFTER``,
+  ``LEADERBOARD_PUBLISH_RETRY_FOR``.
 """
 
 from __future__ import annotations
@@ -223,6 +224,9 @@ LEADERBOARD_MAX_UPLOAD_BYTES = env_int("LEADERBOARD_MAX_UPLOAD_BYTES", 50 * 1024
 # JSON bodies are read whole; let the scoring core's own limit (with a clear message) be the one that bites.
 DATA_UPLOAD_MAX_MEMORY_SIZE = LEADERBOARD_MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Keep every upload's bytes in the database; by default only φ-bit competitions keep them (their scoring reads
+# the decimal text), float64 ones keep the validated array, the size, the name and the SHA-256.
+LEADERBOARD_KEEP_UPLOADS = env_bool("LEADERBOARD_KEEP_UPLOADS", False)
 
 # --- REST framework -------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -9,6 +9,7 @@ or a stale worker can never duplicate or change a stored result.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import logging
@@ -160,6 +161,8 @@ def submission_create(
     _check_quota(quota_status(competition=competition, participant=participant, now=now))
     parsed = submission_parse(competition=competition, data=data, kind=kind)
     float64 = competition_scoring_spec(competition=competition).arithmetic.is_float64
+    keep_upload = not float64 or bool(getattr(settings, "LEADERBOARD_KEEP_UPLOADS", False))
+    digest = hashlib.sha256(data).hexdigest()
     Participation.objects.get_or_create(competition=competition, participant=participant)
     with transaction.atomic():
         Participation.objects.select_for_update().get(competition=competition, participant=participant)
@@ -176,14 +179,16 @@ def submission_create(
                     upload_kind=kind,
                     upload_name=filename[:255],
                     upload_size=len(data),
+                    upload_sha256=digest,
                     created_at=now,
                     enqueued_at=now,
                     idempotency_key=idempotency_key or None,
                 )
-                # The large columns as raw bytes (see leaderboard.blobs); φ-bit arithmetic reads the submitted
-                # decimal text, so only float64 can skip the re-parse.
+                # The large columns as raw bytes (see leaderboard.blobs). φ-bit arithmetic reads the submitted
+                # decimal text, so it keeps the upload; float64 scores the validated array and keeps only that.
                 blob_write(
-                    Submission, submission.pk, upload=data, predictions_npy=_npy(parsed.values) if float64 else None
+                    Submission, submission.pk,
+                    upload=data if keep_upload else b"", predictions_npy=_npy(parsed.values) if float64 else None,
                 )
         except IntegrityError:
             if not idempotency_key:
@@ -204,7 +209,11 @@ def _submission_for_key(
     earlier = Submission.objects.filter(competition=competition, participant=participant, idempotency_key=key).first()
     if earlier is None:
         return None
-    if earlier.upload_kind != kind or bytes(earlier.upload) != data:
+    same = (
+        earlier.upload_sha256 == hashlib.sha256(data).hexdigest() if earlier.upload_sha256
+        else bytes(earlier.upload) == data  # a row stored before uploads had a digest
+    )
+    if earlier.upload_kind != kind or earlier.upload_size != len(data) or not same:
         raise IdempotencyKeyReused(
             f"the Idempotency-Key {key!r} was already used for a different upload (submission {earlier.pk}); "
             "send a new key for a new upload"
