@@ -45,6 +45,7 @@ _TRAILING = b" \t\n\r\x0b\x0c"
 #: Trailing whitespace scanned byte by byte before handing the strip to ``bytes.rstrip`` (one copy).
 _TRAILING_SCAN = 64
 _COUNT_CHUNK = 4 << 20
+_LOOKUP_CHUNK = 1 << 20
 _HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 _HASH_MIX = np.uint64(0xBF58476D1CE4E5B9)
 
@@ -263,12 +264,17 @@ def _positions(submitted: Any, hidden: HiddenIds) -> _Found | None:
     if submitted.equals(hidden.ids):  # the sample submission's order: one comparison in C
         return _Found(None)
     table = hidden.table
-    words = _padded_words(submitted, table.width)
-    if words is None:
-        return None
-    order = table.lookup(words)
-    if order is None:
-        return None
+    order = np.empty(n, dtype=np.int64)
+    # A chunk at a time: the padded words, hashes and probed slots of ten million rows at once were 400 MB of
+    # temporaries (the lookup is per row, so chunks change nothing but the peak).
+    for start in range(0, n, _LOOKUP_CHUNK):
+        words = _padded_words(submitted.slice(start, _LOOKUP_CHUNK), table.width)
+        if words is None:
+            return None
+        found = table.lookup(words)
+        if found is None:
+            return None
+        order[start : start + len(found)] = found
     seen = np.zeros(n, dtype=bool)
     seen[order] = True
     return _Found(order) if seen.all() else None  # n rows, every hidden id among them: none repeated

@@ -208,3 +208,22 @@ def test_a_body_of_extra_rows_stops_the_fast_path_early() -> None:
     with pytest.raises(SubmissionError, match="duplicate id") as caught:
         parse_submission_csv(body, fmt)
     assert caught.value.line == len(fmt.ids) + 2
+
+
+def test_rows_in_any_order_are_aligned_a_chunk_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lookup runs over chunks of rows (bounded temporaries); a chunk boundary changes no outcome."""
+    monkeypatch.setattr(fast_csv, "_LOOKUP_CHUNK", 7)
+    fmt, rng = _big_format(500, 11)
+    values = rng.random(len(fmt.ids))
+    perm = rng.permutation(len(fmt.ids))
+    body = "id,target\n" + "".join(f"{fmt.ids[j]},{float(values[j])!r}\n" for j in perm)
+    fast = _parse_csv_fast(body.encode(), fmt)
+    assert fast is not None and fast.values.tobytes() == values.tobytes()
+    for k in (0, 6, 7, 499):  # a row that is no hidden id, at and around chunk edges
+        rows = [fmt.ids[j] for j in perm]
+        rows[k] = "not-an-id"
+        changed = "id,target\n" + "".join(f"{row_id},0.5\n" for row_id in rows)
+        assert _parse_csv_fast(changed.encode(), fmt) is None
+    repeated = [fmt.ids[j] for j in perm]
+    repeated[8] = repeated[1]  # the same id in two chunks
+    assert _parse_csv_fast(("id,target\n" + "".join(f"{r},0.5\n" for r in repeated)).encode(), fmt) is None
