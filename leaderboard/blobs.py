@@ -33,6 +33,16 @@ def _raw_cursor(binary: bool = False) -> Any | None:
     return cursor
 
 
+def _column(model: type[models.Model], name: str) -> str:
+    field = model._meta.get_field(name)
+    assert isinstance(field, models.Field) and field.column
+    return str(field.column)
+
+
+def _pk_column(model: type[models.Model]) -> str:
+    return _column(model, model._meta.pk.name)  # type: ignore[union-attr]
+
+
 def blob_write(model: type[models.Model], pk: Any, **values: bytes | None) -> None:
     """``model.objects.filter(pk=pk).update(**values)`` with each value sent as raw bytes."""
     cursor = _raw_cursor()
@@ -41,12 +51,11 @@ def blob_write(model: type[models.Model], pk: Any, **values: bytes | None) -> No
         return
     from psycopg import sql
 
-    meta = model._meta
     assignments = sql.SQL(", ").join(
-        sql.SQL("{} = %b").format(sql.Identifier(meta.get_field(name).column)) for name in values
+        [sql.SQL("{} = %b").format(sql.Identifier(_column(model, name))) for name in values]
     )
     statement = sql.SQL("UPDATE {} SET {} WHERE {} = %s").format(
-        sql.Identifier(meta.db_table), assignments, sql.Identifier(meta.pk.column)
+        sql.Identifier(model._meta.db_table), assignments, sql.Identifier(_pk_column(model))
     )
     with cursor:
         cursor.execute(statement, [*values.values(), pk])
@@ -63,9 +72,8 @@ def blob_read(model: type[models.Model], pk: Any, name: str) -> bytes | None:
         return None if value is None else bytes(value)
     from psycopg import sql
 
-    meta = model._meta
     statement = sql.SQL("SELECT {} FROM {} WHERE {} = %s").format(
-        sql.Identifier(meta.get_field(name).column), sql.Identifier(meta.db_table), sql.Identifier(meta.pk.column)
+        sql.Identifier(_column(model, name)), sql.Identifier(model._meta.db_table), sql.Identifier(_pk_column(model))
     )
     with cursor:
         row = cursor.execute(statement, [pk]).fetchone()
