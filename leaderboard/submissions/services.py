@@ -417,15 +417,18 @@ _CLAIM_FIELDS = ("status", "claim_token", "claimed_by", "heartbeat_at", "scoring
 def _claim(submission_id: int, me: Claimant) -> tuple[str | None, ScoreResult | None]:
     """Claim the row: a queued one, or a ``scoring`` one whose worker is gone (taken over). Returns the claim
     token, or the result to report when there is nothing to claim."""
-    row = Submission.objects.filter(pk=submission_id).values(*_CLAIM_FIELDS).first()
-    if row is None:
-        return None, ScoreResult("skipped", "not queued (missing)")
     now = timezone.now()
     claim = uuid.uuid4().hex
     values: dict[str, Any] = {
         "status": Status.SCORING, "claim_token": claim, "claimed_by": str(me), "scoring_started_at": now,
         "heartbeat_at": now, "attempts": F("attempts") + 1,
     }
+    # The common case first, in one statement: a queued row is claimed by the conditional UPDATE alone.
+    if Submission.objects.filter(pk=submission_id, status=Status.QUEUED).update(**values) == 1:
+        return claim, None
+    row = Submission.objects.filter(pk=submission_id).values(*_CLAIM_FIELDS).first()
+    if row is None:
+        return None, ScoreResult("skipped", "not queued (missing)")
     busy = ScoreResult("busy", "another worker is scoring it", retry_after=_until_stale(row, now))
     if row["status"] == Status.SCORING:
         why = _claim_is_dead(row, now, me)
