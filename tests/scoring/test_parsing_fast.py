@@ -100,11 +100,20 @@ def uploads(draw: st.DrawFn) -> tuple[bytes, SubmissionFormat]:
 def test_the_fast_path_answers_only_what_the_exact_path_answers(upload: tuple[bytes, SubmissionFormat]) -> None:
     data, fmt = upload
     exact = outcome(lambda: _parse_csv_exact(data, fmt, keep_text=False))
-    fast = _parse_csv_fast(data, fmt)
-    event(f"exact path: {exact[0]}; fast path: {'answered' if fast is not None else 'declined'}")
-    if fast is not None:
-        assert exact == ("ok", (fast.values.shape, fast.values.tobytes()))
+    fast = fast_outcome(data, fmt)
+    event(f"exact path: {exact[0]}; fast path: {'declined' if fast is None else 'answered ' + fast[0]}")
+    if fast is not None:  # an answer, values or an error naming the line, is exactly the exact path's
+        assert fast == exact
     assert outcome(lambda: parse_submission_csv(data, fmt)) == exact
+
+
+def fast_outcome(data: bytes, fmt: SubmissionFormat) -> tuple[str, object] | None:
+    """:func:`outcome` of the fast path, ``None`` when it declines."""
+    try:
+        parsed = _parse_csv_fast(data, fmt)
+    except SubmissionError as exc:
+        return "error", (str(exc), exc.line)
+    return None if parsed is None else ("ok", (parsed.values.shape, parsed.values.tobytes()))
 
 
 @settings(max_examples=300, derandomize=True, deadline=None)
@@ -227,3 +236,16 @@ def test_rows_in_any_order_are_aligned_a_chunk_at_a_time(monkeypatch: pytest.Mon
     repeated = [fmt.ids[j] for j in perm]
     repeated[8] = repeated[1]  # the same id in two chunks
     assert _parse_csv_fast(("id,target\n" + "".join(f"{r},0.5\n" for r in repeated)).encode(), fmt) is None
+
+
+@pytest.mark.parametrize(("value", "problem"), [("1.5", r"outside \[0, 1\]"), ("nan", "not a finite number")])
+def test_a_value_the_checks_refuse_is_named_by_the_fast_path_itself(value: str, problem: str) -> None:
+    fmt, rng = _big_format(2000, 5)
+    rows = [f"{row_id},{float(v)!r}" for row_id, v in zip(fmt.ids, rng.random(len(fmt.ids)), strict=True)]
+    rows[1500] = f"{fmt.ids[1500]},{value}"
+    body = ("id,target\n" + "\n".join(rows) + "\n").encode()
+    if value == "nan":  # Arrow reads "nan" as a float too: the same check then names it
+        assert fast_outcome(body, fmt) == outcome(lambda: _parse_csv_exact(body, fmt, keep_text=False))
+    with pytest.raises(SubmissionError, match=problem) as caught:
+        _parse_csv_fast(body, fmt)
+    assert caught.value.line == 1502
