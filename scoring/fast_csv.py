@@ -16,7 +16,8 @@ only files where the two readers provably see the same cells:
 * every value cell converts as float64 with no null spelling (``null_values=[]``): Arrow's reader accepts a
   subset of what ``float`` does (no ``_``, no hex, no non-ASCII digits, no control characters; ``' '`` and
   ``'\t'`` trimmed, as ``float`` does) and rounds the same, correctly;
-* every id is found, once, by exact comparison of its bytes with a hidden id's.
+* every id is found, once, by exact comparison of its bytes with a hidden id's — or else the first row with an
+  unknown or repeated id gets the exact path's own error for it (:func:`_positions` says when that is sure).
 
 Anything else (a NaN, a value outside [0, 1] or a multiclass sum off by more than the tolerance included) is
 left to the pure-Python path. ``tests/scoring/test_parsing_fast.py`` checks both paths agree on random and
@@ -257,27 +258,77 @@ class _Found:
 
 
 def _positions(submitted: Any, hidden: HiddenIds) -> _Found | None:
-    """Each submitted id's position in the hidden order, if the ids are exactly the hidden ones (each once)."""
+    """Each submitted id's position in the hidden order, if the ids are exactly the hidden ones (each once).
+
+    Otherwise the first row with an unknown or a repeated id raises the :class:`SubmissionError` the exact path
+    would raise for it (the same text and line), when the exact path provably reads that row's id as Arrow does;
+    ``None`` when in doubt. Every earlier row is a hidden id given once, byte for byte, and the exact path checks
+    ids in row order before it reads any value, so its first complaint is about this row too.
+    """
     n = len(hidden.ids)
     if submitted.null_count or len(submitted) != n:
         return None
     if submitted.equals(hidden.ids):  # the sample submission's order: one comparison in C
         return _Found(None)
     table = hidden.table
+    size = 8 * table.width
     order = np.empty(n, dtype=np.int64)
     # A chunk at a time: the padded words, hashes and probed slots of ten million rows at once were 400 MB of
     # temporaries (the lookup is per row, so chunks change nothing but the peak).
     for start in range(0, n, _LOOKUP_CHUNK):
-        words = _padded_words(submitted.slice(start, _LOOKUP_CHUNK), table.width)
-        if words is None:
-            return None
-        found = table.lookup(words)
-        if found is None:
-            return None
-        order[start : start + len(found)] = found
+        chunk = submitted.slice(start, _LOOKUP_CHUNK)
+        lengths = _lengths(chunk)
+        if int(lengths.min()) < 1:
+            return None  # an empty id: the exact path's
+        fits = lengths <= size  # a longer id is no hidden id
+        found = np.full(len(chunk), -1, dtype=np.int64)
+        if fits.any():
+            words = _padded_words(chunk if fits.all() else chunk.filter(pa.array(fits)), table.width)
+            if words is None:  # pragma: no cover - ASCII, non-empty, fitting: always padded
+                return None
+            found[fits] = table.lookup(words)
+        order[start : start + len(chunk)] = found
     seen = np.zeros(n, dtype=bool)
-    seen[order] = True
-    return _Found(order) if seen.all() else None  # n rows, every hidden id among them: none repeated
+    seen[order[order >= 0]] = True
+    if seen.all():  # n rows, every hidden id among them: none repeated, none unknown
+        return _Found(order)
+    _raise_first_id_problem(submitted, order)
+    return None
+
+
+def _lengths(strings: Any) -> np.ndarray:
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset : strings.offset + len(strings) + 1]
+    return np.diff(offsets)
+
+
+#: What ``str.strip`` removes from an ASCII id (the exact path strips ids; an id holding one may read otherwise).
+_STRIPPED = frozenset(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")
+
+
+def _raise_first_id_problem(submitted: Any, order: np.ndarray) -> None:
+    """Raise the exact path's error for the first row whose id is unknown (``order`` -1) or repeated; return when
+    the exact path might read that row's id differently (then it decides)."""
+    from scoring.errors import SubmissionError
+
+    n = len(order)
+    unknown = np.flatnonzero(order < 0)
+    first_unknown = int(unknown[0]) if unknown.size else n
+    known = np.flatnonzero(order >= 0)
+    by_position = known[np.argsort(order[known], kind="stable")]  # rows grouped by id, in row order within
+    positions = order[by_position]
+    repeats = np.flatnonzero(positions[1:] == positions[:-1]) + 1
+    first_repeat = int(by_position[repeats].min()) if repeats.size else n
+    row = min(first_unknown, first_repeat)
+    if row >= n:  # pragma: no cover - seen.all() was False, so some row is unknown or repeated
+        return
+    row_id = submitted[row].as_py()
+    if any(byte in _STRIPPED for byte in row_id.encode("ascii")):
+        return
+    if row == first_unknown:
+        shown = row_id if len(row_id) <= 40 else row_id[:40] + "..."
+        raise SubmissionError(f"id {shown!r} is not in the test set", line=row + 2)
+    group = np.searchsorted(positions, order[row])  # the first row that gave this id
+    raise SubmissionError(f"duplicate id {row_id!r} (first given on line {int(by_position[group]) + 2})", line=row + 2)
 
 
 def _padded_words(strings: Any, width: int) -> np.ndarray | None:
@@ -338,8 +389,8 @@ class _IdTable:
             at[pending] = (at[pending] + np.uint64(1)) & mask
         return cls(width, slots, shift)
 
-    def lookup(self, words: np.ndarray) -> np.ndarray | None:
-        """Hidden position of each row, or ``None`` if some row is no hidden id."""
+    def lookup(self, words: np.ndarray) -> np.ndarray:
+        """Hidden position of each row; -1 for a row that is no hidden id."""
         width = self.width
         mask = np.uint64(len(self.slots) - 1)
         at = _hash(words) >> self.shift
@@ -347,8 +398,7 @@ class _IdTable:
         found = rows[:, width].view(np.int64) - 1
         pending = np.flatnonzero(_differ(rows[:, :width], words))
         while pending.size:
-            if (found[pending] < 0).any():  # an empty slot before a match: not a hidden id
-                return None
+            pending = pending[found[pending] >= 0]  # an empty slot before a match: no hidden id (stays -1)
             at[pending] = (at[pending] + np.uint64(1)) & mask
             rows = self.slots.take(at[pending], axis=0)
             found[pending] = rows[:, width].view(np.int64) - 1

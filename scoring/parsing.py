@@ -102,8 +102,9 @@ def parse_submission_csv(data: bytes, fmt: SubmissionFormat, *, keep_text: bool 
     """Validate CSV bytes and return predictions aligned to ``fmt.ids``.
 
     A plain, valid file is read by Arrow's C reader (:mod:`scoring.fast_csv`, which returns nothing when in
-    doubt); every other file, and every file whose decimal strings are kept, by the pure-Python path below,
-    which names the first bad line.
+    doubt); so is a plain file whose only problems are ids (unknown, repeated) or values (out of range, not
+    finite), which then gets exactly the error the exact path would give. Every other file, and every file
+    whose decimal strings are kept, goes to the pure-Python path below, which names the first bad line.
     """
     if not keep_text and len(data) <= fmt.max_bytes:
         fast = _parse_csv_fast(data, fmt)

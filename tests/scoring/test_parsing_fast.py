@@ -116,6 +116,15 @@ def fast_outcome(data: bytes, fmt: SubmissionFormat) -> tuple[str, object] | Non
     return None if parsed is None else ("ok", (parsed.values.shape, parsed.values.tobytes()))
 
 
+def assert_refused_as_the_exact_path_refuses(data: bytes, fmt: SubmissionFormat, *, answered: bool = False) -> None:
+    """The exact path refuses ``data``; the fast path declines (unless ``answered``) or gives the same error."""
+    exact = outcome(lambda: _parse_csv_exact(data, fmt, keep_text=False))
+    assert exact[0] == "error"
+    fast = fast_outcome(data, fmt)
+    assert fast == exact if answered else fast in (None, exact)
+    assert outcome(lambda: parse_submission_csv(data, fmt)) == exact
+
+
 @settings(max_examples=300, derandomize=True, deadline=None)
 @given(data=st.binary(max_size=200) | st.text(max_size=120).map(str.encode), which=st.integers(0, 1))
 def test_any_bytes_get_the_exact_paths_outcome(data: bytes, which: int) -> None:
@@ -191,9 +200,7 @@ def test_rows_in_any_order_are_aligned_by_the_hash_table(seed: int) -> None:
         changed = "id,target\n" + "".join(
             f"{wrong if i == k else row_id},0.5\n" for i, row_id in enumerate(ids)
         )
-        assert _parse_csv_fast(changed.encode(), fmt) is None
-        with pytest.raises(SubmissionError):
-            parse_submission_csv(changed.encode(), fmt)
+        assert_refused_as_the_exact_path_refuses(changed.encode(), fmt)
 
 
 def test_colliding_hashes_cost_probes_never_a_wrong_match(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -206,7 +213,7 @@ def test_colliding_hashes_cost_probes_never_a_wrong_match(monkeypatch: pytest.Mo
     assert fast is not None
     assert fast.values.tolist() == [j / 1000 for j in range(len(fmt.ids))]
     stranger = body.replace(f"\n{fmt.ids[perm[5]]},", "\nnot-an-id,", 1)
-    assert _parse_csv_fast(stranger.encode(), fmt) is None
+    assert_refused_as_the_exact_path_refuses(stranger.encode(), fmt, answered=True)
 
 
 def test_a_body_of_extra_rows_stops_the_fast_path_early() -> None:
@@ -232,10 +239,11 @@ def test_rows_in_any_order_are_aligned_a_chunk_at_a_time(monkeypatch: pytest.Mon
         rows = [fmt.ids[j] for j in perm]
         rows[k] = "not-an-id"
         changed = "id,target\n" + "".join(f"{row_id},0.5\n" for row_id in rows)
-        assert _parse_csv_fast(changed.encode(), fmt) is None
+        assert_refused_as_the_exact_path_refuses(changed.encode(), fmt, answered=True)
     repeated = [fmt.ids[j] for j in perm]
     repeated[8] = repeated[1]  # the same id in two chunks
-    assert _parse_csv_fast(("id,target\n" + "".join(f"{r},0.5\n" for r in repeated)).encode(), fmt) is None
+    body = ("id,target\n" + "".join(f"{r},0.5\n" for r in repeated)).encode()
+    assert_refused_as_the_exact_path_refuses(body, fmt, answered=True)
 
 
 @pytest.mark.parametrize(("value", "problem"), [("1.5", r"outside \[0, 1\]"), ("nan", "not a finite number")])
@@ -249,3 +257,26 @@ def test_a_value_the_checks_refuse_is_named_by_the_fast_path_itself(value: str, 
     with pytest.raises(SubmissionError, match=problem) as caught:
         _parse_csv_fast(body, fmt)
     assert caught.value.line == 1502
+
+
+def test_an_unknown_or_repeated_id_in_a_shuffled_file_is_named_by_the_fast_path() -> None:
+    """The first bad row is named as the exact path names it; an id that ``str.strip`` would change is left to
+    the exact path (it might read as a hidden id there)."""
+    fmt, rng = _big_format(3000, 9)
+    rows = [fmt.ids[j] for j in rng.permutation(len(fmt.ids))]
+    for k, wrong, expected in [
+        (2000, "nobody", "line 2002: id 'nobody' is not in the test set"),
+        (2000, "x" * 300, f"line 2002: id {'x' * 40 + '...'!r} is not in the test set"),  # longer than any id
+        (2500, rows[100], f"line 2502: duplicate id {rows[100]!r} (first given on line 102)"),
+    ]:
+        changed = list(rows)
+        changed[k] = wrong
+        changed[2900] = "nobody-later"  # a later problem is not the one named
+        body = ("id,target\n" + "".join(f"{r},0.5\n" for r in changed)).encode()
+        with pytest.raises(SubmissionError) as caught:
+            _parse_csv_fast(body, fmt)
+        assert str(caught.value) == expected
+        assert_refused_as_the_exact_path_refuses(body, fmt, answered=True)
+    padded = list(rows)
+    padded[5] = "\t" + rows[5]  # the exact path strips it back to a hidden id: only it can tell
+    assert fast_outcome(("id,target\n" + "".join(f"{r},0.5\n" for r in padded)).encode(), fmt) is None
