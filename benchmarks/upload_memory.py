@@ -1,7 +1,10 @@
 """A web worker's memory while it takes uploads of the size limit: valid, and hostile ones that take the parser's
 exact path, through the live stack (gunicorn with one worker process, HTTP multipart, PostgreSQL).
 
-    .venv/bin/python -m benchmarks.upload_memory [--limit-mb 50]
+    .venv/bin/python -m benchmarks.upload_memory [--limit-mb 50] [--tree PATH]
+
+``--tree PATH`` runs the site from another checkout (e.g. the commit before issue 14, exported with
+``git archive``), for a before/after on the same uploads.
 
 The competition has as many rows as fit a valid upload of about the limit (ids ``r0``.., full-precision
 values). For each upload, the gunicorn worker's peak resident set (``VmHWM`` from ``/proc``, reset through
@@ -27,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import requests
 
+from stack import processes
 from stack.processes import fresh_postgres, running_stack
 
 
@@ -56,7 +60,10 @@ def web_worker_pid(master: int) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--limit-mb", type=float, default=50.0)
+    parser.add_argument("--tree", help="run the site from this checkout (default: this one)")
     args = parser.parse_args()
+    if args.tree:
+        processes.REPO = Path(args.tree).resolve()  # the launcher's processes run with cwd and PYTHONPATH there
     limit = int(args.limit_mb * 1024 * 1024)
     n_rows = int(limit * 0.97 / 28)
     ids = [f"r{i}" for i in range(n_rows)]
@@ -94,6 +101,7 @@ def main() -> None:
         host.create_competition("mem", zip(ids, labels.tolist(), strict=True), daily_limit=None)
         token = host.create_participant("mem-user").token
         worker = web_worker_pid(stack.processes["web"].pid)
+        print(f"site from {processes.REPO}")
         print(f"web worker memory per upload, limit {limit / 1e6:.1f} MB, competition of {n_rows:,} rows "
               f"(gunicorn, 1 worker process; peak RSS above the RSS before the upload):")
         print(f"  {'upload':<44} {'MB':>6} {'status':>6} {'s':>6} {'peak MB':>8} {'x file':>6}  answer")
