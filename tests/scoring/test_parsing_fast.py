@@ -242,8 +242,8 @@ def test_rows_in_any_order_are_aligned_a_chunk_at_a_time(monkeypatch: pytest.Mon
         assert_refused_as_the_exact_path_refuses(changed.encode(), fmt, answered=True)
     repeated = [fmt.ids[j] for j in perm]
     repeated[8] = repeated[1]  # the same id in two chunks
-    body = ("id,target\n" + "".join(f"{r},0.5\n" for r in repeated)).encode()
-    assert_refused_as_the_exact_path_refuses(body, fmt, answered=True)
+    twice = ("id,target\n" + "".join(f"{r},0.5\n" for r in repeated)).encode()
+    assert_refused_as_the_exact_path_refuses(twice, fmt, answered=True)
 
 
 @pytest.mark.parametrize(("value", "problem"), [("1.5", r"outside \[0, 1\]"), ("nan", "not a finite number")])
