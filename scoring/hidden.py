@@ -45,6 +45,10 @@ class IdIndex(Mapping[str, int]):
                 built = self._built
         return built
 
+    def __reduce__(self) -> tuple[type[IdIndex], tuple[Sequence[str]]]:
+        """Pickled (or copied) as its ids: the lock cannot be, and the dict is rebuilt where it is needed."""
+        return IdIndex, (self._ids,)
+
     def __getitem__(self, row_id: str) -> int:
         return self._dict[row_id]
 

@@ -105,3 +105,16 @@ def test_a_string_argument_takes_the_same_paths() -> None:
     assert parse_labels_csv("id,label\na,1\nb,0\n")[0] == ["a", "b"]
     with pytest.raises(ConfigurationError, match="line 1"):
         parse_labels_csv("\ufeffid,label\na,1\n")  # a str keeps its BOM character: the header is then wrong
+
+
+def test_a_hidden_sets_id_index_is_built_on_first_use_and_survives_pickling() -> None:
+    import copy
+    import pickle
+
+    from scoring import HiddenTestSet, ScoringSpec
+
+    hidden = HiddenTestSet(("a", "b", "c"), np.array([0, 1, 0]), 2, np.array([True, False, True]))
+    assert hidden.id_index._built is None  # nothing built until a lookup needs it
+    assert hidden.id_index.get("b") == 1 and hidden.id_index["c"] == 2 and len(hidden.id_index) == 3
+    spec = pickle.loads(pickle.dumps(ScoringSpec(hidden)))  # e.g. a game's worker process
+    assert spec.hidden.id_index.get("c") == 2 and dict(copy.deepcopy(hidden.id_index)) == {"a": 0, "b": 1, "c": 2}
