@@ -6,7 +6,8 @@
 A submission keeps what scoring reads, in the database (so a worker on another machine needs only the database
 and the broker): the validated predictions as ``.npy`` bytes under float64 arithmetic (so the worker never
 parses a file twice), the upload itself under φ-bit arithmetic (which reads the decimal text) or when the host
-keeps every upload (``LEADERBOARD_KEEP_UPLOADS``). Every submission keeps its upload's size, name and SHA-256.
+keeps every upload (``LEADERBOARD_KEEP_UPLOADS``). Every submission keeps its upload's size and name, and one
+sent with an ``Idempotency-Key`` its SHA-256 (a replay compares it).
 Raw scores and defense notes are host-only; participants see the released score and its exact text.
 """
 

@@ -38,10 +38,13 @@ def test_it_stores_a_valid_upload_as_queued_and_enqueues_it(competition, partici
     assert submission.status == Status.QUEUED
     assert enqueued == [submission.pk]
     assert submission.predictions_npy is not None
-    # Float64 scoring reads the validated array only: the upload's bytes are not kept, its digest and size are.
-    assert bytes(submission.upload) == b""
+    # Float64 scoring reads the validated array only: the upload's bytes are not kept, its size is (and, for an
+    # upload with an Idempotency-Key, its digest).
+    assert bytes(submission.upload) == b"" and submission.upload_sha256 == ""
     data = predictions_csv(competition, _probs(1))
-    assert submission.upload_sha256 == hashlib.sha256(data).hexdigest() and submission.upload_size == len(data)
+    assert submission.upload_size == len(data)
+    keyed = submit(competition, participant, _probs(3), idempotency_key="k")
+    assert keyed.upload_sha256 == hashlib.sha256(predictions_csv(competition, _probs(3))).hexdigest()
 
 
 def test_the_host_may_keep_every_upload(competition, participant, submit, settings) -> None:
