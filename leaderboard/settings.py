@@ -25,9 +25,10 @@ Environment:
 - ``LEADERBOARD_MODEL_MAX_BYTES``, ``LEADERBOARD_MODEL_MAX_NODES``, ``LEADERBOARD_MODEL_CPU_SECONDS``,
   ``LEADERBOARD_MODEL_WALL_SECONDS``, ``LEADERBOARD_MODEL_MEMORY_MB`` — what an ONNX model of a model
   competition may be and use (32 MiB, 20,000 nodes, 30 s CPU, 60 s wall, 2,048 MiB).
-- ``LEADERBOARD_MAX_UPLOAD_BYTES``, ``LEADERBOARD_SCORING_SOFT_TIME_LIMIT``,
-  ``LEADERBOARD_SCORING_HARD_TIME_LIMIT``, ``LEADERBOARD_SWEEP_INTERVAL``, ``LEADERBOARD_STUCK_AFTER``,
-  ``LEADERBOARD_CLAIM_HEARTBEAT``, ``LEADERBOARD_CLAIM_STALE_AFTER``, ``LEADERBOARD_PUBLISH_RETRY_FOR``.
+- ``LEADERBOARD_MAX_UPLOAD_BYTES``, ``LEADERBOARD_KEEP_UPLOADS`` (``1``: keep every upload's bytes),
+  ``LEADERBOARD_SCORING_SOFT_TIME_LIMIT``, ``LEADERBOARD_SCORING_HARD_TIME_LIMIT``, ``LEADERBOARD_SWEEP_INTERVAL``,
+  ``LEADERBOARD_STUCK_AFTER``, ``LEADERBOARD_CLAIM_HEARTBEAT``, ``LEADERBOARD_CLAIM_STALE_AFTER``,
+  ``LEADERBOARD_PUBLISH_RETRY_FOR``.
 """
 
 from __future__ import annotations
@@ -226,6 +227,9 @@ LEADERBOARD_MAX_UPLOAD_BYTES = env_int("LEADERBOARD_MAX_UPLOAD_BYTES", 50 * 1024
 # JSON bodies are read whole; let the scoring core's own limit (with a clear message) be the one that bites.
 DATA_UPLOAD_MAX_MEMORY_SIZE = LEADERBOARD_MAX_UPLOAD_BYTES + 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Keep every upload's bytes in the database; by default only φ-bit competitions keep them (their scoring reads
+# the decimal text), float64 ones keep the validated array, the size, the name and the SHA-256.
+LEADERBOARD_KEEP_UPLOADS = env_bool("LEADERBOARD_KEEP_UPLOADS", False)
 
 # --- REST framework -------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

@@ -16,7 +16,8 @@ only files where the two readers provably see the same cells:
 * every value cell converts as float64 with no null spelling (``null_values=[]``): Arrow's reader accepts a
   subset of what ``float`` does (no ``_``, no hex, no non-ASCII digits, no control characters; ``' '`` and
   ``'\t'`` trimmed, as ``float`` does) and rounds the same, correctly;
-* every id is found, once, by exact comparison of its bytes with a hidden id's.
+* every id is found, once, by exact comparison of its bytes with a hidden id's — or else the first row with an
+  unknown or repeated id gets the exact path's own error for it (:func:`_positions` says when that is sure).
 
 Anything else (a NaN, or for probabilities a value outside [0, 1] or a multiclass sum off by more than the
 tolerance, included) is left to the pure-Python path; logits (``SubmissionFormat.logits``) need only be
@@ -26,7 +27,7 @@ finite. ``tests/scoring/test_parsing_fast.py`` checks both paths agree on random
 from __future__ import annotations
 
 import codecs
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,6 +46,7 @@ _TRAILING = b" \t\n\r\x0b\x0c"
 #: Trailing whitespace scanned byte by byte before handing the strip to ``bytes.rstrip`` (one copy).
 _TRAILING_SCAN = 64
 _COUNT_CHUNK = 4 << 20
+_LOOKUP_CHUNK = 1 << 18
 _HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)
 _HASH_MIX = np.uint64(0xBF58476D1CE4E5B9)
 
@@ -64,19 +66,104 @@ class HiddenIds:
         return self._table
 
 
-def hidden_ids(ids: Sequence[str], id_index: Mapping[str, int]) -> HiddenIds | None:
+def hidden_ids(ids: Sequence[str]) -> HiddenIds | None:
     """The hidden ids for the fast path, or ``None`` if pyarrow is missing or an id is not plain (then every
     upload takes the pure-Python path)."""
     if pa is None:  # pragma: no cover
         return None
-    if not ids or len(id_index) != len(ids) or not all(ids):
+    if not ids or not all(ids):
         return None
     joined = "".join(ids)
     if not (joined.isascii() and joined.isprintable()) or any(c in joined for c in ' ,"'):
         return None
-    if any(id_index.get(row_id) != i for i, row_id in enumerate(ids)):
-        return None
+    # Distinct ids need no check here (the hidden set's readers refuse repeats, and the dict lookup once made
+    # for it cost a second per million ids): with a repeated hidden id, the sample order is read as the exact
+    # path reads it (as the hidden order itself), and in any other order both copies of the id would meet one
+    # slot of the hash table, so a row stays unmatched and the fast path declines.
     return HiddenIds(pa.array(ids, type=pa.string()))
+
+
+#: The digits a label of the fast path may hold (more would be a class count no competition has; and a label
+#: past int64 is the exact path's to refuse).
+_LABEL_DIGITS = 9
+
+
+def read_labels_csv(data: bytes) -> tuple[list[str], np.ndarray] | None:
+    """Ids and labels of a host's ``id,label`` CSV in file order, for a file the pure-Python reader
+    (:func:`scoring.hidden.parse_labels_csv`) reads the same way with no error; ``None`` otherwise.
+
+    Taken only when the file is ASCII (after a BOM) with no ``"``, no NUL and no ``\\r`` but in ``\\r\\n``; the
+    header is ``id,label`` (ASCII case aside); every row is two cells, the id of printable non-space ASCII
+    (so ``str.strip`` and ``csv`` leave it as it is) and the label of 1 to 9 ASCII digits; empty lines (no
+    rows for either reader) aside. Ids must be distinct (a repeat is the exact path's to name). Arrow's C
+    reader splits the rows; numpy checks the cells on Arrow's buffers.
+    """
+    if pa is None:  # pragma: no cover
+        return None
+    start = len(_BOM) if data.startswith(_BOM) else 0
+    if not (data.isascii() if start == 0 else data[start:].isascii()) or b'"' in data or b"\0" in data:
+        return None
+    if data.count(b"\r") != data.count(b"\r\n"):
+        return None
+    newline = data.find(b"\n", start)
+    if newline < 0:
+        return None
+    head = data[start:newline]
+    if head.endswith(b"\r"):
+        head = head[:-1]
+    if head.lower() != b"id,label":
+        return None
+    try:
+        table = pa_csv.read_csv(
+            pa.BufferReader(pa.py_buffer(data).slice(newline + 1)),
+            read_options=pa_csv.ReadOptions(column_names=["id", "label"], use_threads=False),
+            parse_options=pa_csv.ParseOptions(quote_char=False, ignore_empty_lines=True),
+            convert_options=pa_csv.ConvertOptions(
+                column_types={"id": pa.string(), "label": pa.string()},
+                null_values=[],
+                strings_can_be_null=False,
+                quoted_strings_can_be_null=False,
+            ),
+        )
+    except Exception:  # a wrong width or the like: the exact path names the line
+        return None
+    if table.num_rows == 0:
+        return None
+    ids = table.column("id").combine_chunks()
+    labels = table.column("label").combine_chunks()
+    if not _cells_within(ids, 1, None, lambda chars: (chars > 32) & (chars < 127)):
+        return None
+    if not _cells_within(labels, 1, _LABEL_DIGITS, lambda chars: (chars >= 48) & (chars <= 57)):
+        return None
+    id_list = ids.to_pylist()
+    if not _distinct(ids, id_list):
+        return None
+    return id_list, np.asarray(pa_compute.cast(labels, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+
+
+def _distinct(strings: Any, as_list: list[str]) -> bool:
+    """No string repeats: no two 64-bit hashes of the padded bytes are equal, sorted in numpy (a tenth of a
+    Python ``set`` of a million fresh strings); on a shared hash, or for ids over 64 bytes, the ``set`` decides."""
+    n = len(strings)
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset : strings.offset + n + 1]
+    width = -(-int(np.diff(offsets).max()) // 8)
+    words = _padded_words(strings, width) if width <= 8 else None
+    if words is not None:
+        hashes = np.sort(_hash(words))
+        if not (hashes[1:] == hashes[:-1]).any():
+            return True
+    return len(set(as_list)) == n
+
+
+def _cells_within(strings: Any, shortest: int, longest: int | None, allowed: Any) -> bool:
+    """Every string holds ``shortest`` to ``longest`` bytes, each ``allowed`` (a test on a uint8 array)."""
+    n = len(strings)
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset : strings.offset + n + 1]
+    lengths = np.diff(offsets)
+    if int(lengths.min()) < shortest or (longest is not None and int(lengths.max()) > longest):
+        return False
+    chars = np.frombuffer(strings.buffers()[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
+    return bool(allowed(chars).all())
 
 
 def read_plain_csv(
@@ -171,22 +258,77 @@ class _Found:
 
 
 def _positions(submitted: Any, hidden: HiddenIds) -> _Found | None:
-    """Each submitted id's position in the hidden order, if the ids are exactly the hidden ones (each once)."""
+    """Each submitted id's position in the hidden order, if the ids are exactly the hidden ones (each once).
+
+    Otherwise the first row with an unknown or a repeated id raises the :class:`SubmissionError` the exact path
+    would raise for it (the same text and line), when the exact path provably reads that row's id as Arrow does;
+    ``None`` when in doubt. Every earlier row is a hidden id given once, byte for byte, and the exact path checks
+    ids in row order before it reads any value, so its first complaint is about this row too.
+    """
     n = len(hidden.ids)
     if submitted.null_count or len(submitted) != n:
         return None
     if submitted.equals(hidden.ids):  # the sample submission's order: one comparison in C
         return _Found(None)
     table = hidden.table
-    words = _padded_words(submitted, table.width)
-    if words is None:
-        return None
-    order = table.lookup(words)
-    if order is None:
-        return None
+    size = 8 * table.width
+    order = np.empty(n, dtype=np.int64)
+    # 262,144 rows at a time: the padded words, hashes and probed slots of ten million rows at once were 400 MB of
+    # temporaries (the lookup is per row, so chunks change nothing but the peak).
+    for start in range(0, n, _LOOKUP_CHUNK):
+        chunk = submitted.slice(start, _LOOKUP_CHUNK)
+        lengths = _lengths(chunk)
+        if int(lengths.min()) < 1:
+            return None  # an empty id: the exact path's
+        fits = lengths <= size  # a longer id is no hidden id
+        found = np.full(len(chunk), -1, dtype=np.int64)
+        if fits.any():
+            words = _padded_words(chunk if fits.all() else chunk.filter(pa.array(fits)), table.width)
+            if words is None:  # pragma: no cover - ASCII, non-empty, fitting: always padded
+                return None
+            found[fits] = table.lookup(words)
+        order[start : start + len(chunk)] = found
     seen = np.zeros(n, dtype=bool)
-    seen[order] = True
-    return _Found(order) if seen.all() else None  # n rows, every hidden id among them: none repeated
+    seen[order[order >= 0]] = True
+    if seen.all():  # n rows, every hidden id among them: none repeated, none unknown
+        return _Found(order)
+    _raise_first_id_problem(submitted, order)
+    return None
+
+
+def _lengths(strings: Any) -> np.ndarray:
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset : strings.offset + len(strings) + 1]
+    return np.diff(offsets)
+
+
+#: What ``str.strip`` removes from an ASCII id (the exact path strips ids; an id holding one may read otherwise).
+_STRIPPED = frozenset(b" \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f")
+
+
+def _raise_first_id_problem(submitted: Any, order: np.ndarray) -> None:
+    """Raise the exact path's error for the first row whose id is unknown (``order`` -1) or repeated; return when
+    the exact path might read that row's id differently (then it decides)."""
+    from scoring.errors import SubmissionError
+
+    n = len(order)
+    unknown = np.flatnonzero(order < 0)
+    first_unknown = int(unknown[0]) if unknown.size else n
+    known = np.flatnonzero(order >= 0)
+    by_position = known[np.argsort(order[known], kind="stable")]  # rows grouped by id, in row order within
+    positions = order[by_position]
+    repeats = np.flatnonzero(positions[1:] == positions[:-1]) + 1
+    first_repeat = int(by_position[repeats].min()) if repeats.size else n
+    row = min(first_unknown, first_repeat)
+    if row >= n:  # pragma: no cover - seen.all() was False, so some row is unknown or repeated
+        return
+    row_id = submitted[row].as_py()
+    if any(byte in _STRIPPED for byte in row_id.encode("ascii")):
+        return
+    if row == first_unknown:
+        shown = row_id if len(row_id) <= 40 else row_id[:40] + "..."
+        raise SubmissionError(f"id {shown!r} is not in the test set", line=row + 2)
+    group = np.searchsorted(positions, order[row])  # the first row that gave this id
+    raise SubmissionError(f"duplicate id {row_id!r} (first given on line {int(by_position[group]) + 2})", line=row + 2)
 
 
 def _padded_words(strings: Any, width: int) -> np.ndarray | None:
@@ -247,8 +389,8 @@ class _IdTable:
             at[pending] = (at[pending] + np.uint64(1)) & mask
         return cls(width, slots, shift)
 
-    def lookup(self, words: np.ndarray) -> np.ndarray | None:
-        """Hidden position of each row, or ``None`` if some row is no hidden id."""
+    def lookup(self, words: np.ndarray) -> np.ndarray:
+        """Hidden position of each row; -1 for a row that is no hidden id."""
         width = self.width
         mask = np.uint64(len(self.slots) - 1)
         at = _hash(words) >> self.shift
@@ -256,8 +398,7 @@ class _IdTable:
         found = rows[:, width].view(np.int64) - 1
         pending = np.flatnonzero(_differ(rows[:, :width], words))
         while pending.size:
-            if (found[pending] < 0).any():  # an empty slot before a match: not a hidden id
-                return None
+            pending = pending[found[pending] >= 0]  # an empty slot before a match: no hidden id (stays -1)
             at[pending] = (at[pending] + np.uint64(1)) & mask
             rows = self.slots.take(at[pending], axis=0)
             found[pending] = rows[:, width].view(np.int64) - 1

@@ -225,7 +225,8 @@ def _npy_bytes(array: np.ndarray) -> bytes:
     return buffer.getvalue()
 
 
-def _npy_array(data: bytes | memoryview) -> np.ndarray:
+def npy_array(data: bytes | memoryview) -> np.ndarray:
+    """The array of ``.npy`` bytes (no pickles)."""
     return np.load(io.BytesIO(bytes(data)), allow_pickle=False)
 
 
@@ -261,15 +262,15 @@ class HiddenTestData(models.Model):
 
     @property
     def labels(self) -> np.ndarray:
-        return _npy_array(self.labels_npy)
+        return npy_array(self.labels_npy)
 
     @property
     def public_mask(self) -> np.ndarray:
-        return _npy_array(self.public_mask_npy)
+        return npy_array(self.public_mask_npy)
 
     @property
     def features(self) -> np.ndarray | None:
-        return None if self.features_npy is None else _npy_array(self.features_npy)
+        return None if self.features_npy is None else npy_array(self.features_npy)
 
     def to_hidden_test_set(self, n_classes: int) -> HiddenTestSet:
         return HiddenTestSet(tuple(self.ids), self.labels, n_classes, self.public_mask)

@@ -9,12 +9,15 @@ from typing import Any
 from django.db.models import QuerySet
 
 from defenses import DefenseChain
-from leaderboard.competitions.models import Competition, HiddenTestData
-from scoring import Arithmetic, ScoringSpec, sample_submission_csv
+from leaderboard.blobs import blob_read
+from leaderboard.competitions.models import Competition, HiddenTestData, npy_array
+from scoring import Arithmetic, HiddenTestSet, ScoringSpec, sample_submission_csv
 
 _SPEC_CACHE: OrderedDict[tuple[int, str], ScoringSpec] = OrderedDict()
 _SPEC_CACHE_SIZE = 16
 _SPEC_LOCK = threading.Lock()
+#: The hidden set's arrays, read as raw bytes (leaderboard.blobs) rather than through the ORM's hex text.
+NPY_COLUMNS = ("labels_npy", "public_mask_npy")
 
 
 def competition_list() -> QuerySet[Competition]:
@@ -63,9 +66,10 @@ def competition_scoring_spec(*, competition: Competition) -> ScoringSpec:
         if spec is not None:
             _SPEC_CACHE.move_to_end(key)
             return spec
-    hidden = HiddenTestData.objects.get(competition_id=competition.pk)
+    hidden = HiddenTestData.objects.defer(*NPY_COLUMNS).get(competition_id=competition.pk)
+    labels, mask = (npy_array(blob_read(HiddenTestData, competition.pk, name) or b"") for name in NPY_COLUMNS)
     spec = ScoringSpec(
-        hidden=hidden.to_hidden_test_set(competition.n_classes),
+        hidden=HiddenTestSet(tuple(hidden.ids), labels, competition.n_classes, mask),
         metric_name=competition.metric,
         eps=competition.eps,
         decimals=competition.score_decimals,

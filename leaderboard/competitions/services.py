@@ -15,6 +15,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from defenses import DefenseChain, DefenseConfigError
+from leaderboard.blobs import blob_write
 from leaderboard.competitions.models import Competition, HiddenTestData
 from leaderboard.errors import CompetitionConfigError
 from scoring import ConfigurationError, parse_features_csv, parse_labels_csv, public_split_mask
@@ -146,11 +147,14 @@ def hidden_test_data_create(
         mask = public_split_mask(len(ids), competition.public_fraction, secret)
     except ConfigurationError as exc:
         raise CompetitionConfigError(str(exc)) from None
-    return HiddenTestData.objects.create(
-        competition=competition,
-        secret=format(secret, "x"),
-        **HiddenTestData.encode(ids=ids, labels=labels, public_mask=mask, features=features),
+    encoded = HiddenTestData.encode(ids=ids, labels=labels, public_mask=mask, features=features)
+    hidden = HiddenTestData.objects.create(
+        competition=competition, secret=format(secret, "x"), ids_json="", labels_npy=b"", public_mask_npy=b""
     )
+    blob_write(HiddenTestData, hidden.pk, **encoded)  # a million ids: raw bytes, not an SQL literal in hex
+    for name, value in encoded.items():
+        setattr(hidden, name, value)
+    return hidden
 
 
 def competition_set_defenses(

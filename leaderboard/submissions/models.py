@@ -3,9 +3,12 @@
 # would need a generic annotation. Foreign-key ``*_id`` attributes are declared below for the same reason.)
 """Submissions and the per-participant state of the defense chain.
 
-A submission keeps its upload (so a worker on another machine needs only the database and the broker) and the
-validated predictions as ``.npy`` bytes (so the worker does not parse a 25k-row CSV twice). Raw scores and
-defense notes are host-only; participants see the released score and its exact text.
+A submission keeps what scoring reads, in the database (so a worker on another machine needs only the database
+and the broker): the validated predictions as ``.npy`` bytes under float64 arithmetic (so the worker never
+parses a file twice), the upload itself under φ-bit arithmetic (which reads the decimal text) or when the host
+keeps every upload (``LEADERBOARD_KEEP_UPLOADS``). Every submission keeps its upload's size and name, and one
+sent with an ``Idempotency-Key`` its SHA-256 (a replay compares it).
+Raw scores and defense notes are host-only; participants see the released score and its exact text.
 """
 
 from __future__ import annotations
@@ -58,7 +61,10 @@ class Submission(models.Model):
     participant = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="submissions")
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED, db_index=True)
 
-    upload = models.BinaryField()
+    # Empty unless scoring reads it (φ-bit arithmetic) or LEADERBOARD_KEEP_UPLOADS: a million-row upload is
+    # 27 MB, and storing what nothing reads was most of the web worker's time per upload.
+    upload = models.BinaryField(blank=True)
+    upload_sha256 = models.CharField(max_length=64, blank=True)
     upload_kind = models.CharField(max_length=4, choices=UploadKind.choices, default=UploadKind.CSV)
     upload_name = models.CharField(max_length=255, blank=True)
     upload_size = models.PositiveIntegerField(default=0)

@@ -103,10 +103,28 @@ def uploads(draw: st.DrawFn) -> tuple[bytes, SubmissionFormat]:
 def test_the_fast_path_answers_only_what_the_exact_path_answers(upload: tuple[bytes, SubmissionFormat]) -> None:
     data, fmt = upload
     exact = outcome(lambda: _parse_csv_exact(data, fmt, keep_text=False))
-    fast = _parse_csv_fast(data, fmt)
-    event(f"exact path: {exact[0]}; fast path: {'answered' if fast is not None else 'declined'}")
-    if fast is not None:
-        assert exact == ("ok", (fast.values.shape, fast.values.tobytes()))
+    fast = fast_outcome(data, fmt)
+    event(f"exact path: {exact[0]}; fast path: {'declined' if fast is None else 'answered ' + fast[0]}")
+    if fast is not None:  # an answer, values or an error naming the line, is exactly the exact path's
+        assert fast == exact
+    assert outcome(lambda: parse_submission_csv(data, fmt)) == exact
+
+
+def fast_outcome(data: bytes, fmt: SubmissionFormat) -> tuple[str, object] | None:
+    """:func:`outcome` of the fast path, ``None`` when it declines."""
+    try:
+        parsed = _parse_csv_fast(data, fmt)
+    except SubmissionError as exc:
+        return "error", (str(exc), exc.line)
+    return None if parsed is None else ("ok", (parsed.values.shape, parsed.values.tobytes()))
+
+
+def assert_refused_as_the_exact_path_refuses(data: bytes, fmt: SubmissionFormat, *, answered: bool = False) -> None:
+    """The exact path refuses ``data``; the fast path declines (unless ``answered``) or gives the same error."""
+    exact = outcome(lambda: _parse_csv_exact(data, fmt, keep_text=False))
+    assert exact[0] == "error"
+    fast = fast_outcome(data, fmt)
+    assert fast == exact if answered else fast in (None, exact)
     assert outcome(lambda: parse_submission_csv(data, fmt)) == exact
 
 
@@ -185,9 +203,7 @@ def test_rows_in_any_order_are_aligned_by_the_hash_table(seed: int) -> None:
         changed = "id,target\n" + "".join(
             f"{wrong if i == k else row_id},0.5\n" for i, row_id in enumerate(ids)
         )
-        assert _parse_csv_fast(changed.encode(), fmt) is None
-        with pytest.raises(SubmissionError):
-            parse_submission_csv(changed.encode(), fmt)
+        assert_refused_as_the_exact_path_refuses(changed.encode(), fmt)
 
 
 def test_colliding_hashes_cost_probes_never_a_wrong_match(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -200,7 +216,7 @@ def test_colliding_hashes_cost_probes_never_a_wrong_match(monkeypatch: pytest.Mo
     assert fast is not None
     assert fast.values.tolist() == [j / 1000 for j in range(len(fmt.ids))]
     stranger = body.replace(f"\n{fmt.ids[perm[5]]},", "\nnot-an-id,", 1)
-    assert _parse_csv_fast(stranger.encode(), fmt) is None
+    assert_refused_as_the_exact_path_refuses(stranger.encode(), fmt, answered=True)
 
 
 def test_a_body_of_extra_rows_stops_the_fast_path_early() -> None:
@@ -211,3 +227,59 @@ def test_a_body_of_extra_rows_stops_the_fast_path_early() -> None:
     with pytest.raises(SubmissionError, match="duplicate id") as caught:
         parse_submission_csv(body, fmt)
     assert caught.value.line == len(fmt.ids) + 2
+
+
+def test_rows_in_any_order_are_aligned_a_chunk_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lookup runs over chunks of rows (bounded temporaries); a chunk boundary changes no outcome."""
+    monkeypatch.setattr(fast_csv, "_LOOKUP_CHUNK", 7)
+    fmt, rng = _big_format(500, 11)
+    values = rng.random(len(fmt.ids))
+    perm = rng.permutation(len(fmt.ids))
+    body = "id,target\n" + "".join(f"{fmt.ids[j]},{float(values[j])!r}\n" for j in perm)
+    fast = _parse_csv_fast(body.encode(), fmt)
+    assert fast is not None and fast.values.tobytes() == values.tobytes()
+    for k in (0, 6, 7, 499):  # a row that is no hidden id, at and around chunk edges
+        rows = [fmt.ids[j] for j in perm]
+        rows[k] = "not-an-id"
+        changed = "id,target\n" + "".join(f"{row_id},0.5\n" for row_id in rows)
+        assert_refused_as_the_exact_path_refuses(changed.encode(), fmt, answered=True)
+    repeated = [fmt.ids[j] for j in perm]
+    repeated[8] = repeated[1]  # the same id in two chunks
+    twice = ("id,target\n" + "".join(f"{r},0.5\n" for r in repeated)).encode()
+    assert_refused_as_the_exact_path_refuses(twice, fmt, answered=True)
+
+
+@pytest.mark.parametrize(("value", "problem"), [("1.5", r"outside \[0, 1\]"), ("nan", "not a finite number")])
+def test_a_value_the_checks_refuse_is_named_by_the_fast_path_itself(value: str, problem: str) -> None:
+    fmt, rng = _big_format(2000, 5)
+    rows = [f"{row_id},{float(v)!r}" for row_id, v in zip(fmt.ids, rng.random(len(fmt.ids)), strict=True)]
+    rows[1500] = f"{fmt.ids[1500]},{value}"
+    body = ("id,target\n" + "\n".join(rows) + "\n").encode()
+    if value == "nan":  # Arrow reads "nan" as a float too: the same check then names it
+        assert fast_outcome(body, fmt) == outcome(lambda: _parse_csv_exact(body, fmt, keep_text=False))
+    with pytest.raises(SubmissionError, match=problem) as caught:
+        _parse_csv_fast(body, fmt)
+    assert caught.value.line == 1502
+
+
+def test_an_unknown_or_repeated_id_in_a_shuffled_file_is_named_by_the_fast_path() -> None:
+    """The first bad row is named as the exact path names it; an id that ``str.strip`` would change is left to
+    the exact path (it might read as a hidden id there)."""
+    fmt, rng = _big_format(3000, 9)
+    rows = [fmt.ids[j] for j in rng.permutation(len(fmt.ids))]
+    for k, wrong, expected in [
+        (2000, "nobody", "line 2002: id 'nobody' is not in the test set"),
+        (2000, "x" * 300, f"line 2002: id {'x' * 40 + '...'!r} is not in the test set"),  # longer than any id
+        (2500, rows[100], f"line 2502: duplicate id {rows[100]!r} (first given on line 102)"),
+    ]:
+        changed = list(rows)
+        changed[k] = wrong
+        changed[2900] = "nobody-later"  # a later problem is not the one named
+        body = ("id,target\n" + "".join(f"{r},0.5\n" for r in changed)).encode()
+        with pytest.raises(SubmissionError) as caught:
+            _parse_csv_fast(body, fmt)
+        assert str(caught.value) == expected
+        assert_refused_as_the_exact_path_refuses(body, fmt, answered=True)
+    padded = list(rows)
+    padded[5] = "\t" + rows[5]  # the exact path strips it back to a hidden id: only it can tell
+    assert fast_outcome(("id,target\n" + "".join(f"{r},0.5\n" for r in padded)).encode(), fmt) is None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
@@ -36,8 +37,21 @@ def test_it_stores_a_valid_upload_as_queued_and_enqueues_it(competition, partici
     submission.refresh_from_db()
     assert submission.status == Status.QUEUED
     assert enqueued == [submission.pk]
-    assert bytes(submission.upload).startswith(b"id,target\n")
     assert submission.predictions_npy is not None
+    # Float64 scoring reads the validated array only: the upload's bytes are not kept, its size is (and, for an
+    # upload with an Idempotency-Key, its digest).
+    assert bytes(submission.upload) == b"" and submission.upload_sha256 == ""
+    data = predictions_csv(competition, _probs(1))
+    assert submission.upload_size == len(data)
+    keyed = submit(competition, participant, _probs(3), idempotency_key="k")
+    assert keyed.upload_sha256 == hashlib.sha256(predictions_csv(competition, _probs(3))).hexdigest()
+
+
+def test_the_host_may_keep_every_upload(competition, participant, submit, settings) -> None:
+    settings.LEADERBOARD_KEEP_UPLOADS = True
+    submission = submit(competition, participant, _probs(1))
+    submission.refresh_from_db()
+    assert bytes(submission.upload) == predictions_csv(competition, _probs(1))
 
 
 def test_it_scores_with_the_pure_core_and_stores_raw_and_released(
@@ -245,6 +259,8 @@ def test_mpfr_competitions_score_from_the_submitted_text(make_competition, parti
     competition = make_competition(arithmetic="mpfr:200", score_decimals=None)
     submission = submit(competition, participant, _probs(70))
     assert submission.predictions_npy is None
+    submission.refresh_from_db()
+    assert bytes(submission.upload).startswith(b"id,target\n")  # the decimal text scoring reads
     assert score_all() == ["scored"]
     submission.refresh_from_db()
     assert len(submission.public_score_text.replace("0.", "", 1)) > 20  # more digits than float64 holds
