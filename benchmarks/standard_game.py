@@ -63,6 +63,14 @@ def answer_text(result: GameResult) -> str:
             p = choice.point
             accuracy = "every attack failed" if p.label_accuracy is None else (
                 f"{100 * p.label_accuracy:.1f} % of labels right ({p.attack})")
+            if p.leakage >= 0.99:
+                out.append(
+                    f"\n**{dataset}: no chain within the honest-cost tolerance ({choice.tolerance}) protects the "
+                    f"labels** — the least leaky of them still leaks {p.leakage:.2f} at {budget}, so the frontier's "
+                    f"pick is the cheapest, `{p.defense}` ({accuracy} against {100 * (p.majority_rate or 0):.1f} % "
+                    "for the majority class). The chains that do protect cost honest players more (see the table).\n"
+                )
+                continue
             out.append(
                 f"\n**{dataset}: recommended `{p.defense}`** — at {budget}, {accuracy} against "
                 f"{100 * (p.majority_rate or 0):.1f} % for the majority class: leakage {p.leakage:.2f}; honest cost "
