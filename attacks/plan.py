@@ -60,6 +60,16 @@ BOOSTING_K = 100
 CAMOUFLAGE_MARGIN = 0.25
 
 
+def noise_bound(spread: float) -> float:
+    """The exact attacks' bound on |released − true| for a noise spread (or a released half-unit) of ``spread``."""
+    return NOISE_BOUND_FACTOR * NOISE_SCALE_FACTOR * spread
+
+
+def seen_noise_bound(report: Fingerprint) -> float:
+    """:func:`noise_bound` of the noise the fingerprint saw (0 when it saw none)."""
+    return noise_bound(max(report.noise_spread, report.tolerance)) if report.noise else 0.0
+
+
 @dataclass
 class Plan:
     """The attack to run, its parameters, and why it was chosen."""
@@ -164,7 +174,7 @@ def after_failure_plans(oracle: Oracle, report: Fingerprint, names: set[str] | N
         # Noise below the released resolution: two probes that round to the same text say "no noise", yet a
         # draw near a rounding edge moves a release by a unit (Laplace 1e-5 at 5 decimals). The exact design with
         # a bound of a few units decodes through it (paper 001 §7's doubling trick, started at the resolution).
-        bound = NOISE_BOUND_FACTOR * NOISE_SCALE_FACTOR * report.tolerance
+        bound = noise_bound(report.tolerance)
         plans.append(Plan("capacity", {"noise_bound": bound}, "an exact attack's labels did not hold on a board "
                           f"without visible noise: noise below the released resolution; capacity with noise bound "
                           f"{bound:.3g}"))
@@ -212,8 +222,7 @@ def choose(
     if report.rejected or report.released_nothing:
         if (oracle.metric == "binary_logloss" and binary and arithmetic == "float64" and not split
                 and not report.ladder and not report.subsetting and "camouflage" in names):
-            bound = NOISE_BOUND_FACTOR * NOISE_SCALE_FACTOR * max(report.noise_spread, report.tolerance) if (
-                report.noise) else 0.0
+            bound = seen_noise_bound(report)
             return plan("camouflage", "probes refused or withheld: camouflaged exact design (an "
                         "honest-looking base, the code in moves of a few rows; more cover when a query is refused)",
                         noise_bound=bound, seed=seed)
@@ -251,7 +260,7 @@ def choose(
     if oracle.metric == "binary_logloss" and binary:
         if report.noise:
             scale = max(report.noise_spread, report.tolerance) * NOISE_SCALE_FACTOR
-            bound = NOISE_BOUND_FACTOR * scale
+            bound = noise_bound(max(report.noise_spread, report.tolerance))
             if split and "capacity_split" in names and arithmetic == "float64":
                 return plan("capacity_split", f"noise seen (spread {report.noise_spread:.3g}) and only the public "
                             f"split scored: split-aware capacity with noise bound {bound:.3g}", noise_bound=bound)
@@ -271,8 +280,7 @@ def choose(
             return plan("capacity", "no noise, every row scored: capacity-optimal construction")
     if oracle.metric == "multiclass_logloss" and arithmetic == "float64":
         k = oracle.n_classes
-        bound = NOISE_BOUND_FACTOR * max(report.noise_spread, report.tolerance) * NOISE_SCALE_FACTOR if (
-            report.noise) else 0.0
+        bound = seen_noise_bound(report)
         noted = f" with noise bound {bound:.3g}" if report.noise else ""
         if split and "capacity_split" in names:
             return plan("capacity_split", f"multiclass log loss ({k} classes), only the public split scored: "
