@@ -47,6 +47,8 @@ class InversionAttackResult:
     runs: list[ClassRun]
     queries: int
     start_queries: int
+    #: The starting latent of each class (zeros where none was found): the images before any repulsion step.
+    start_latents: np.ndarray
     details: dict[str, float] = field(default_factory=dict)
 
 
@@ -137,6 +139,9 @@ def brep_mi(
     start_queries = spend.used
     runs = [ClassRun(c) for c in classes]
     latents = np.zeros((len(classes), generator.n_latent))
+    starting = np.zeros_like(latents)
+    for c, z in starts.items():
+        starting[c] = z
     pending = [c for c in classes if c in starts]
     for i, c in enumerate(pending):
         runs[c].started = True
@@ -145,5 +150,5 @@ def brep_mi(
                              max_step=max_step, max_iters=max_iters)
     return InversionAttackResult(
         reconstructions=generator.decode(latents), latents=latents, runs=runs, queries=spend.used,
-        start_queries=start_queries,
+        start_queries=start_queries, start_latents=starting,
     )
