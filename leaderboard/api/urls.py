@@ -17,6 +17,7 @@ urlpatterns = [
         name="sample-submission",
     ),
     path("competitions/<slug:slug>/submissions/", views.CompetitionSubmissionsApi.as_view(), name="submissions"),
+    path("competitions/<slug:slug>/predict/", views.PredictApi.as_view(), name="predict"),
     path("competitions/<slug:slug>/quota/", views.QuotaApi.as_view(), name="quota"),
     path("competitions/<slug:slug>/leaderboard/", views.LeaderboardApi.as_view(), name="leaderboard"),
     path("submissions/<int:submission_id>/", views.SubmissionDetailApi.as_view(), name="submission-detail"),

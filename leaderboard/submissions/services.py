@@ -35,10 +35,12 @@ from leaderboard.blobs import blob_read, blob_write
 from leaderboard.competitions.models import Competition
 from leaderboard.competitions.selectors import competition_scoring_spec
 from leaderboard.errors import CompetitionNotOpen, IdempotencyKeyReused, InvalidUpload, QuotaExceeded, SelectionError
+from leaderboard.inversion.selectors import inversion_of
 from leaderboard.submissions.model_runs import ModelRunFailed, model_predictions, model_validate
 from leaderboard.submissions.models import DefenseState, Participation, Status, Submission, UploadKind
 from leaderboard.submissions.selectors import QuotaStatus, quota_status
 from scoring import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
+from scoring.inversion import parse_reconstructions
 from scoring.parsing import ParsedPredictions
 from scoring.pipeline import SPLITS, ScoringSpec, parse
 from scoring.release import release_submission
@@ -132,8 +134,19 @@ def submission_upload_kind(*, competition: Competition, kind: str) -> str:
 
 
 def submission_parse(*, competition: Competition, data: bytes, kind: str = UploadKind.CSV) -> ParsedPredictions:
-    """Validate an upload with the scoring core; raises :class:`InvalidUpload` naming the line and the problem."""
+    """Validate an upload with the scoring core; raises :class:`InvalidUpload` naming the line and the problem.
+
+    On a model-inversion challenge the upload is the reconstructions (JSON), kept as the array scoring reads."""
     spec = competition_scoring_spec(competition=competition)
+    challenge = inversion_of(competition=competition)
+    if challenge is not None:
+        if kind != UploadKind.JSON:
+            raise InvalidUpload('this challenge takes reconstructions as JSON {"reconstructions": [...]}, one '
+                                "input per private class")
+        try:
+            return ParsedPredictions(values=parse_reconstructions(challenge.task, data))
+        except SubmissionError as exc:
+            raise InvalidUpload(str(exc)) from None
     if len(data) > spec.max_bytes:
         # Checked here too so a JSON body gets the same message as a CSV file.
         raise InvalidUpload(f"the file is {len(data)} bytes, over the limit of {spec.max_bytes} bytes")
@@ -589,6 +602,16 @@ def submission_score(*, submission_id: int) -> ScoreResult:
 
 def _load_predictions(spec: ScoringSpec, submission: Submission) -> tuple[ParsedPredictions, list[str]]:
     """The predictions to score and host notes about how they were obtained (a model run's isolation)."""
+    challenge = inversion_of(competition=submission.competition)
+    if challenge is not None:
+        # The evaluator's class of each reconstruction, one-hot: the accuracy metric then counts the classes
+        # recognised, and nothing of the evaluator but its decision enters the score.
+        stored = blob_read(Submission, submission.pk, "predictions_npy")
+        if stored is None:
+            raise SubmissionError("the stored reconstructions are missing")
+        reconstructions = np.load(io.BytesIO(stored), allow_pickle=False)
+        predicted = challenge.evaluator.predict(reconstructions)
+        return ParsedPredictions(values=np.eye(challenge.task.n_classes)[predicted]), []
     if submission.upload_kind == UploadKind.ONNX:
         model = blob_read(Submission, submission.pk, "upload") or b""
         parsed, note = model_predictions(competition=submission.competition, spec=spec, data=model)
