@@ -186,10 +186,11 @@ def test_no_probability_or_logit_digits_on_any_participant_surface(
         texts.append(answer.content.decode())
     web = api_client(None)
     web.force_login(participant)
-    for url in ("/c/invert/", "/c/invert/leaderboard/"):
+    for url in ("/c/invert/", "/c/invert/leaderboard/public/", "/c/invert/submissions/"):
         page = web.get(url)
-        if page.status_code == 200:
-            texts.append(page.content.decode())
+        assert page.status_code == 200, url
+        texts.append(page.content.decode())
+    assert "you have 12 left" in texts[-3]  # the competition page shows the participant's own budget
     surface = "\n".join(texts)
     secrets = []
     for rows in (np.array(inputs), images):
