@@ -2,7 +2,7 @@
 
 Public digits 5–9 are the attacker's prior knowledge (its generator is fitted on them); private digits 0–4
 train the host's target (a one-hidden-layer ReLU MLP) and, separately, the evaluation classifier (a wider
-two-hidden-layer MLP with another seed: a different model, so a reconstruction that only fools the target does
+two-hidden-layer MLP (64, 32) with another seed: a different model, so a reconstruction that only fools the target does
 not count). Both are plain arrays (:class:`scoring.inversion.MlpClassifier`), as the site stores them.
 """
 
@@ -40,9 +40,11 @@ class DigitsChallenge:
 def _fit_mlp(x: np.ndarray, y: np.ndarray, hidden: tuple[int, ...], seed: int) -> MlpClassifier:
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPClassifier
+    from threadpoolctl import threadpool_limits
 
-    model = MLPClassifier(hidden_layer_sizes=hidden, alpha=1e-3, max_iter=400, random_state=seed)
-    with warnings.catch_warnings():
+    model = MLPClassifier(hidden_layer_sizes=hidden, alpha=1e-3, max_iter=300, random_state=seed)
+    # One BLAS thread: these matrices are small, and on a shared machine more threads only wait on each other.
+    with warnings.catch_warnings(), threadpool_limits(1):
         warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(x / PIXEL_MAX, y)
     return MlpClassifier.from_sklearn(model, input_scale=PIXEL_MAX)
@@ -62,7 +64,7 @@ def build_digits_challenge(*, seed: int = 0, n_latent: int = 16) -> DigitsChalle
     cut = int(0.7 * len(order))
     train, test = order[:cut], order[cut:]
     target = _fit_mlp(private_x[train], private_y[train], (32,), seed)
-    evaluator = _fit_mlp(private_x[train], private_y[train], (128, 64), seed + 1)
+    evaluator = _fit_mlp(private_x[train], private_y[train], (64, 32), seed + 1)
     task = InversionTask(n_features=64, n_classes=len(PRIVATE_DIGITS), image_shape=(8, 8), low=0.0, high=PIXEL_MAX)
     return DigitsChallenge(
         task=task,
