@@ -146,6 +146,19 @@ class HostCompetitionSerializer(CompetitionDetailSerializer):
     host = serializers.CharField(source="host.username", allow_null=True, default=None)
 
 
+class InversionChallengeCreateInputSerializer(serializers.Serializer):
+    """A model-inversion challenge from the bundled digits (target and evaluator trained on digits 0–4)."""
+
+    slug = serializers.SlugField(max_length=64)
+    title = serializers.CharField(required=False, default="", allow_blank=True)
+    bundle = serializers.ChoiceField(choices=["digits"], default="digits")
+    query_budget = serializers.IntegerField(min_value=1, max_value=10_000_000, default=5000)
+    seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
+    daily_limit = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=5)
+    total_limit = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+    closes_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
 class PredictInputSerializer(serializers.Serializer):
     inputs = serializers.JSONField(help_text="A list of inputs, each a list of n_features numbers in the pixel range.")
 

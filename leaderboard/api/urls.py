@@ -23,6 +23,8 @@ urlpatterns = [
     path("submissions/<int:submission_id>/", views.SubmissionDetailApi.as_view(), name="submission-detail"),
     path("submissions/<int:submission_id>/select/", views.SubmissionSelectApi.as_view(), name="submission-select"),
     path("host/competitions/", views.HostCompetitionCreateApi.as_view(), name="host-competition-create"),
+    path("host/inversion-challenges/", views.HostInversionChallengeCreateApi.as_view(),
+         name="host-inversion-challenge-create"),
     path("host/participants/", views.HostParticipantsApi.as_view(), name="host-participants"),
     path("host/competitions/<slug:slug>/", views.HostCompetitionDetailApi.as_view(), name="host-competition"),
     path("host/competitions/<slug:slug>/defenses/", views.HostDefensesApi.as_view(), name="host-defenses"),

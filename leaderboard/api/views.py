@@ -317,6 +317,27 @@ class HostCompetitionCreateApi(APIView):
         return Response(s.HostCompetitionSerializer(competition).data, status=status.HTTP_201_CREATED)
 
 
+class HostInversionChallengeCreateApi(APIView):
+    """Create a model-inversion challenge (the bundled digits): a label-only prediction endpoint of a target
+    trained on private classes, a per-participant query budget, reconstructions judged by an evaluator."""
+
+    permission_classes = [IsAuthenticated]
+    parser_classes = [JSONParser]
+
+    @extend_schema(request=s.InversionChallengeCreateInputSerializer, responses={201: s.HostCompetitionSerializer})
+    def post(self, request: Request) -> Response:
+        from leaderboard.inversion.services import inversion_digits_create
+
+        if not competition_can_create(user=request.user):
+            raise PermissionDenied("only staff (or users allowed to add competitions) may create competitions")
+        payload = s.InversionChallengeCreateInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data: dict[str, Any] = dict(payload.validated_data)
+        data.pop("bundle")
+        challenge = inversion_digits_create(host=request.user, **data)
+        return Response(s.HostCompetitionSerializer(challenge.competition).data, status=status.HTTP_201_CREATED)
+
+
 class HostParticipantsApi(APIView):
     """Make a participant account (API token only, no password) for a bot, a class or a test.
 

@@ -5,7 +5,6 @@ attack recovers private classes the evaluator confirms — more than its own sta
 from __future__ import annotations
 
 import warnings
-from functools import cache
 
 import numpy as np
 import pytest
@@ -15,9 +14,8 @@ from attacks.inversion.digits import DigitsChallenge, build_digits_challenge
 from scoring.inversion import InversionTask, MlpClassifier, evaluate_reconstructions
 
 
-@cache
 def _digits() -> DigitsChallenge:
-    return build_digits_challenge(seed=0)
+    return build_digits_challenge(seed=0)  # cached by the module
 
 
 def test_the_arrays_only_mlp_predicts_as_scikit_learn_does() -> None:

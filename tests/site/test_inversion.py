@@ -219,3 +219,34 @@ def test_the_host_page_shows_the_reference_and_participants_reconstructions(
     assert text.count("<svg") >= 6 and "alice" in text
     web.force_login(participant)
     assert web.get("/c/invert/host/inversion/").status_code in (403, 404)
+
+
+@pytest.mark.django_db
+def test_the_command_creates_the_digits_challenge_with_its_reference_attack(host: Any) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("create_inversion_challenge", "digits", "--budget", "300", "--host", host.username, stdout=out)
+    assert "created model-inversion challenge 'digits': 5 private classes, 300 queries" in out.getvalue()
+    challenge = _challenge_of("digits")
+    assert challenge.reference is not None and challenge.reference.shape == (5, 64)
+    detail = api_client(None).get("/api/v1/competitions/digits/").json()
+    assert detail["model_inversion"]["query_budget"] == 300 and detail["model_inversion"]["image_shape"] == [8, 8]
+    web = api_client(None)
+    web.force_login(host)
+    page = web.get("/c/digits/host/inversion/").content.decode()
+    assert page.count("<svg") == 5 and "BREP-MI" in page
+
+
+@pytest.mark.django_db
+def test_the_host_api_creates_a_digits_challenge_and_refuses_participants(participant: Any) -> None:
+    staff = User.objects.create_user("staffer", is_staff=True)
+    refused = api_client(participant).post("/api/v1/host/inversion-challenges/", {"slug": "nope"}, format="json")
+    assert refused.status_code == 403
+    created = api_client(staff).post("/api/v1/host/inversion-challenges/",
+                                     {"slug": "digits-api", "query_budget": 200}, format="json")
+    assert created.status_code == 201, created.content
+    assert created.json()["model_inversion"]["query_budget"] == 200
+    assert _challenge_of("digits-api").competition.host == staff
