@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> None:
     knn = KNeighborsClassifier(5).fit(digits.data[private], digits.target[private])
     classes = np.arange(len(PRIVATE_DIGITS))
     header = " ".join(f"digit {d}" for d in PRIVATE_DIGITS)
-    print(f"\n{'budget':>7} | {header} | {'recovered /5':>12} | {'start only /5':>13} | {'5-NN /5':>7} | {'5-NN start':>10} | {'median s':>8} | paper /5")
+    print(f"\n{'budget':>7} | {header} | {'recovered /5':>12} | {'start only /5':>13} | "
+          f"{'5-NN /5':>7} | {'5-NN start':>10} | {'median s':>8} | paper /5")
     gallery: list[tuple[str, list[tuple[np.ndarray, str]]]] = [
         ("private class mean", [(image, f"{d}") for d, image in zip(PRIVATE_DIGITS, challenge.private_means,
                                                                      strict=True)])

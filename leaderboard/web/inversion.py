@@ -24,7 +24,7 @@ from scoring.inversion import evaluate_reconstructions
 
 def _safe(pictures: list[Any]) -> list[dict[str, Any]]:
     # The SVG is built from validated floats and escaped captions only (attacks.inversion.pictures).
-    return [{"caption": p.caption, "svg": mark_safe(p.svg)} for p in pictures]  # noqa: S308
+    return [{"caption": p.caption, "svg": mark_safe(p.svg)} for p in pictures]
 
 
 @participant_login_required
