@@ -45,9 +45,10 @@ def inversion_reconstructions(*, submission: Submission) -> np.ndarray | None:
 
 def inversion_per_class(*, challenge: InversionChallenge, submission: Submission) -> list[bool] | None:
     """Whether the evaluator put each class's reconstruction in that class — for a scored submission only (the
-    same verdict its released attack accuracy counts; nothing finer than a yes/no per class)."""
-    if submission.status != Status.SCORED:
-        return None
+    same verdict its released attack accuracy counts; nothing finer than a yes/no per class). Withheld when the
+    host set a defense chain on the challenge, which would then be bypassed."""
+    if submission.status != Status.SCORED or challenge.competition.defenses:
+        return None  # a host who added a defense chain releases only what the chain releases
     reconstructions = inversion_reconstructions(submission=submission)
     if reconstructions is None:
         return None
@@ -85,8 +86,9 @@ def inversion_best_submissions(*, challenge: InversionChallenge) -> list[tuple[S
         if current is None or (submission.public_score or 0.0) > (current.public_score or 0.0):
             best[submission.participant_id] = submission
     rows = []
+    evaluator = challenge.evaluator
     for submission in sorted(best.values(), key=lambda s: -(s.public_score or 0.0)):
-        hits = inversion_per_class(challenge=challenge, submission=submission)
-        if hits is not None:
-            rows.append((submission, hits))
+        reconstructions = inversion_reconstructions(submission=submission)
+        if reconstructions is not None:  # the host sees the evaluator's verdicts whatever the chain releases
+            rows.append((submission, list(evaluate_reconstructions(evaluator, reconstructions).hits)))
     return rows

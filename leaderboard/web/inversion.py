@@ -10,6 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.utils.safestring import mark_safe
 
+from leaderboard.competitions.models import Competition
 from leaderboard.competitions.selectors import competition_get, competition_is_host
 from leaderboard.inversion.models import PredictionBudget
 from leaderboard.inversion.selectors import (
@@ -31,7 +32,7 @@ def _safe(pictures: list[Any]) -> list[dict[str, Any]]:
 def host_inversion(request: HttpRequest, slug: str) -> HttpResponse:
     try:
         competition = competition_get(slug=slug)
-    except Exception as exc:
+    except Competition.DoesNotExist as exc:
         raise Http404("no such competition") from exc
     if not competition_is_host(user=request.user, competition=competition):
         raise PermissionDenied("only the competition's host (or staff) may see the reconstructions")
