@@ -140,9 +140,7 @@ def submission_parse(*, competition: Competition, data: bytes, kind: str = Uploa
     spec = competition_scoring_spec(competition=competition)
     challenge = inversion_of(competition=competition)
     if challenge is not None:
-        if kind != UploadKind.JSON:
-            raise InvalidUpload('this challenge takes reconstructions as JSON {"reconstructions": [...]}, one '
-                                "input per private class")
+        # Read as JSON whatever the transport (a JSON body, or a .json file through the web form's file field).
         try:
             return ParsedPredictions(values=parse_reconstructions(challenge.task, data))
         except SubmissionError as exc:

@@ -164,6 +164,8 @@ def test_a_malformed_reconstructions_upload_is_a_400(participant: Any) -> None:
     assert wrong_count.status_code == 400 and "expected 3 reconstructions" in wrong_count.json()["detail"]
     predictions = client.post("/api/v1/competitions/invert/submissions/", {"predictions": []}, format="json")
     assert predictions.status_code == 400 and "reconstructions" in predictions.json()["detail"]
+    csv = client.post("/api/v1/competitions/invert/submissions/", b"id,label\nclass_0,1\n", content_type="text/csv")
+    assert csv.status_code == 400 and "not valid JSON" in csv.json()["detail"]
 
 
 @pytest.mark.django_db
