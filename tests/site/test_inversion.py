@@ -252,3 +252,21 @@ def test_the_host_api_creates_a_digits_challenge_and_refuses_participants(partic
     assert created.status_code == 201, created.content
     assert created.json()["model_inversion"]["query_budget"] == 200
     assert _challenge_of("digits-api").competition.host == staff
+
+
+@pytest.mark.django_db
+def test_the_endpoint_needs_a_token_and_an_open_challenge(participant: Any) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    challenge = _challenge()
+    anonymous = api_client(None).post("/api/v1/competitions/invert/predict/", {"inputs": _inputs(1)}, format="json")
+    assert anonymous.status_code in (401, 403)
+    competition = challenge.competition
+    competition.closes_at = timezone.now() - timedelta(seconds=1)
+    competition.opens_at = competition.closes_at - timedelta(days=1)
+    competition.save()
+    closed = api_client(participant).post("/api/v1/competitions/invert/predict/", {"inputs": _inputs(1)},
+                                          format="json")
+    assert closed.status_code == 403 and not PredictionBudget.objects.exists()
