@@ -66,7 +66,7 @@ def trials(n: int, k: int, count: int, seed: int, pool: np.ndarray | None = None
     draws = [rng.choice(pool, n) if pool is not None else rng.integers(0, k, n) for _ in range(count)]
     one = np.zeros(n, dtype=np.int64)
     one[n // 2] = k - 1
-    return draws + [np.zeros(n, dtype=np.int64), np.full(n, k - 1, dtype=np.int64), np.arange(n) % 2, one]
+    return [*draws, np.zeros(n, dtype=np.int64), np.full(n, k - 1, dtype=np.int64), np.arange(n) % 2, one]
 
 
 # --- the paper's constructions in float64 + LabelInf ------------------------------------------------------------

@@ -222,14 +222,16 @@ def cross_entropy_part(rows: int, count: int) -> None:
     head = f"{'paper':>6} {'Thm 10':>7} {'Thm 3':>7} {'ce_robust':>10} {'powers':>8} {'@1e-15':>8}"
     print(f"{'':>7} | {head} | {head}")
     for tau in TAUS:
-        single: list[Any] = [ce.paper_single(2, tau, c, logits=False, count=count, pool=None) for c in ("thm10", "thm3")]
+        single: list[Any] = [ce.paper_single(2, tau, c, logits=False, count=count, pool=None)
+                             for c in ("thm10", "thm3")]
         single += [ce.ours_single(a, "binary_logloss", 2, tau, c, None, count, None, eps=e)
                    for a, c, e in (("ce_robust", "theorem3", ce.PAPER_EPS), ("bregman_powers", "powers", ce.PAPER_EPS),
                                    ("bregman_powers", "powers", 1e-15))]
         multi: list[Any] = [ce.paper_multi(labels, 2, tau, c, logits=False, count=count, pool=None)
                             for c in ("thm10", "thm3")]
         multi += [ce.ours_queries(a, "binary_logloss", labels, 2, tau, eps=e)
-                  for a, e in (("ce_robust", ce.PAPER_EPS), ("bregman_powers", ce.PAPER_EPS), ("bregman_powers", 1e-15))]
+                  for a, e in (("ce_robust", ce.PAPER_EPS), ("bregman_powers", ce.PAPER_EPS),
+                               ("bregman_powers", 1e-15))]
         print(_ce_row(tau, single, multi))
 
 
@@ -267,7 +269,8 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=10, help="random labelings per point (plus 4 fixed ones)")
     parser.add_argument("--rows", type=int, default=2201, help="N of the binary multi-query columns (Titanic: 2,201)")
     parser.add_argument("--part", choices=("is", "ce", "softmax", "all"), default="all",
-                        help="Itakura–Saito (Fig. 1(a), 2), binary CE (Fig. 1(b), 3), softmax CE on digits (Fig. 1(d), 2)")
+                        help="Itakura–Saito (Fig. 1(a), 2), binary CE (Fig. 1(b), 3), softmax CE on digits "
+                        "(Fig. 1(d), 2)")
     parser.add_argument("--quick", action="store_true", help="2 random trials a point, N = 300 / 400 (a smoke run)")
     args = parser.parse_args()
     count = 2 if args.quick else args.trials
