@@ -264,6 +264,33 @@ def softmax_part(count: int, rows: int | None) -> None:
         print(f"{tau:>7g} | {cells} | {more}")
 
 
+def _carries_logits(model: ServerModel, metric: str, construction: str, size: int) -> bool:
+    from attacks.paper001.activations import plan_logits
+
+    return plan_logits(model, metric, size, construction) is not None
+
+
+def activation_cost(n_rows: int) -> None:
+    """App. G's "extra bits" of the logit losses, in labels a query: the largest batch each construction plans
+    in probability space (CE loss) and through the inverse activation (sigmoid/softmax CE on logits), on a
+    float64 board of ``n_rows`` rows without noise (planning only, no query)."""
+    from attacks.paper001.activations import CROSS_ENTROPY
+
+    print(f"\nlabels a query, CE on probabilities / on logits (App. G's extra bits), N = {n_rows:,}, float64, no noise")
+    print(f"{'eps':>7} {'K':>3} {'decimals':>8} | {'Theorem 3':>9} | {'powers':>9} | {'primes':>9}")
+    for eps in (1e-15, 1e-300):
+        for k in (2, 10):
+            for decimals in (5, None):
+                model = ServerModel(n_rows=n_rows, n_classes=k, eps=eps, decimals=decimals)
+                metric = "sigmoid_ce" if k == 2 else "softmax_ce"
+                cells = []
+                for construction in ("theorem3", "powers", "primes"):
+                    plain = largest_feasible(62, partial(_carries, model, CROSS_ENTROPY, construction))
+                    logits = largest_feasible(62, partial(_carries_logits, model, metric, construction))
+                    cells.append(f"{plain:>4} / {logits:<2}")
+                print(f"{eps:>7g} {k:>3} {decimals!s:>8} | " + " | ".join(f"{c:>9}" for c in cells))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=10, help="random labelings per point (plus 4 fixed ones)")
@@ -283,6 +310,7 @@ def main() -> None:
         cross_entropy_part(rows, count)
     if args.part in ("softmax", "all"):
         softmax_part(count, 400 if args.quick else None)
+        activation_cost(rows)
     print(f"({time.perf_counter() - started:.0f} s)")
 
 
