@@ -233,7 +233,12 @@ def play(
             history.append(bound)
     verified = "not requested"
     if verify and (labels >= 0).any():
-        verified = check_claims_bregman(oracle, family, labels, noise_bound=bound, logits=logits)
+        if budget_left(1):
+            verified = check_claims_bregman(oracle, family, labels, noise_bound=bound, logits=logits)
+        else:
+            # max_queries spent on the batches (auto's budget): the decoded batches stand on their certificates
+            # and the caller gets them, rather than a check query past the budget that loses every label.
+            verified = "not checked (max_queries spent)"
     details: dict[str, Any] = {
         "construction": construction, "family": family.name, "batch_size": max(sizes, default=0),
         "batches": len(sizes), "tau": bound, "decoder": decoder, "verified": verified,

@@ -47,3 +47,13 @@ def test_the_doubling_trick_is_next_when_capacity_fails_on_noisy_multiclass_log_
     assert all(p.params == {"doubling": True} for p in plans)
     assert cross_entropy_plans(oracle, Fingerprint(decimals=5, noise=False)) == []
     assert cross_entropy_plans(LocalOracle(np.arange(30) % 2, decimals=5), noisy) == []
+
+
+def test_a_budget_cut_keeps_the_batches_decoded_instead_of_losing_them_to_the_check() -> None:
+    """The attack's check query would pass the budget: the decoded batches are kept (cut, not checked)."""
+    labels = np.random.default_rng(3).integers(0, 10, 120)
+    result = attacks.run("auto", LocalOracle(labels, metric="softmax_ce", n_classes=10, decimals=5), budget=30)
+    assert result.details["attack"] == "softmax_ce" and result.details["cut_by_budget"]
+    exact = result.fill_confidence() >= 1.0
+    assert exact.sum() == result.details["exact"] >= 60 and (result.labels[exact] == labels[exact]).all()
+    assert result.queries <= 30
