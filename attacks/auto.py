@@ -52,13 +52,21 @@ from attacks.floor import BANDS, apply_floor, check_reserve
 from attacks.hard_label import is_hard_label
 from attacks.hard_label_plan import play_hard_label
 from attacks.oracle import Oracle, Released, submit_many
-from attacks.plan import CAMOUFLAGE_MARGIN, Plan, after_failure_plans, best_guess_plan, choose
+from attacks.plan import (
+    CAMOUFLAGE_MARGIN,
+    Plan,
+    after_failure_plans,
+    best_guess_plan,
+    choose,
+    cross_entropy_plans,
+)
 from attacks.registry import CONFIRMED, register, run
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
 
 #: Exact attacks that take ``max_queries`` and return what they decoded when it runs out.
 TRUNCATABLE = frozenset({"camouflage", "capacity", "capacity_split", "prime_batched", "robust_batched",
-                         "prime_powers", "subsetting", "randomized_response", "bregman_powers"})
+                         "prime_powers", "subsetting", "randomized_response", "bregman_powers",
+                         "ce_robust", "softmax_ce", "sigmoid_ce"})
 
 
 class BudgetSpent(AttackFailed):
@@ -193,6 +201,15 @@ def auto(
         if played is None and plan.attack == "capacity":
             # The board looked plain but its scores did not hold still: rows or labels redrawn per submission.
             for second in after_failure_plans(view, report):
+                reasoning.append(f"chose {second.attack}: {second.reason}")
+                plan = second
+                details["attack"] = second.attack
+                played, cut = _play_exact(view, second, outer_reserve, reasoning)
+                if played is not None:
+                    break
+        if played is None and plan.attack == "capacity":
+            # A K-class cross-entropy board whose noise the capacity design could not carry: the doubling trick.
+            for second in cross_entropy_plans(view, report):
                 reasoning.append(f"chose {second.attack}: {second.reason}")
                 plan = second
                 details["attack"] = second.attack
