@@ -60,7 +60,7 @@ from attacks.plan import (
     choose,
     cross_entropy_plans,
 )
-from attacks.registry import CONFIRMED, register, run
+from attacks.registry import CONFIRMED, available, register, run
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
 
 #: Exact attacks that take ``max_queries`` and return what they decoded when it runs out.
@@ -283,15 +283,24 @@ NOISY_SHARE, NOISY_PROBES = 0.45, 24
 
 
 def _noisy_plan(view: BudgetedView, report: Fingerprint, reserve: int, seed: int) -> Plan | None:
-    """The likelihood decoder of ``attacks.noisy`` when the exact attack failed on a noisy binary log-loss board
-    that scores every row (noise is all that stands in the way) and the budget holds its first batch."""
-    fits = (view.metric == "binary_logloss" and view.n_classes == 2 and report.noise and not report.ladder
+    """The likelihood decoder of ``attacks.noisy`` when the exact attack failed on a noisy log-loss board that
+    scores every row (noise is all that stands in the way) and the budget holds its first batch: on binary log
+    loss directly, on K classes through ``one_vs_rest`` (K − 1 binary questions, each its own first batch)."""
+    binary = view.metric == "binary_logloss" and view.n_classes == 2
+    multiclass = view.metric == "multiclass_logloss" and view.n_classes >= 3 and "one_vs_rest" in available()
+    fits = ((binary or multiclass) and report.noise and not report.ladder
             and not report.subsetting and not report.rejected and not report.released_nothing
             and report.public_fraction is None and not report.only_public_moves
             and str(getattr(view, "arithmetic", "float64")) == "float64")
     left = _guess_budget(view, reserve)
-    if not fits or (left is not None and left < NOISY_SHARE * view.n_rows + NOISY_PROBES):
+    runs = 1 if binary else view.n_classes - 1
+    if not fits or (left is not None and left < runs * (NOISY_SHARE * view.n_rows + NOISY_PROBES)):
         return None
+    if multiclass:
+        return Plan("one_vs_rest", {"budget": left, "seed": seed},
+                    f"noise beyond what an exact design tolerates on {view.n_classes} classes: {view.n_classes - 1} "
+                    "binary questions ('is it class c?', an exact reduction of the log loss), each decoded by "
+                    "likelihood from random-sign queries")
     return Plan("noisy", {"budget": left, "seed": seed},
                 "noise beyond what an exact design tolerates: likelihood decoding of repeated random-sign queries")
 
@@ -396,9 +405,12 @@ def _play_exact(
             spent = view.used - before
             reasoning.append(f"{plan.attack} failed after {spent} queries: {exc}")
             bound = params.get("noise_bound")
-            if spent == 0 and isinstance(bound, int | float) and bound > plan.params.get("noise_bound", 0) / 4:
+            if (spent == 0 and isinstance(bound, int | float) and bound > plan.params.get("noise_bound", 0) / 4
+                    and view.n_classes == 2):
                 # The design did not fit the noise bound (nothing was spent): the bound is 20× the largest noise
-                # draw seen, generous on purpose; halve it (down to a quarter) before giving up.
+                # draw seen, generous on purpose; halve it (down to a quarter) before giving up. Not on K classes:
+                # there a halved bound lets the design run and spend the budget on releases it cannot decode,
+                # where paper 001's doubling attacks and one_vs_rest's likelihood decoder read the labels.
                 params["noise_bound"] = bound / 2
                 reasoning.append(f"retrying {plan.attack} with noise bound {bound / 2:.3g} (Laplace tails: a draw "
                                  "beyond it is still rare; if one comes, the decoder or the confirmation fails loudly)")
