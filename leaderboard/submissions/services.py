@@ -669,7 +669,10 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
         for (name, split), key in keys.items():
             if key in states and states[key].state:
                 given.setdefault(name, {})[split] = states[key].state
-        release = release_submission(spec, parsed, submission_id=submission_id, states=given, splits=splits)
+        peers = _peer_states(competition, submission.participant_id, keys) if spec.needs_peers else None
+        release = release_submission(
+            spec, parsed, submission_id=submission_id, states=given, splits=splits, peers=peers
+        )
         primary = release.primary
         notes = [*run_notes, *(f"{split}: {note}" for split, result in primary.items() for note in result.notes)]
         if release.reject is not None:
@@ -701,6 +704,26 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
         if updated != 1:  # pragma: no cover - we hold the row lock, so this would be a bug
             raise RuntimeError("lost the claim while holding the row lock")
     return ScoreResult("scored", notes=notes)
+
+
+def _peer_states(
+    competition: Competition, participant_id: int, keys: dict[tuple[str, str], str]
+) -> dict[str, dict[str, list[list[dict[str, Any]]]]]:
+    """The other participants' chain states, ``{metric: {split: [state, ...]}}``, for a chain whose release
+    depends on them (a board rank). A snapshot without locks: a rival scored at the same moment may or may not
+    be counted, as on any live board."""
+    by_key = {key: name_split for name_split, key in keys.items()}
+    peers: dict[str, dict[str, list[list[dict[str, Any]]]]] = {}
+    rows = (
+        DefenseState.objects.filter(competition=competition, split__in=list(by_key))
+        .exclude(participant_id=participant_id)
+        .values_list("split", "state")
+    )
+    for key, state in rows:
+        if state:
+            name, split = by_key[key]
+            peers.setdefault(name, {}).setdefault(split, []).append(state)
+    return peers
 
 
 def _state_key(spec: ScoringSpec, metric: str, split: str) -> str:

@@ -113,6 +113,7 @@ HARD_LABEL_CHAINS: dict[str, list[dict[str, Any]]] = {
     "threshold": [{"name": "threshold", "t": 0.75}],
     "medal": [{"name": "threshold", "t": [0.7, 0.8]}],
     "rank": [{"name": "rank"}],
+    "board_rank": [{"name": "rank", "among": "board"}],
     "accept_reject": [{"name": "ladder", "mode": "parameter_free"}, {"name": "accept_reject"}],
 }
 
@@ -153,4 +154,4 @@ def test_a_hard_label_board_releases_the_label_and_no_digit_of_the_score(
             for number in re.findall(r"(?<![\w.:-])\d+\.\d+", body):
                 assert number in settings_numbers, (who, path, number)
     meta = clients["anonymous"].get(f"/api/v1/competitions/{slug}/").json()
-    assert meta["feedback"]["kind"] == ("threshold" if kind == "medal" else kind)
+    assert meta["feedback"]["kind"] == {"medal": "threshold", "board_rank": "rank"}.get(kind, kind)
