@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from attacks.balance import majority_labels
-from attacks.capacity.design import counting_bound
+from attacks.capacity.design import counting_bound, max_weight_real, sum_resolution
 from attacks.confirm import confirm as confirm_claims
 from attacks.confirm import slack_from
 from attacks.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
@@ -195,7 +195,16 @@ def auto(
                                "attack": plan.attack, "fallback": None, "cut_by_budget": False}
     played: AttackResult | None = None
     guess_plan: Plan | None = plan if not plan.exact else None
-    if plan.exact:
+    hopeless = _noisy_plan(view, report, reserve, seed) if plan.exact and _cannot_carry(view, plan) else None
+    if hopeless is not None:
+        # Not one label a query fits the counting bound at this noise: the exact design would spend the budget
+        # on releases it cannot decode (seen: 2 of 200 labels in 3,993 queries), the likelihood decoder reads them.
+        reasoning.append(f"{plan.attack} skipped: at noise bound {plan.params.get('noise_bound', 0):.3g} the "
+                         f"counting bound leaves less than one label a query")
+        guess_plan = hopeless
+        details["attack"] = details["fallback"] = hopeless.attack
+        reasoning.append(f"chose {hopeless.attack}: {hopeless.reason}")
+    elif plan.exact:
         capped = _cap_for_noise(view, plan, report, reserve, seed, reasoning)
         played, cut = _play_exact(view, plan, outer_reserve, reasoning)
         if played is None and plan.attack == "capacity":
@@ -303,6 +312,17 @@ def _noisy_plan(view: BudgetedView, report: Fingerprint, reserve: int, seed: int
                     "likelihood from random-sign queries")
     return Plan("noisy", {"budget": left, "seed": seed},
                 "noise beyond what an exact design tolerates: likelihood decoding of repeated random-sign queries")
+
+
+def _cannot_carry(view: BudgetedView, plan: Plan) -> bool:
+    """Whether a K-class exact design under a noise bound carries less than one label a query by the K-ary
+    counting bound (``K^m <= m·M + 1`` has no ``m >= 1``, :func:`attacks.capacity.counting_bound` reports 1 at
+    least): no design can, whatever its decoder."""
+    bound = plan.params.get("noise_bound")
+    if view.n_classes < 3 or not isinstance(bound, int | float) or bound <= 0 or plan.attack != "capacity":
+        return False
+    # One row's K losses span at most A and must sit a resolution apart: A / resolution >= K − 1.
+    return max_weight_real(view.eps) / sum_resolution(view.n_rows, view.decimals, float(bound)) < view.n_classes - 1
 
 
 def _cap_for_noise(

@@ -57,3 +57,16 @@ def test_it_refuses_a_board_it_cannot_reduce() -> None:
         attacks.run("one_vs_rest", LocalOracle(_labels(20, 2, 0), metric="binary_logloss"))
     with pytest.raises(AttackFailed, match="cannot hold"):
         attacks.run("one_vs_rest", LocalOracle(_labels(20, 3, 0), metric="multiclass_logloss"), budget=5)
+
+
+def test_auto_skips_an_exact_design_that_cannot_carry_one_label_a_query() -> None:
+    # Six classes, Laplace 1e-3 on 200 rows: the noise bound from the probes leaves one row's six losses closer
+    # than the resolution; capacity used to run anyway and decode 2 labels in 3,993 queries.
+    k, n = 6, 200
+    y = np.random.default_rng(100 * k + 1).integers(0, k, n)
+    oracle = LocalOracle(y, metric="multiclass_logloss", decimals=5, seed=1,
+                         defenses=[{"name": "noise", "kind": "laplace", "scale": 1e-3}])
+    result = attacks.run("auto", oracle, budget=20 * n, seed=1)
+    assert any("capacity skipped" in line for line in result.details["reasoning"])
+    assert result.details["attack"] == "one_vs_rest" and result.accuracy(y) >= 0.99
+    assert oracle.queries < 1000
