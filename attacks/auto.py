@@ -51,6 +51,7 @@ from attacks.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
 from attacks.floor import BANDS, apply_floor, check_reserve
 from attacks.hard_label import is_hard_label
 from attacks.hard_label_plan import play_hard_label
+from attacks.mutnet.attack import takes_models
 from attacks.oracle import Oracle, Released, submit_many
 from attacks.plan import CAMOUFLAGE_MARGIN, Plan, after_failure_plans, best_guess_plan, choose
 from attacks.registry import CONFIRMED, register, run
@@ -141,6 +142,26 @@ class BudgetedView:
         return value
 
 
+def _through_models(
+    oracle: Oracle, *, budget: int | None, reserve: int, fingerprint_budget: int, seed: int, attack: str | None,
+    params: dict[str, Any] | None,
+) -> AttackResult:
+    """``auto`` on a model competition is ``mutnet``: the board wrapped in a ModelOracle (an honest base under the
+    Mutator Network head), then fingerprint, plan and play as on a file board. ``params`` ``key`` and ``buckets``
+    choose the head's key (:mod:`attacks.mutnet.attack`); the rest go to the attack played."""
+    from attacks.mutnet.attack import carrier_for, describe, reasoning_line
+
+    inner = dict(params or {})
+    carried = {name: inner.pop(name) for name in ("key", "buckets") if name in inner}
+    carrier = carrier_for(oracle, seed=seed, **carried)
+    result = run("auto", carrier, budget=budget, reserve=reserve, fingerprint_budget=fingerprint_budget, seed=seed,
+                 attack=None if attack == "mutnet" else attack, params=inner or None)
+    result.details["reasoning"].insert(0, reasoning_line(carrier))
+    result.details["mutnet"] = describe(carrier) | {"attack": result.details["attack"]}
+    result.details["carrier"] = carrier
+    return result
+
+
 @register("auto", exact=False)
 def auto(
     oracle: Oracle,
@@ -161,6 +182,9 @@ def auto(
         raise ValueError(f"reserve must be non-negative, got {reserve}")
     if attack == "auto":
         attack = None  # "auto" names the default choice, not an attack to nest
+    if takes_models(oracle):  # a model competition: the same course, every query a MutNet model
+        return _through_models(oracle, budget=budget, reserve=reserve, fingerprint_budget=fingerprint_budget,
+                               seed=seed, attack=attack, params=params)
     view = BudgetedView(oracle, budget)
     if is_hard_label(view):
         return play_hard_label(view, budget=budget, reserve=reserve, seed=seed, forced=attack, params=params)

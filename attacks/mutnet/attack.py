@@ -1,0 +1,78 @@
+"""The registered attack ``mutnet`` (paper 001, Section 5) and how ``auto`` plays a model competition.
+
+A model competition (``oracle.takes_models``: the metadata says it takes models, and a query is an ONNX model's
+bytes) never shows its features, so no prediction file can be aimed at a row. ``mutnet`` builds an honest base
+model from public data (:func:`~attacks.mutnet.base.honest_base`), wraps the board in a
+:class:`~attacks.mutnet.oracle.ModelOracle` — every query of the underlying attack becomes that base under the
+Mutator Network head, emitting the attack's probe vector row by row on the hidden rows — and plays the
+underlying attack through it (``attack``: ``auto`` by default, i.e. fingerprint, plan, play, confirm, as on a
+file board). The labels come back keyed by what the head computes from the features (a rank, or with
+``key="hash"`` a fingerprint); ``details["carrier"]`` is the ModelOracle, whose ``follow_up`` is the model that
+puts them back on their rows.
+
+Imports of ``onnx`` happen only when the attack runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attacks.oracle import Oracle, submit_many
+from attacks.registry import register, run
+from attacks.result import AttackFailed, AttackResult
+
+#: ``mutnet``'s own parameters; every other one goes to the underlying attack.
+CARRIER_PARAMS = ("key", "buckets", "seed")
+
+
+def takes_models(oracle: Oracle) -> bool:
+    """Whether ``oracle`` is a model competition that has not been wrapped yet (a ModelOracle takes vectors)."""
+    return bool(getattr(oracle, "takes_models", False)) and not hasattr(oracle, "keyer")
+
+
+def carrier_for(oracle: Oracle, *, key: str = "rank", buckets: int = 4093, seed: int = 0) -> Any:
+    """The :class:`ModelOracle` over a model competition ``oracle``: queries as MutNet models on an honest base."""
+    from attacks.mutnet.base import honest_base
+    from attacks.mutnet.oracle import ModelOracle
+
+    n_features = int(getattr(oracle, "n_features", 0) or 0)
+    if not takes_models(oracle) or n_features <= 0:
+        raise AttackFailed("mutnet needs a model competition (its metadata says it takes models, with its "
+                           "number of features)")
+    base = honest_base(n_features, oracle.n_classes)
+    carrier = ModelOracle(
+        base.model, oracle.submit, n_rows=oracle.n_rows, n_features=n_features, n_classes=oracle.n_classes,
+        metric=oracle.metric, eps=oracle.eps, decimals=oracle.decimals,
+        public_fraction=getattr(oracle, "public_fraction", None), seed=seed, key=key, buckets=buckets,
+        submit_many_models=lambda models: submit_many(oracle, models),
+    )
+    carrier.base_description = base.description  # type: ignore[attr-defined]
+    return carrier
+
+
+def describe(carrier: Any) -> dict[str, Any]:
+    keyer = carrier.keyer
+    return {"key": carrier.key, "keys": keyer.size, "seed": keyer.seed, "base": carrier.base_description,
+            "hidden_rows": carrier.hidden_rows, "n_public": carrier.n_public}
+
+
+def reasoning_line(carrier: Any) -> str:
+    keyed = ("by the rank of a feature projection among the rows run together" if carrier.key == "rank" else
+             f"by a hash of each row's features into {carrier.keyer.size} fingerprints (any batching or order)")
+    return (f"model competition: every query is a MutNet model (paper 001, Section 5) — {carrier.base_description} "
+            f"under the Mutator Network head, rows keyed {keyed}")
+
+
+@register("mutnet", exact=False)
+def mutnet(oracle: Oracle, *, attack: str = "auto", key: str = "rank", buckets: int = 4093, seed: int = 0,
+           **params: Any) -> AttackResult:
+    """Play ``attack`` (``auto`` by default) through MutNet models on a model competition; labels keyed by the
+    head's key (``key``: ``rank`` or ``hash``; ``buckets``: the number of fingerprints). The underlying attack
+    confirms its own claims (through the models), so ``mutnet`` itself registers as not needing it."""
+    carrier = carrier_for(oracle, key=key, buckets=buckets, seed=seed)
+    result = run(attack, carrier, **params)
+    result.details.setdefault("reasoning", []).insert(0, reasoning_line(carrier))
+    result.details["mutnet"] = describe(carrier) | {"attack": attack if attack != "auto" else
+                                                    result.details.get("attack", "auto")}
+    result.details["carrier"] = carrier
+    return result
