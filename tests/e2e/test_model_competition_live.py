@@ -82,8 +82,9 @@ def test_mutnet_recovers_every_label_of_a_live_model_competition(stack: LiveStac
 
 
 def test_the_bot_carries_its_queries_in_mutnet_models_on_a_model_competition(stack: LiveStack, tmp_path) -> None:
-    """``leaderboard-bot`` on a model competition: ``auto`` plays as on a file board, every query carried by a
-    MutNet model (a linear base under the ranked head); labels come back keyed by rank, the final model scores 0."""
+    """``leaderboard-bot --attack mutnet`` on a model competition: ``auto``'s plan played through MutNet models (an
+    honest scikit-learn base under the ranked head); labels come back keyed by rank, and the final submission is
+    the follow-up model (learned labels looked up, the base elsewhere), which scores 0 on the public board."""
     import json
     import subprocess
     import sys
@@ -99,12 +100,14 @@ def test_the_bot_carries_its_queries_in_mutnet_models_on_a_model_competition(sta
     out = tmp_path / "summary.json"
     done = subprocess.run(
         [sys.executable, "-m", "bot", "--url", stack.url, "--competition", "bot-mutnet", "--token", token,
-         "--json", str(out), "--no-progress"],
+         "--json", str(out), "--no-progress", "--attack", "mutnet"],
         cwd=REPO, env=stack.env, capture_output=True, text=True, timeout=600,
     )
     summary = json.loads(out.read_text()) if out.exists() else {}
     assert done.returncode == 0, done.stdout + done.stderr + stack.logs()
     assert summary["status"] == "complete"
+    assert summary["attack"] == "mutnet" and summary["mutnet"]["key"] == "rank"
+    assert "scikit-learn" in summary["mutnet"]["base"] and "MutNet" in summary["reasoning"][0]
     public = round(0.3 * 269)
     assert summary["recovered"] >= public - 1 and all(name.startswith("rank ") for name in summary["labels"])
     assert summary["final_public_score_text"] == "0.00000"
