@@ -16,10 +16,10 @@ from attacks import budgeted as _budgeted  # noqa: F401  (registers budgeted)
 from attacks import camouflage as _camouflage  # noqa: F401  (registers camouflage)
 from attacks import capacity as _capacity  # noqa: F401  (registers capacity, capacity_split)
 from attacks import ladder as _ladder  # noqa: F401  (registers ladder, ladder_fixed, ladder_free)
-from attacks.mutnet import attack as _mutnet  # noqa: F401  (registers mutnet; loads no onnx)
 from attacks import noisy as _noisy  # noqa: F401  (registers noisy)
 from attacks import subset as _subset  # noqa: F401  (registers subsetting, randomized_response)
 from attacks import thresholdout as _thresholdout  # noqa: F401  (registers thresholdout)
+from attacks.mutnet import attack as _mutnet  # noqa: F401  (registers mutnet; loads no onnx)
 from attacks.oracle import LocalOracle, Oracle
 from attacks.registry import available, register, run
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
