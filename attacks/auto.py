@@ -149,17 +149,19 @@ def _through_models(
     """``auto`` on a model competition is ``mutnet``: the board wrapped in a ModelOracle (an honest base under the
     Mutator Network head), then fingerprint, plan and play as on a file board. ``params`` ``key`` and ``buckets``
     choose the head's key (:mod:`attacks.mutnet.attack`); the rest go to the attack played."""
-    from attacks.mutnet.attack import carrier_for, describe, reasoning_line
+    from attacks.mutnet.attack import play
 
     inner = dict(params or {})
     carried = {name: inner.pop(name) for name in ("key", "buckets") if name in inner}
-    carrier = carrier_for(oracle, seed=seed, **carried)
-    result = run("auto", carrier, budget=budget, reserve=reserve, fingerprint_budget=fingerprint_budget, seed=seed,
-                 attack=None if attack == "mutnet" else attack, params=inner or None)
-    result.details["reasoning"].insert(0, reasoning_line(carrier))
-    result.details["mutnet"] = describe(carrier) | {"attack": result.details["attack"]}
-    result.details["carrier"] = carrier
-    return result
+
+    def play_inner(carrier: Any) -> AttackResult:
+        # The budget is the whole run's: a refused first rank-head model has already spent one of it.
+        left = None if budget is None else max(budget - (oracle.queries - start), 0)
+        return run("auto", carrier, budget=left, reserve=reserve, fingerprint_budget=fingerprint_budget,
+                   seed=seed, attack=None if attack == "mutnet" else attack, params=inner or None)
+
+    start = oracle.queries
+    return play(oracle, play_inner, seed=seed, **carried)
 
 
 @register("auto", exact=False)

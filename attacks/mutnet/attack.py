@@ -15,6 +15,7 @@ Imports of ``onnx`` happen only when the attack runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from attacks.oracle import Oracle, submit_many
@@ -30,7 +31,7 @@ def takes_models(oracle: Oracle) -> bool:
     return bool(getattr(oracle, "takes_models", False)) and not hasattr(oracle, "keyer")
 
 
-def carrier_for(oracle: Oracle, *, key: str = "rank", buckets: int = 4093, seed: int = 0) -> Any:
+def carrier_for(oracle: Oracle, *, key: str = "rank", buckets: int | None = None, seed: int = 0) -> Any:
     """The :class:`ModelOracle` over a model competition ``oracle``: queries as MutNet models on an honest base."""
     from attacks.mutnet.base import honest_base
     from attacks.mutnet.oracle import ModelOracle
@@ -63,16 +64,41 @@ def reasoning_line(carrier: Any) -> str:
             f"under the Mutator Network head, rows keyed {keyed}")
 
 
-@register("mutnet", exact=False)
-def mutnet(oracle: Oracle, *, attack: str = "auto", key: str = "rank", buckets: int = 4093, seed: int = 0,
-           **params: Any) -> AttackResult:
-    """Play ``attack`` (``auto`` by default) through MutNet models on a model competition; labels keyed by the
-    head's key (``key``: ``rank`` or ``hash``; ``buckets``: the number of fingerprints). The underlying attack
-    confirms its own claims (through the models), so ``mutnet`` itself registers as not needing it."""
-    carrier = carrier_for(oracle, key=key, buckets=buckets, seed=seed)
-    result = run(attack, carrier, **params)
-    result.details.setdefault("reasoning", []).insert(0, reasoning_line(carrier))
-    result.details["mutnet"] = describe(carrier) | {"attack": attack if attack != "auto" else
-                                                    result.details.get("attack", "auto")}
+def play(
+    oracle: Oracle, play_inner: Callable[[Any], AttackResult], *, key: str | None = None,
+    buckets: int | None = None, seed: int = 0,
+) -> AttackResult:
+    """``play_inner(carrier)`` through a ModelOracle over ``oracle``. ``key=None``: the rank head, and when the
+    host refuses the very first rank-head model (it does not run the whole test set at once), the feature-hash
+    head instead — that refused query counted in the result."""
+    from attacks.mutnet.oracle import HeadRefused
+
+    lines = []
+    refused = 0
+    carrier = carrier_for(oracle, key=key or "rank", buckets=buckets, seed=seed)
+    try:
+        result = play_inner(carrier)
+    except HeadRefused as exc:
+        if key is not None:
+            raise
+        refused = carrier.queries
+        lines.append(f"{exc}: switched to the feature-hash head")
+        carrier = carrier_for(oracle, key="hash", buckets=buckets, seed=seed)
+        result = play_inner(carrier)
+    result.queries += refused
+    reasoning = result.details.setdefault("reasoning", [])
+    reasoning[:0] = [reasoning_line(carrier), *lines]
+    result.details["mutnet"] = describe(carrier) | {"attack": result.details.get("attack", result.attack),
+                                                    "refused": refused}
     result.details["carrier"] = carrier
     return result
+
+
+@register("mutnet", exact=False)
+def mutnet(oracle: Oracle, *, attack: str = "auto", key: str | None = None, buckets: int | None = None,
+           seed: int = 0, **params: Any) -> AttackResult:
+    """Play ``attack`` (``auto`` by default) through MutNet models on a model competition; labels keyed by the
+    head's key (``key``: ``rank``, ``hash``, or by default the rank unless the host refuses it; ``buckets``: the
+    number of fingerprints, by default about ``n_public²``). The underlying attack confirms its own claims
+    (through the models), so ``mutnet`` itself registers as not needing it."""
+    return play(oracle, lambda carrier: run(attack, carrier, **params), key=key, buckets=buckets, seed=seed)

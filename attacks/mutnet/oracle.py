@@ -21,7 +21,8 @@ Either way the labels come back keyed, and :meth:`follow_up` is the model that p
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -29,8 +30,20 @@ import onnx
 
 from attacks.mutnet.head import FeatureHash, FeatureRank, follow_up_model, ranked_mutator_head
 from attacks.oracle import Released
+from attacks.result import AttackFailed, SubmissionRefused
 
 KEYS = ("rank", "hash")
+
+
+class HeadRefused(AttackFailed):
+    """The host refused the very first model with the rank head (it runs the model on fewer rows than the whole
+    test set at once, so ``TopK`` over all rows cannot run): the caller may switch to the feature-hash head."""
+
+
+def default_buckets(n_public: int) -> int:
+    """Fingerprints for ``n_public`` public rows: about ``n_public²`` (odd), so the expected number of public
+    pairs sharing one is about 1/2 (the birthday bound) — a collision makes the exact decoding fail loudly."""
+    return max(509, n_public * n_public | 1)
 
 
 def public_count(n_rows: int, public_fraction: float | None) -> int:
@@ -64,7 +77,7 @@ class ModelOracle:
         public_fraction: float | None = None,
         seed: int = 0,
         key: str = "rank",
-        buckets: int = 4093,
+        buckets: int | None = None,
         submit_many_models: Callable[[list[bytes]], list[Released]] | None = None,
     ) -> None:
         if key not in KEYS:
@@ -77,6 +90,7 @@ class ModelOracle:
         self.n_classes, self.metric, self.eps = n_classes, metric, eps
         self._decimals = decimals
         self.queries = 0
+        self.answered = 0  # queries the host ran (not refused): a refused first rank-head model is HeadRefused
         self.keyer: FeatureRank | FeatureHash
         if key == "rank":
             self.keyer = self.rank = FeatureRank(n_features=n_features, n_rows=n_rows, seed=seed)
@@ -84,9 +98,10 @@ class ModelOracle:
             self.public_fraction = public_fraction
             self.n_public: int | None = None
         else:
+            self.n_public = public_count(n_rows, public_fraction)
+            buckets = buckets or default_buckets(self.n_public)
             self.keyer = FeatureHash(n_features=n_features, buckets=buckets, seed=seed)
             self.n_rows = buckets
-            self.n_public = public_count(n_rows, public_fraction)
             self.public_fraction = self.n_public / buckets
 
     @property
@@ -112,8 +127,11 @@ class ModelOracle:
         return follow_up_model(self.base, learned, self.keyer, n_classes=self.n_classes).SerializeToString()
 
     def submit(self, predictions: Any) -> Released:
-        released = self.submit_model(self.model_for(predictions))
+        data = self.model_for(predictions)
         self.queries += 1
+        with self._refusals():
+            released = self.submit_model(data)
+        self.answered += 1
         return released
 
     def submit_many(self, predictions: Sequence[Any]) -> list[Released]:
@@ -121,7 +139,18 @@ class ModelOracle:
         if self.submit_many_models is None:
             return [self.submit(vector) for vector in predictions]
         models = [self.model_for(vector) for vector in predictions]
+        self.queries += len(models)
+        with self._refusals():
+            values = self.submit_many_models(models)
+        self.answered += len(values)
+        return values
+
+    @contextmanager
+    def _refusals(self) -> Iterator[None]:
         try:
-            return self.submit_many_models(models)
-        finally:
-            self.queries += len(models)
+            yield
+        except SubmissionRefused as exc:
+            if self.key == "rank" and self.answered == 0:
+                raise HeadRefused(f"the host refused the first rank-head model ({exc}); it may run the rows in "
+                                  "batches: the feature-hash head does not need the whole test set at once") from exc
+            raise

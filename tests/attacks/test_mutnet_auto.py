@@ -86,9 +86,10 @@ def test_mutnet_with_the_hash_head_decodes_labels_by_fingerprint_when_the_host_r
     x, y = HIDDEN_X[:60], HIDDEN_Y[:60]
     options = {"decimals": 5, "public_fraction": 0.2, "seed": 3}
     board = LocalModelBoard(x, y, batch_size=batch_size, order_seed=order_seed, **options)
-    with pytest.raises((SubmissionRefused, AttackFailed)):  # the rank head needs the whole test set at once
+    with pytest.raises(AttackFailed, match="refused the first rank-head model") as refused:
         attacks.run("mutnet", LocalModelBoard(x, y, batch_size=batch_size, order_seed=order_seed, **options),
-                    attack="capacity_split")
+                    attack="capacity_split", key="rank")  # the rank head needs the whole test set at once
+    assert isinstance(refused.value.__cause__, SubmissionRefused)
     result = attacks.run("mutnet", board, key="hash", buckets=509, attack="capacity_split")
     keys = FeatureHash(n_features=30, buckets=509, seed=0).keys_of(x)
     mask = public_split_mask(60, 0.2, 3)
@@ -144,3 +145,20 @@ def test_the_follow_up_model_climbs_to_the_top_of_the_board(public_fraction: flo
         attacker = next(s for s in standings if s.participant == "attacker")
         honest_base = next(s for s in standings if s.participant == "logistic")
         assert attacker.score == pytest.approx(honest_base.score, abs=1e-6)  # its base is the same model
+
+
+def test_auto_switches_to_the_hash_head_when_the_host_refuses_the_rank_head() -> None:
+    """A host that runs one row at a time cannot run the rank head (``TopK`` over every row): its first model
+    fails, and ``auto`` plays on with the feature-hash head, that one refused query counted."""
+    x, y = HIDDEN_X[:60], HIDDEN_Y[:60]
+    board = LocalModelBoard(x, y, batch_size=1, decimals=5, public_fraction=0.2, seed=3)
+    result = attacks.run("auto", board)
+    mutnet = result.details["mutnet"]
+    assert mutnet["key"] == "hash" and mutnet["refused"] == 1 and mutnet["keys"] == 509
+    assert "switched to the feature-hash head" in result.details["reasoning"][1]
+    assert result.queries == board.queries
+    keys = FeatureHash(n_features=30, buckets=509, seed=0).keys_of(x)
+    mask = public_split_mask(60, 0.2, 3)
+    exact = result.fill_confidence() >= 1.0
+    assert sorted(np.flatnonzero(exact).tolist()) == sorted(keys[mask].tolist())
+    np.testing.assert_array_equal(result.labels[keys[mask]], y[mask])
