@@ -101,25 +101,47 @@ def _registered(features: np.ndarray, labels: np.ndarray, split: int, decimals: 
     print(f"{'head':<34} {'host runs':<22} {'queries':>8} {'exact':>6} {'public collisions':>18} {'s':>6}")
     files = attacks.run("auto", LocalOracle(hidden_y, **options))
     print(f"{'(prediction files, auto)':<34} {'-':<22} {files.queries:>8} {files.exact:>6} {'-':>18} {'-':>6}")
-    cases: list[tuple[str, dict[str, Any], dict[str, Any]]] = [("rank", {}, {})]
+    cases: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+        ("rank (auto)", {}, {}),
+        ("auto: rank refused, then hash", {"batch_size": 1, "order_seed": 7}, {}),
+    ]
     cases += [(f"hash, {b} fingerprints, seed {s}", {"batch_size": 1, "order_seed": 7},
                {"key": "hash", "buckets": b, "seed": s, "attack": "capacity_split"})
               for b in (4093, 8191) for s in (0, 1, 2)]
     for name, host, params in cases:
         board = LocalModelBoard(hidden_x, hidden_y, **host, **options)
-        collisions = "-"
-        if params:
-            keys = FeatureHash(n_features=features.shape[1], buckets=params["buckets"], seed=params["seed"]).keys_of(
-                hidden_x)
-            collisions = str(int(mask.sum()) - len(set(keys[mask].tolist())))
         start = time.perf_counter()
         try:
             result = attacks.run("mutnet", board, **params)
             text = f"{result.queries:>8} {result.exact:>6}"
+            buckets = result.details["mutnet"]["keys"]
+            seed = result.details["mutnet"]["seed"]
+            name = name if params or result.details["mutnet"]["key"] == "rank" else f"{name} ({buckets})"
         except Exception as exc:
             text = f"{'failed: ' + type(exc).__name__:>15} ({board.queries} q)"
+            buckets, seed = params.get("buckets"), params.get("seed", 0)
+        collisions = "-"
+        if buckets and "rank" not in name:
+            keys = FeatureHash(n_features=features.shape[1], buckets=buckets, seed=seed).keys_of(hidden_x)
+            collisions = str(int(mask.sum()) - len(set(keys[mask].tolist())))
         where = "one row at a time, shuffled" if host else "the whole test set"
         print(f"{name:<34} {where:<22} {text} {collisions:>18} {time.perf_counter() - start:>6.1f}")
+
+
+def _registered_digits(decimals: int | None) -> None:
+    """The registered ``mutnet`` on digits (900 hidden rows, 10 classes, every row public): ``auto`` through
+    models on its own public-data base (logistic regression on digits' first 897 rows)."""
+    from attacks.mutnet import LocalModelBoard
+
+    x, y = load_digits(return_X_y=True)
+    hidden_x, hidden_y = np.asarray(x, dtype=np.float64)[897:], y[897:]
+    files = attacks.run("auto", LocalOracle(hidden_y, metric="multiclass_logloss", decimals=decimals))
+    board = LocalModelBoard(hidden_x, hidden_y, metric="multiclass_logloss", decimals=decimals)
+    start = time.perf_counter()
+    result = attacks.run("mutnet", board)
+    print(f"\nthe registered mutnet, digits {len(hidden_y)} hidden rows (every row public), 10 classes: "
+          f"prediction files (auto) {files.queries} queries, {files.exact} exact; mutnet (rank head) "
+          f"{result.queries} queries, {result.exact} exact, {time.perf_counter() - start:.1f} s")
 
 
 def main() -> None:
@@ -137,6 +159,7 @@ def main() -> None:
     if not args.skip_hash:
         xc, yc = cancer(return_X_y=True)
         _registered(np.asarray(xc, dtype=np.float64), yc, 300, args.decimals)
+        _registered_digits(args.decimals)
 
 
 if __name__ == "__main__":

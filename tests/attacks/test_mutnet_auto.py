@@ -154,11 +154,32 @@ def test_auto_switches_to_the_hash_head_when_the_host_refuses_the_rank_head() ->
     board = LocalModelBoard(x, y, batch_size=1, decimals=5, public_fraction=0.2, seed=3)
     result = attacks.run("auto", board)
     mutnet = result.details["mutnet"]
-    assert mutnet["key"] == "hash" and mutnet["refused"] == 1 and mutnet["keys"] == 509
+    assert mutnet["key"] == "hash" and mutnet["given_up_queries"] == 1 and mutnet["keys"] == 509
     assert "switched to the feature-hash head" in result.details["reasoning"][1]
     assert result.queries == board.queries
     keys = FeatureHash(n_features=30, buckets=509, seed=0).keys_of(x)
     mask = public_split_mask(60, 0.2, 3)
     exact = result.fill_confidence() >= 1.0
     assert sorted(np.flatnonzero(exact).tolist()) == sorted(keys[mask].tolist())
+    np.testing.assert_array_equal(result.labels[keys[mask]], y[mask])
+
+
+@pytest.mark.parametrize("attack", ["auto", "capacity_split"])
+def test_two_public_rows_sharing_a_fingerprint_break_the_decoding_loudly_and_another_hash_seed_follows(
+    attack: str,
+) -> None:
+    """With 151 fingerprints, hash seed 0 puts two of the 12 public rows in one bucket (checked below): the exact
+    decoding breaks (the forced attack fails, ``auto`` falls back to a guess), and ``mutnet`` tries seed 1,
+    which keeps them apart and recovers every public label — the first attempt's queries counted."""
+    x, y = HIDDEN_X[:60], HIDDEN_Y[:60]
+    mask = public_split_mask(60, 0.2, 3)
+    assert len(set(FeatureHash(30, 151, seed=0).keys_of(x)[mask].tolist())) == 11
+    keys = FeatureHash(30, 151, seed=1).keys_of(x)
+    assert len(set(keys[mask].tolist())) == 12
+    board = LocalModelBoard(x, y, batch_size=1, decimals=5, public_fraction=0.2, seed=3)
+    result = attacks.run("mutnet", board, key="hash", buckets=151, attack=attack)
+    mutnet = result.details["mutnet"]
+    assert mutnet["seed"] == 1 and mutnet["given_up_queries"] > 0
+    assert "two public rows share a fingerprint" in result.details["reasoning"][1]
+    assert result.exact == 12 and result.queries == board.queries
     np.testing.assert_array_equal(result.labels[keys[mask]], y[mask])
