@@ -183,3 +183,28 @@ def test_two_public_rows_sharing_a_fingerprint_break_the_decoding_loudly_and_ano
     assert "two public rows share a fingerprint" in result.details["reasoning"][1]
     assert result.exact == 12 and result.queries == board.queries
     np.testing.assert_array_equal(result.labels[keys[mask]], y[mask])
+
+
+def test_the_sites_sandbox_accepts_and_runs_the_hash_head_and_the_follow_up() -> None:
+    """The feature-hash head and the follow-up model pass the site's graph check and run in its sandbox child,
+    emitting exactly what the attacker put in the table for each row's fingerprint."""
+    from attacks.mutnet import ModelOracle, honest_base
+    from sandbox import Limits, ModelContract, run_model, validate_model
+
+    x = HIDDEN_X[:60]
+    oracle = ModelOracle(honest_base(30).model, lambda data: None, n_rows=60, n_features=30, key="hash",
+                         buckets=509, public_fraction=0.2)
+    table = np.random.default_rng(9).uniform(0.01, 0.99, 509)
+    contract = ModelContract(n_features=30, n_classes=2, n_rows=60)
+    keys = FeatureHash(n_features=30, buckets=509, seed=0).keys_of(x)
+    data = oracle.model_for(table)
+    output = run_model(data, x, validate_model(data, contract), contract, Limits(cpu_seconds=5))
+    np.testing.assert_array_equal(output.predictions, table[keys])
+    learned = np.full(509, -1)
+    learned[keys[:10]] = HIDDEN_Y[:10]
+    follow = oracle.follow_up(learned)
+    output = run_model(follow, x, validate_model(follow, contract), contract, Limits(cpu_seconds=5))
+    honest = LocalModelBoard(x, HIDDEN_Y[:60]).run(honest_base(30).model.SerializeToString())[:, 1]
+    known = np.isin(keys, keys[:10])
+    np.testing.assert_array_equal(output.predictions[known], learned[keys[known]])
+    np.testing.assert_allclose(output.predictions[~known], honest[~known], rtol=1e-6)
