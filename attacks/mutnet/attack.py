@@ -22,8 +22,6 @@ from attacks.oracle import Oracle, submit_many
 from attacks.registry import register, run
 from attacks.result import AttackFailed, AttackResult
 
-#: ``mutnet``'s own parameters; every other one goes to the underlying attack.
-CARRIER_PARAMS = ("key", "buckets", "seed")
 
 
 def takes_models(oracle: Oracle) -> bool:
