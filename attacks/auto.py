@@ -236,6 +236,10 @@ def auto(
             played = _adaptive_fallback(view, plan, report, reserve, reasoning)
             if played is not None:
                 details["fallback"] = played.attack  # its labels are taken below, as the exact attack's are
+        if played is None and getattr(view, "exact_only", False):
+            # A MutNet hash carrier with hash seeds left: a broken decoding means two public rows share a
+            # fingerprint, and another seed does better than a best guess (attacks.mutnet.attack).
+            raise AttackFailed(f"{plan.attack} gave no labels; the oracle asks for exact labels only")
         if played is None:
             refusing = bool(report.rejected or report.released_nothing)
             guess_plan = _noisy_plan(view, report, reserve, seed) or best_guess_plan(

@@ -118,6 +118,7 @@ def _hash_attempts(
     for attempt in range(attempts):
         carrier = carrier_for(oracle, key="hash", buckets=buckets, seed=seed + attempt)
         last = attempt == attempts - 1
+        carrier.exact_only = not last  # auto: a broken decoding is another seed's turn, not a best guess's
         try:
             result = play_inner(carrier)
         except AttackFailed:

@@ -91,6 +91,7 @@ class ModelOracle:
         self._decimals = decimals
         self.queries = 0
         self.answered = 0  # queries the host ran (not refused): a refused first rank-head model is HeadRefused
+        self.exact_only = False  # auto: fail rather than guess when the exact attack breaks (another hash seed next)
         self.keyer: FeatureRank | FeatureHash
         if key == "rank":
             self.keyer = self.rank = FeatureRank(n_features=n_features, n_rows=n_rows, seed=seed)
