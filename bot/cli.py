@@ -13,6 +13,9 @@ so an interrupted run resumes without re-submitting; independent queries (an att
 ``--window`` at a time, answered and checkpointed in order, so the queries and labels are those of a
 one-at-a-time run (``--window 1``); submit the recovered labels as a prediction staking each
 row's confidence (exact labels at ``1 - 1e-15``); write the JSON summary, with ``auto``'s reasoning.
+On a model competition ``auto`` is ``mutnet`` (:mod:`attacks.mutnet.attack`): every query an honest public-data
+model under the Mutator Network head, labels keyed by rank or feature fingerprint (``--param key=hash``), and
+the final submission the follow-up model that looks them up.
 
 Exit status: 0 done; 1 error (message on stderr); 75 (``EX_TEMPFAIL``) stopped early — quota reached with
 ``--on-quota stop`` or ``--budget`` used up before the attack finished — with a checkpoint from which the

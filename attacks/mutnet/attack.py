@@ -23,7 +23,6 @@ from attacks.registry import register, run
 from attacks.result import AttackFailed, AttackResult
 
 
-
 def takes_models(oracle: Oracle) -> bool:
     """Whether ``oracle`` is a model competition that has not been wrapped yet (a ModelOracle takes vectors)."""
     return bool(getattr(oracle, "takes_models", False)) and not hasattr(oracle, "keyer")

@@ -12,6 +12,11 @@ A model competition scores one output row per hidden row, and the model sees a r
 ``Sigmoid(u2 M2 + x'[key])``: the probe value the attacker assigned to that key. What the attacker learns is
 keyed the same way (labels per feature fingerprint); a follow-up model with the same key looks them up.
 
+:class:`FeatureRank` keys a row by its rank among the rows run together (a bijection, but only when the host
+runs the whole test set at once); :class:`FeatureHash` by an exact integer hash of its own features (any
+batching, any order; collisions by the birthday bound). :func:`ranked_mutator_head` takes either, and
+:func:`follow_up_model` is the model that looks learned labels up by the same key.
+
 Precision. The graph computes in float32, and onnxruntime's sigmoid is an approximation: the emitted value is
 within about 2e-5 (relative) of θ. :func:`emitted_values` gives it exactly (the tests check it equals what the
 models emit, row for row); a decoder must use it.
