@@ -10,6 +10,13 @@ file board). The labels come back keyed by what the head computes from the featu
 ``key="hash"`` a fingerprint); ``details["carrier"]`` is the ModelOracle, whose ``follow_up`` is the model that
 puts them back on their rows.
 
+Which key: the rank head by default (a bijection, the queries of prediction files); if the host refuses the
+very first rank-head model (it runs the rows in batches smaller than the test set, one at a time included), the
+feature-hash head, which any batching and order run alike. Through the hash the attack sees ``buckets`` virtual
+rows of which ``n_public`` count — a sparse public split, which ``capacity_split`` decodes at about
+``buckets / 16`` queries with 5 decimals; two public rows sharing a fingerprint break the exact decoding loudly,
+and up to :data:`HASH_ATTEMPTS` hash seeds are tried (the given-up queries are counted in the result).
+
 Imports of ``onnx`` happen only when the attack runs.
 """
 
