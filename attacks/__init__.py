@@ -17,6 +17,7 @@ from attacks import camouflage as _camouflage  # noqa: F401  (registers camoufla
 from attacks import capacity as _capacity  # noqa: F401  (registers capacity, capacity_split)
 from attacks import ladder as _ladder  # noqa: F401  (registers ladder, ladder_fixed, ladder_free)
 from attacks import noisy as _noisy  # noqa: F401  (registers noisy)
+from attacks import one_vs_rest as _one_vs_rest  # noqa: F401  (registers one_vs_rest)
 from attacks import subset as _subset  # noqa: F401  (registers subsetting, randomized_response)
 from attacks import thresholdout as _thresholdout  # noqa: F401  (registers thresholdout)
 from attacks.mutnet import attack as _mutnet  # noqa: F401  (registers mutnet; loads no onnx)

@@ -53,13 +53,21 @@ from attacks.hard_label import is_hard_label
 from attacks.hard_label_plan import play_hard_label
 from attacks.mutnet.attack import takes_models
 from attacks.oracle import Oracle, Released, submit_many
-from attacks.plan import CAMOUFLAGE_MARGIN, Plan, after_failure_plans, best_guess_plan, choose
-from attacks.registry import CONFIRMED, register, run
+from attacks.plan import (
+    CAMOUFLAGE_MARGIN,
+    Plan,
+    after_failure_plans,
+    best_guess_plan,
+    choose,
+    cross_entropy_plans,
+)
+from attacks.registry import CONFIRMED, available, register, run
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
 
 #: Exact attacks that take ``max_queries`` and return what they decoded when it runs out.
 TRUNCATABLE = frozenset({"camouflage", "capacity", "capacity_split", "prime_batched", "robust_batched",
-                         "prime_powers", "subsetting", "randomized_response", "bregman_powers"})
+                         "prime_powers", "subsetting", "randomized_response", "bregman_powers",
+                         "ce_robust", "softmax_ce", "sigmoid_ce"})
 
 
 class BudgetSpent(AttackFailed):
@@ -225,6 +233,15 @@ def auto(
                 played, cut = _play_exact(view, second, outer_reserve, reasoning)
                 if played is not None:
                     break
+        if played is None and plan.attack == "capacity":
+            # A K-class cross-entropy board whose noise the capacity design could not carry: the doubling trick.
+            for second in cross_entropy_plans(view, report):
+                reasoning.append(f"chose {second.attack}: {second.reason}")
+                plan = second
+                details["attack"] = second.attack
+                played, cut = _play_exact(view, second, outer_reserve, reasoning)
+                if played is not None:
+                    break
         details["cut_by_budget"] = cut
         if played is not None and cut and capped:
             # The exact design did not finish within its share: the likelihood decoder takes the other rows.
@@ -296,15 +313,24 @@ NOISY_SHARE, NOISY_PROBES = 0.45, 24
 
 
 def _noisy_plan(view: BudgetedView, report: Fingerprint, reserve: int, seed: int) -> Plan | None:
-    """The likelihood decoder of ``attacks.noisy`` when the exact attack failed on a noisy binary log-loss board
-    that scores every row (noise is all that stands in the way) and the budget holds its first batch."""
-    fits = (view.metric == "binary_logloss" and view.n_classes == 2 and report.noise and not report.ladder
+    """The likelihood decoder of ``attacks.noisy`` when the exact attack failed on a noisy log-loss board that
+    scores every row (noise is all that stands in the way) and the budget holds its first batch: on binary log
+    loss directly, on K classes through ``one_vs_rest`` (K − 1 binary questions, each its own first batch)."""
+    binary = view.metric == "binary_logloss" and view.n_classes == 2
+    multiclass = view.metric == "multiclass_logloss" and view.n_classes >= 3 and "one_vs_rest" in available()
+    fits = ((binary or multiclass) and report.noise and not report.ladder
             and not report.subsetting and not report.rejected and not report.released_nothing
             and report.public_fraction is None and not report.only_public_moves
             and str(getattr(view, "arithmetic", "float64")) == "float64")
     left = _guess_budget(view, reserve)
-    if not fits or (left is not None and left < NOISY_SHARE * view.n_rows + NOISY_PROBES):
+    runs = 1 if binary else view.n_classes - 1
+    if not fits or (left is not None and left < runs * (NOISY_SHARE * view.n_rows + NOISY_PROBES)):
         return None
+    if multiclass:
+        return Plan("one_vs_rest", {"budget": left, "seed": seed},
+                    f"noise beyond what an exact design tolerates on {view.n_classes} classes: {view.n_classes - 1} "
+                    "binary questions ('is it class c?', an exact reduction of the log loss), each decoded by "
+                    "likelihood from random-sign queries")
     return Plan("noisy", {"budget": left, "seed": seed},
                 "noise beyond what an exact design tolerates: likelihood decoding of repeated random-sign queries")
 
@@ -409,9 +435,12 @@ def _play_exact(
             spent = view.used - before
             reasoning.append(f"{plan.attack} failed after {spent} queries: {exc}")
             bound = params.get("noise_bound")
-            if spent == 0 and isinstance(bound, int | float) and bound > plan.params.get("noise_bound", 0) / 4:
+            if (spent == 0 and isinstance(bound, int | float) and bound > plan.params.get("noise_bound", 0) / 4
+                    and view.n_classes == 2):
                 # The design did not fit the noise bound (nothing was spent): the bound is 20× the largest noise
-                # draw seen, generous on purpose; halve it (down to a quarter) before giving up.
+                # draw seen, generous on purpose; halve it (down to a quarter) before giving up. Not on K classes:
+                # there a halved bound lets the design run and spend the budget on releases it cannot decode,
+                # where paper 001's doubling attacks and one_vs_rest's likelihood decoder read the labels.
                 params["noise_bound"] = bound / 2
                 reasoning.append(f"retrying {plan.attack} with noise bound {bound / 2:.3g} (Laplace tails: a draw "
                                  "beyond it is still rare; if one comes, the decoder or the confirmation fails loudly)")

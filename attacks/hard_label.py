@@ -3,7 +3,8 @@ paper 002) and the boosting attack's hard-label variant.
 
 A board that releases a hard label (:mod:`defenses.feedback`, announced by ``oracle.feedback``) says it
 directly: a ``threshold`` board's count of cut-offs beaten, an ``accept_reject`` board's 1, a ``rank`` board's
-rank 1 (the best of the participant's submissions so far). A board that releases scores is read as one: a
+rank 1 (the best of the participant's submissions so far; on a board rank, ahead of every rival's best, a bar
+that only the rivals move, so it is read as a badge). A board that releases scores is read as one: a
 score beats a bar ``t`` (default: chance, what a coin earns), or, ``improvement=True``, beats every earlier
 release (a Ladder's "accepted"). ``stateful`` says whether the accepted region moves with the queries (an
 acceptance raises the bar), as it does on a Ladder and a rank board, not on a threshold board.
@@ -57,7 +58,12 @@ class Acceptance:
         """The rule for ``oracle``: its hard label if it releases one (a threshold board's ``level``: how many
         cut-offs must be beaten, default 1), else its score against ``t`` (default: chance) or, with
         ``improvement``, against every earlier release."""
-        kind = str(feedback_of(oracle).get("kind", "score"))
+        feedback = feedback_of(oracle)
+        kind = str(feedback.get("kind", "score"))
+        if kind == "rank" and feedback.get("among") == "board":
+            # Rank 1 on a board rank: ahead of every rival's best — a bar the attacker's own submissions do not
+            # move, so it is read as a badge at the leader's score (no rival: every release is 1, nothing).
+            return cls("board_rank", level=1.0)
         if kind in HARD_LABEL_KINDS:
             return cls(kind, level=float(level))
         from attacks.boosting import chance_score  # boosting imports this module; its chance is the bar
@@ -77,7 +83,7 @@ class Acceptance:
         value = float(released)
         if self.kind == "threshold":
             return value >= self.level
-        if self.kind in ("rank", "accept_reject"):
+        if self.kind in ("rank", "accept_reject", "board_rank"):
             return value == 1.0
         oriented = self.sign * value
         accepted = oriented > self.bar and (not self.improvement or oriented > self._best)

@@ -5,7 +5,8 @@ so the fingerprint is skipped and the label-only attacks play the whole budget.
   ``N = 4`` sphere points — under the parameter-free Ladder's accept/reject it reaches ≈ 0.53 of the public
   rows where ``boosting`` stays at ≈ 0.51 (``benchmarks/hard_label.py``); a small ``N`` spends fewer queries per
   step than the paper's 32, which these boards reward.
-* ``threshold`` (a badge or medal): ``boosting`` on a binary board (its accepted vectors are votes; ≈ 0.57
+* ``threshold`` (a badge or medal) and a board ``rank`` (rank 1 = ahead of every rival's best, a bar only the
+  rivals move): ``boosting`` on a binary board (its accepted vectors are votes; ≈ 0.57
   against ``brep``'s ≈ 0.55 at 400 queries on 8,000 rows), ``brep`` on a multiclass one.
 
 The class balance cannot be measured from hard labels, so there is no majority-class floor: when nothing is
@@ -31,7 +32,11 @@ BREP_SAMPLES = 4
 
 def hard_label_plan(oracle: Oracle, left: int) -> tuple[str, dict[str, Any], str]:
     """(attack, parameters, reason) for a hard-label board with ``left`` queries to spend."""
-    kind = str(feedback_of(oracle).get("kind"))
+    feedback = feedback_of(oracle)
+    kind = str(feedback.get("kind"))
+    if kind == "rank" and feedback.get("among") == "board" and oracle.n_classes == 2:
+        return "boosting", {"k": left}, ("a board rank of 1 says a submission beats every rival's best, a bar the "
+                                         "attacker does not move, as a badge's: boosting keeps those vectors as votes")
     if kind == "threshold" and oracle.n_classes == 2:
         return "boosting", {"k": left}, ("a badge releases only whether a submission beats its cut-off: boosting "
                                          "keeps the accepted random vectors as votes")

@@ -228,8 +228,13 @@ class LocalOracle:
             raise ValueError(f"account {self.account} does not exist: this board has {self.accounts} account(s)")
         self.queries += 1
         self.queries_by_account[self.account] += 1
+        peers = None
+        if self.spec.needs_peers:  # the other accounts are this board's other participants (a board rank)
+            others = [s for i, s in enumerate(self._account_states) if i != self.account]
+            peers = {name: {self.split: [o[name][self.split] for o in others if self.split in o.get(name, {})]}
+                     for name in self.spec.reported_metrics}
         release = release_submission(
-            self.spec, parsed, submission_id=self.queries, states=self._states, splits=(self.split,)
+            self.spec, parsed, submission_id=self.queries, states=self._states, splits=(self.split,), peers=peers
         )
         self._states = release.states
         return {name: self._released(release.reject, release.results[name].get(self.split))

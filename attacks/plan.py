@@ -88,6 +88,9 @@ class Plan:
 #: Losses paper 001's constructions decode (``norm_like:α`` by its base name); binary log loss keeps ``capacity``.
 BREGMAN_METRICS = frozenset({"kl", "itakura_saito", "brier", "norm_like", "multiclass_logloss"})
 
+#: Metrics on logits with an attack of their own name (paper 001 §4, App. D: through the inverse activation).
+LOGIT_METRICS = frozenset({"softmax_ce", "sigmoid_ce"})
+
 #: Attacks whose labels are a best guess, not exact.
 BEST_GUESS = frozenset({"boosting", "majority"})
 
@@ -179,6 +182,22 @@ def after_failure_plans(oracle: Oracle, report: Fingerprint, names: set[str] | N
                           f"without visible noise: noise below the released resolution; capacity with noise bound "
                           f"{bound:.3g}"))
     return plans
+
+
+def cross_entropy_plans(oracle: Oracle, report: Fingerprint, names: set[str] | None = None) -> list[Plan]:
+    """What to try when ``capacity`` gave no labels on a K-class cross-entropy board (multiclass log loss, KL)
+    under noise that scores every row: paper 001's doubling trick (§7), which needs no bound from the fingerprint —
+    Construction 1 (``bregman_powers``, base-K digits) first, then Theorem 3 (``ce_robust``), whose rows carry
+    fewer labels but are the paper's own τ-robust design. Empty on other boards."""
+    split = getattr(oracle, "public_fraction", None) is not None or bool(report.only_public_moves)
+    if (oracle.metric not in ("multiclass_logloss", "kl") or not report.noise or split
+            or str(getattr(oracle, "arithmetic", "float64")) != "float64"):
+        return []
+    names = set(load_attacks()) if names is None else names
+    return [Plan(name, {"doubling": True}, f"capacity gave no labels under noise on {oracle.metric}: {what}, its "
+                 "noise bound found by doubling (paper 001 §7)")
+            for name, what in (("bregman_powers", "paper 001's powers construction (base-K digits)"),
+                               ("ce_robust", "Theorem 3's τ-robust cross-entropy rows")) if name in names]
 
 
 def choose(
@@ -289,6 +308,15 @@ def choose(
         if not split and "capacity" in names:
             return plan("capacity", f"multiclass log loss ({k} classes), every row scored: the K-ary capacity "
                         f"construction{noted}", noise_bound=bound)
+    logit_metric = oracle.metric.split(":")[0]
+    if logit_metric in LOGIT_METRICS and not split and arithmetic == "float64" and logit_metric in names:
+        activation = "sigmoid" if oracle.n_classes == 2 else "softmax"
+        if report.noise:
+            return plan(logit_metric, f"noise seen (spread {report.noise_spread:.3g}) on {oracle.metric} (logits): "
+                        f"paper 001's powers construction through the inverse {activation} (§4, App. D), its noise "
+                        "bound found by doubling (§7)", doubling=True)
+        return plan(logit_metric, f"{oracle.metric} on logits, every row scored: paper 001's powers construction "
+                    f"through the inverse {activation} (§4, App. D)")
     if (oracle.metric.split(":")[0] in BREGMAN_METRICS and not split and arithmetic == "float64"
             and "bregman_powers" in names):
         if report.noise:

@@ -1,4 +1,4 @@
-"""Paper 001's Figures 1(a) and 2 for the Itakura–Saito loss on binary labels: the largest N one query
+"""Paper 001's Figures 1–2: the Itakura–Saito loss on binary labels (Figures 1(a) and 2): the largest N one query
 recovers in full, and the queries a multi-query attack needs for all 2,201 labels (Titanic's size), against
 the noise bound τ ∈ {1e-4, 1e-3, 1e-2, 1e-1, 1}, beside the paper's.
 
@@ -15,7 +15,10 @@ ones, alternating and one positive) returns every label. Three columns each:
 * **ours** — ``bregman_powers`` (Theorem 1 solved on the whole loss: ``θ ≈ 1/(2^i·s)`` rather than
   ``3^-(2^i·N·τ)``), on the board's eps = 1e-15, sized by the server model and checked by the same trials.
 
-    .venv/bin/python -m benchmarks.paper001_figures [--trials 10] [--rows 2201]
+The binary CE loss (Figure 1(b), Figure 3) and softmax cross-entropy on 10-class digits labels (Figure 1(d),
+Figure 2) are in :mod:`benchmarks.paper001_ce` (``--part ce`` / ``--part softmax``).
+
+    .venv/bin/python -m benchmarks.paper001_figures [--trials 10] [--rows 2201] [--part is|ce|softmax|all] [--quick]
 """
 
 from __future__ import annotations
@@ -182,29 +185,132 @@ def labels_per_query(n_rows: int, decimals: int) -> None:
         print(f"{metric:>16} | " + " | ".join(f"{c:^17}" for c in cells))
 
 
+def itakura_saito_part(rows: int, count: int) -> None:
+    print(f"Itakura–Saito loss, binary labels, float64 server, noise uniform in [−τ, τ]; {count} random "
+          "+ 4 fixed labelings per point")
+    print(f"{'τ':>7} | {'1 query: largest N':^27} | {f'queries for all {rows:,} labels':^31}")
+    print(f"{'':>7} | {'paper':>7} {'Cor. 1':>8} {'ours':>8} | {'paper':>7} {'Cor. 1':>8} {'ours':>12}")
+    for tau in TAUS:
+        single_paper = corollary1_single(tau, count)
+        single_ours = ours_single(tau, count)
+        batch_paper = corollary1_multi(rows, tau, count)
+        multi_paper = str(math.ceil(rows / batch_paper)) if batch_paper else "fails"
+        try:
+            multi_ours = str(ours_queries(rows, tau, seed=7))
+        except AttackFailed as error:
+            multi_ours = f"refused ({error})"[:40]
+        stated = PAPER_QUERIES.get(tau) if rows == 2201 else None  # the paper's are for Titanic's 2,201
+        print(f"{tau:>7g} | {'—':>7} {single_paper:>8} {single_ours:>8} | "
+              f"{stated if stated else '—':>7} {multi_paper:>8} {multi_ours:>12}")
+
+
+def _ce_row(tau: float, single: list[Any], multi: list[Any]) -> str:
+    cells = " ".join(f"{v:>{w}}" for v, w in zip(["—", *single], (6, 7, 7, 10, 8, 8), strict=False))
+    more = " ".join(f"{v:>{w}}" for v, w in zip(["—", *multi], (6, 7, 7, 10, 8, 8), strict=False))
+    return f"{tau:>7g} | {cells} | {more}"
+
+
+def cross_entropy_part(rows: int, count: int) -> None:
+    """Figure 1(b) and Figures 2–3 for the binary CE loss (Titanic-sized, N = ``rows``)."""
+    from benchmarks import paper001_ce as ce
+
+    labels = np.random.default_rng(7).integers(0, 2, rows)
+    print(f"\nbinary CE loss (binary_logloss), N = {rows:,} (Titanic), float64 server, every digit released, noise "
+          f"uniform in [−τ, τ]; {count} random + 4 fixed labelings per point; eps = 1e-300 unless @1e-15; the paper "
+          "plots these (Fig. 1(b), Fig. 3) without numbers")
+    print(f"{'τ':>7} | {'1 query: largest N':^51} | {f'queries for all {rows:,} labels':^51}")
+    head = f"{'paper':>6} {'Thm 10':>7} {'Thm 3':>7} {'ce_robust':>10} {'powers':>8} {'@1e-15':>8}"
+    print(f"{'':>7} | {head} | {head}")
+    for tau in TAUS:
+        single: list[Any] = [ce.paper_single(2, tau, c, logits=False, count=count, pool=None)
+                             for c in ("thm10", "thm3")]
+        single += [ce.ours_single(a, "binary_logloss", 2, tau, c, None, count, None, eps=e)
+                   for a, c, e in (("ce_robust", "theorem3", ce.PAPER_EPS), ("bregman_powers", "powers", ce.PAPER_EPS),
+                                   ("bregman_powers", "powers", 1e-15))]
+        multi: list[Any] = [ce.paper_multi(labels, 2, tau, c, logits=False, count=count, pool=None)
+                            for c in ("thm10", "thm3")]
+        multi += [ce.ours_queries(a, "binary_logloss", labels, 2, tau, eps=e)
+                  for a, e in (("ce_robust", ce.PAPER_EPS), ("bregman_powers", ce.PAPER_EPS),
+                               ("bregman_powers", 1e-15))]
+        print(_ce_row(tau, single, multi))
+
+
+def softmax_part(count: int, rows: int | None) -> None:
+    """Figure 1(d) and Figure 2 for softmax cross-entropy on 10-class labels (scikit-learn's digits)."""
+    from sklearn.datasets import load_digits
+
+    from benchmarks import paper001_ce as ce
+
+    digits = np.asarray(load_digits().target, dtype=np.int64)
+    labels = digits if rows is None else digits[:rows]
+    n = len(labels)
+    print(f"\nsoftmax cross-entropy on logits (softmax_ce), 10 classes: scikit-learn's digits labels (N = {n:,}), "
+          f"float64 server, every digit released, noise uniform in [−τ, τ]; {count} labelings drawn from the "
+          "digits labels + 4 fixed per point; eps = 1e-300 unless @1e-15; the paper plots these (Fig. 1(d), "
+          "Fig. 2) without numbers")
+    print(f"{'τ':>7} | {'1 query: largest N':^43} | {f'queries for all {n:,} labels':^43}")
+    head = f"{'paper':>6} {'Thm 3':>7} {'ce_robust':>10} {'softmax':>8} {'@1e-15':>8}"
+    print(f"{'':>7} | {head} | {head}")
+    for tau in TAUS:
+        single: list[Any] = [ce.paper_single(10, tau, "thm3", logits=True, count=count, pool=digits)]
+        single += [ce.ours_single(a, "softmax_ce", 10, tau, c, "softmax_ce", count, digits, eps=e)
+                   for a, c, e in (("ce_robust", "theorem3", ce.PAPER_EPS), ("softmax_ce", "powers", ce.PAPER_EPS),
+                                   ("softmax_ce", "powers", 1e-15))]
+        multi: list[Any] = [ce.paper_multi(labels, 10, tau, "thm3", logits=True, count=count, pool=digits)]
+        multi += [ce.ours_queries(a, "softmax_ce", labels, 10, tau, eps=e)
+                  for a, e in (("ce_robust", ce.PAPER_EPS), ("softmax_ce", ce.PAPER_EPS), ("softmax_ce", 1e-15))]
+        cells = " ".join(f"{v:>{w}}" for v, w in zip(["—", *single], (6, 7, 10, 8, 8), strict=True))
+        more = " ".join(f"{v:>{w}}" for v, w in zip(["—", *multi], (6, 7, 10, 8, 8), strict=True))
+        print(f"{tau:>7g} | {cells} | {more}")
+
+
+def _carries_logits(model: ServerModel, metric: str, construction: str, size: int) -> bool:
+    from attacks.paper001.activations import plan_logits
+
+    return plan_logits(model, metric, size, construction) is not None
+
+
+def activation_cost(n_rows: int) -> None:
+    """App. G's "extra bits" of the logit losses, in labels a query: the largest batch each construction plans
+    in probability space (CE loss) and through the inverse activation (sigmoid/softmax CE on logits), on a
+    float64 board of ``n_rows`` rows without noise (planning only, no query)."""
+    from attacks.paper001.activations import CROSS_ENTROPY
+
+    print(f"\nlabels a query, CE on probabilities / on logits (App. G's extra bits), N = {n_rows:,}, float64, no noise")
+    print(f"{'eps':>7} {'K':>3} {'decimals':>8} | {'Theorem 3':>9} | {'powers':>9} | {'primes':>9}")
+    for eps in (1e-15, 1e-300):
+        for k in (2, 10):
+            for decimals in (5, None):
+                model = ServerModel(n_rows=n_rows, n_classes=k, eps=eps, decimals=decimals)
+                metric = "sigmoid_ce" if k == 2 else "softmax_ce"
+                cells = []
+                for construction in ("theorem3", "powers", "primes"):
+                    plain = largest_feasible(62, partial(_carries, model, CROSS_ENTROPY, construction))
+                    logits = largest_feasible(62, partial(_carries_logits, model, metric, construction))
+                    cells.append(f"{plain:>4} / {logits:<2}")
+                print(f"{eps:>7g} {k:>3} {decimals!s:>8} | " + " | ".join(f"{c:>9}" for c in cells))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=10, help="random labelings per point (plus 4 fixed ones)")
-    parser.add_argument("--rows", type=int, default=2201, help="N of the multi-query column (Titanic: 2,201)")
+    parser.add_argument("--rows", type=int, default=2201, help="N of the binary multi-query columns (Titanic: 2,201)")
+    parser.add_argument("--part", choices=("is", "ce", "softmax", "all"), default="all",
+                        help="Itakura–Saito (Fig. 1(a), 2), binary CE (Fig. 1(b), 3), softmax CE on digits "
+                        "(Fig. 1(d), 2)")
+    parser.add_argument("--quick", action="store_true", help="2 random trials a point, N = 300 / 400 (a smoke run)")
     args = parser.parse_args()
+    count = 2 if args.quick else args.trials
+    rows = 300 if args.quick else args.rows
     started = time.perf_counter()
-    print(f"Itakura–Saito loss, binary labels, float64 server, noise uniform in [−τ, τ]; {args.trials} random "
-          "+ 4 fixed labelings per point")
-    print(f"{'τ':>7} | {'1 query: largest N':^27} | {f'queries for all {args.rows:,} labels':^31}")
-    print(f"{'':>7} | {'paper':>7} {'Cor. 1':>8} {'ours':>8} | {'paper':>7} {'Cor. 1':>8} {'ours':>12}")
-    for tau in TAUS:
-        single_paper = corollary1_single(tau, args.trials)
-        single_ours = ours_single(tau, args.trials)
-        batch_paper = corollary1_multi(args.rows, tau, args.trials)
-        multi_paper = str(math.ceil(args.rows / batch_paper)) if batch_paper else "fails"
-        try:
-            multi_ours = str(ours_queries(args.rows, tau, seed=7))
-        except AttackFailed as error:
-            multi_ours = f"refused ({error})"[:40]
-        stated = PAPER_QUERIES.get(tau)
-        print(f"{tau:>7g} | {'—':>7} {single_paper:>8} {single_ours:>8} | "
-              f"{stated if stated else '—':>7} {multi_paper:>8} {multi_ours:>12}")
-    labels_per_query(args.rows, 5)
+    if args.part in ("is", "all"):
+        itakura_saito_part(rows, count)
+        labels_per_query(rows, 5)
+    if args.part in ("ce", "all"):
+        cross_entropy_part(rows, count)
+    if args.part in ("softmax", "all"):
+        softmax_part(count, 400 if args.quick else None)
+        activation_cost(rows)
     print(f"({time.perf_counter() - started:.0f} s)")
 
 

@@ -114,6 +114,14 @@ class QuotaExceeded(ClientError):
         self.retry_after = retry_after
 
 
+class QueryBudgetExhausted(ClientError):
+    """A model-inversion challenge's prediction endpoint refused a request over the budget (``queries_left``)."""
+
+    def __init__(self, message: str, *, queries_left: int) -> None:
+        super().__init__(message, status=429, detail=message)
+        self.queries_left = queries_left
+
+
 class SubmissionFailed(ClientError, SubmissionRefused):
     """The site accepted the upload but could not score it; ``message`` is the site's own explanation. It is
     the attacks' :class:`~attacks.result.SubmissionRefused`, so a probe the site refuses is seen as such."""
@@ -421,6 +429,21 @@ class Submission:
 
 
 @dataclass(frozen=True)
+class Prediction:
+    """The label-only endpoint's answer: the predicted class of each input and the budget."""
+
+    labels: list[int]
+    queries_used: int
+    queries_left: int
+    query_budget: int
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Prediction:
+        return cls([int(v) for v in data.get("labels", [])], int(data.get("queries_used", 0)),
+                   int(data.get("queries_left", 0)), int(data.get("query_budget", 0)))
+
+
+@dataclass(frozen=True)
 class LeaderboardRow:
     rank: int
     participant: str
@@ -724,6 +747,35 @@ class LeaderboardClient:
         key = idempotency_key or str(uuid.uuid4())
         body = predictions if isinstance(predictions, bytes) else json.dumps({"predictions": predictions}).encode()
         return self._upload(slug, key, on_quota, {"data": body, "headers": {"Content-Type": "application/json"}}, None)
+
+    def inversion_terms(self, slug: str) -> dict[str, Any]:
+        """A model-inversion challenge's public terms (the detail's ``model_inversion``; :class:`NotFound` for
+        any other competition)."""
+        terms = self._get_object(f"/api/v1/competitions/{slug}/").get("model_inversion")
+        if not isinstance(terms, dict):
+            raise NotFound(f"{slug} is not a model-inversion challenge", status=404)
+        return terms
+
+    def predict(self, slug: str, inputs: Any) -> Prediction:
+        """Ask a model-inversion challenge's label-only endpoint for the predicted class of each input (one
+        query of your budget each). Raises :class:`QueryBudgetExhausted` when the budget cannot cover them. A
+        request whose answer was lost is not re-sent (it may have been charged): :class:`TransientError`."""
+        path = f"/api/v1/competitions/{slug}/predict/"
+        body = {"inputs": inputs.tolist() if hasattr(inputs, "tolist") else inputs}
+        attempt = 0
+        while True:
+            outcome = self._attempt("POST", path, quota=True, json=body)
+            if isinstance(outcome, requests.Response):
+                data = self._object(outcome, path) if outcome.status_code != 429 else _body(outcome)
+                if outcome.status_code == 429:
+                    data = data if isinstance(data, dict) else {}
+                    raise QueryBudgetExhausted(str(data.get("detail") or "query budget exhausted"),
+                                               queries_left=_int(data.get("queries_left")) or 0)
+                return Prediction.from_json(data)
+            if outcome.ambiguous:
+                raise TransientError(f"POST {path}: {outcome.problem}; not re-sent (it may have been charged)")
+            self._pause(attempt, outcome, "POST", path)
+            attempt += 1
 
     def submission(self, submission_id: int) -> Submission:
         """One of your submissions: its status and released scores."""
@@ -1080,7 +1132,8 @@ def _is_quota(response: requests.Response) -> bool:
     """Whether a 429 is the submission quota (its body names ``resets_at``, ``null`` for the total limit)
     rather than a rate limit (a throttle in front of the API), which is retried after its ``Retry-After``."""
     body = _body(response)
-    return isinstance(body, dict) and "resets_at" in body
+    # A prediction endpoint's budget (queries_left) is no rate limit either: waiting would not refill it.
+    return isinstance(body, dict) and ("resets_at" in body or "queries_left" in body)
 
 
 def quota_error(response: requests.Response, now: datetime) -> QuotaExceeded:

@@ -135,6 +135,9 @@ class DefenseContext:
     competition_rng: np.random.Generator | None = None
     ledger: dict[str, Any] = field(default_factory=dict)
     message: str | None = None
+    # The same defense's state for every OTHER participant of the competition (read-only, a snapshot), given
+    # only to a defense with ``needs_peers``: a cross-participant release such as a board rank reads it.
+    peers: tuple[dict[str, Any], ...] = ()
 
     def fixed_rng(self) -> np.random.Generator:
         """The competition-level generator (the chain derives a new one for every call, so each call of a
@@ -157,6 +160,9 @@ class Defense(ABC):
     name: ClassVar[str]
     stage: ClassVar[Stage]
     citation: ClassVar[str] = ""
+    # True when the release depends on other participants (``DefenseContext.peers``); the site then reads
+    # their states, which it skips otherwise (one query per submission saved on every other chain).
+    needs_peers: bool = False
 
     def params(self) -> dict[str, Any]:
         return {}

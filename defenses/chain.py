@@ -165,6 +165,11 @@ class DefenseChain:
     def initial_states(self) -> list[dict[str, Any]]:
         return [d.initial_state() for d in self.defenses]
 
+    @property
+    def needs_peers(self) -> bool:
+        """Whether a release reads the other participants' states (``release(peers=...)``)."""
+        return any(defense.needs_peers for defense in self.defenses)
+
     def __len__(self) -> int:
         return len(self.defenses)
 
@@ -176,11 +181,14 @@ class DefenseChain:
         secret: int,
         submission_key: str,
         exact_score: Score | None = None,
+        peers: Sequence[list[dict[str, Any]]] = (),
     ) -> ChainOutcome:
         """Run the chain over one split. ``states`` (one dict per defense) is copied, never mutated.
 
         ``exact_score`` is the metric's value computed by the caller in its own arithmetic (e.g. MPFR); it
-        is used when no DATA-stage defense changed the rows or labels.
+        is used when no DATA-stage defense changed the rows or labels. ``peers`` are the other participants'
+        chain states on this split (read only; see :attr:`needs_peers`); a state of another chain's shape is
+        skipped, as a fresh participant's would be.
         """
         states = [json.loads(json.dumps(s)) for s in (states or self.initial_states())]
         if len(states) != len(self.defenses):
@@ -205,6 +213,8 @@ class DefenseChain:
             if defense.stage is Stage.DATA:
                 continue
             ctx = self._context(position, states, secret, submission_key, view.split, ledger)
+            if defense.needs_peers:
+                ctx.peers = tuple(peer[position] for peer in peers if len(peer) == len(self.defenses))
             released = defense.after_metric(released, current, ctx)
             notes.extend(ctx.notes)
             message = message or ctx.message

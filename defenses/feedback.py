@@ -4,7 +4,8 @@
 * ``threshold`` — "beats threshold t", as medal or badge boards do: 1 if the score beats ``t`` (several
   cut-offs: how many it beats, gold/silver/bronze style), else 0;
 * ``rank`` — rank only: the position of this submission among the participant's own scored submissions
-  (1 = the best so far, ties to the earlier one);
+  (1 = the best so far, ties to the earlier one), or with ``among="board"`` the place it would take among the
+  other participants' best scores, as a rank-only leaderboard shows;
 * ``accept_reject`` — the Ladder's decision without the value: 1 if the Ladder before it accepted the
   submission as a significant improvement, else 0.
 
@@ -119,8 +120,14 @@ class Threshold(HardLabel):
 
 @register
 class Rank(HardLabel):
-    """Release the rank of this submission among the participant's own scored submissions (1 = the best so
-    far; a tie goes to the earlier one, as on the board). State: the scores so far, exact text, host-only.
+    """Release a rank (1 = the best) instead of the score.
+
+    * ``among="own"`` (default): the rank of this submission among the participant's own scored submissions
+      (a tie goes to the earlier one, as on the board). State: the scores so far, exact text, host-only.
+    * ``among="board"``: the place this submission would take on the board of the OTHER participants' best
+      scores, as a rank-only leaderboard shows it (a rival with an equal best submitted first, so it keeps the
+      place). State: this participant's best so far; the rivals' bests are read from their states
+      (:attr:`~defenses.base.DefenseContext.peers`), a snapshot at scoring time. With no rival it is always 1.
 
     >>> from defenses.base import MetricView, ScoringView, DefenseContext
     >>> import numpy as np
@@ -128,33 +135,66 @@ class Rank(HardLabel):
     >>> ctx = DefenseContext(np.random.default_rng(0), Rank().initial_state(), "k")
     >>> [Rank().after_metric(s, view, ctx) for s in (0.6, 0.7, 0.65, 0.7)]
     [1, 1, 2, 2]
+    >>> rivals = ({"best": 0.8}, {"best": 0.65}, {"best": None})
+    >>> board = DefenseContext(np.random.default_rng(0), {"best": None}, "k", peers=rivals)
+    >>> [Rank(among="board").after_metric(s, view, board) for s in (0.6, 0.65, 0.9)]
+    [3, 3, 1]
     """
 
     name = "rank"
     citation = "rank-only boards; the hard-label feedback of Kahla et al., CVPR 2022 (paper 002)"
 
     def __init__(self, **params: Any) -> None:
-        take_params(self.name, params, {})
+        p = take_params(self.name, params, {"among": "own"})
+        if p["among"] not in ("own", "board"):
+            raise DefenseConfigError(f"defense 'rank': 'among' must be 'own' or 'board', got {p['among']!r}")
+        self.among: str = p["among"]
+        self.needs_peers = self.among == "board"
+
+    def params(self) -> dict[str, Any]:
+        return {"among": self.among}
 
     def initial_state(self) -> dict[str, Any]:
-        return {"scores": []}
+        return {"best": None} if self.among == "board" else {"scores": []}
 
     def released_higher_is_better(self, upstream: bool) -> bool:
         return False
 
     def feedback(self) -> dict[str, Any]:
-        return {"kind": "rank", "released": "the rank of the submission among your own submissions (1 = best)"}
+        if self.among == "board":
+            return {"kind": "rank", "among": "board",
+                    "released": "the place the submission would take among the other participants' best scores "
+                    "(1 = best)"}
+        return {"kind": "rank", "among": "own",
+                "released": "the rank of the submission among your own submissions (1 = best)"}
 
     def after_metric(self, score: Score | None, view: ScoringView, ctx: DefenseContext) -> Score | None:
         if score is None:
             return None
         exact = to_fraction(score)
-        # Floats are kept as JSON numbers (exact round trip), Decimals (MPFR arithmetic) as their text.
-        seen = [to_fraction(Decimal(s) if isinstance(s, str) else float(s)) for s in ctx.state.setdefault("scores", [])]
+        higher = view.metric.higher_is_better
+        if self.among == "board":
+            rivals = [_stored(peer["best"]) for peer in ctx.peers if peer.get("best") is not None]
+            # A rival ties in its favour: its best was scored before this submission.
+            place = 1 + sum(1 for best in rivals if (best >= exact if higher else best <= exact))
+            best = ctx.state.get("best")
+            if best is None or (exact > _stored(best) if higher else exact < _stored(best)):
+                ctx.state["best"] = _kept(score)
+            return place
+        seen = [_stored(s) for s in ctx.state.setdefault("scores", [])]
         # Earlier submissions win ties, so only an equal-or-better earlier score ranks above this one.
-        better = sum(1 for s in seen if (s >= exact if view.metric.higher_is_better else s <= exact))
-        ctx.state["scores"].append(str(score) if isinstance(score, Decimal) else float(score))
+        better = sum(1 for s in seen if (s >= exact if higher else s <= exact))
+        ctx.state["scores"].append(_kept(score))
         return better + 1
+
+
+def _kept(score: Score) -> str | float:
+    """A score as state keeps it: floats as JSON numbers (exact round trip), Decimals (MPFR) as their text."""
+    return str(score) if isinstance(score, Decimal) else float(score)
+
+
+def _stored(kept: str | float) -> Fraction:
+    return to_fraction(Decimal(kept) if isinstance(kept, str) else float(kept))
 
 
 @register

@@ -234,6 +234,8 @@ def battery(oracle: LocalOracle) -> list[str]:
         "prime_batched": binary_logloss and not float64,
         "prime_powers": oracle.metric == "multiclass_logloss",
         "bregman_powers": oracle.metric.split(":")[0] in BREGMAN_METRICS and float64 and not split,
+        "softmax_ce": oracle.metric == "softmax_ce" and float64 and not split,
+        "sigmoid_ce": oracle.metric == "sigmoid_ce" and float64 and not split,
         "boosting": oracle.n_classes == 2 and not is_hard_label(oracle),
         "brep": is_hard_label(oracle),
     }

@@ -148,6 +148,7 @@ INSTALLED_APPS = [
     "leaderboard.web",
     "leaderboard.accounts",
     "leaderboard.audits",
+    "leaderboard.inversion",
 ]
 
 MIDDLEWARE = [

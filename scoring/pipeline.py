@@ -7,7 +7,7 @@ offline attack sees come from the same code.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from functools import cached_property
@@ -77,6 +77,12 @@ class ScoringSpec:
             self.metric_name: self,
             **{name: replace(self, metric_name=name, also_report=()) for name in self.also_report},
         }
+
+    @property
+    def needs_peers(self) -> bool:
+        """Whether a release reads the other participants' chain states (a board rank): one chain serves every
+        reported metric, so this is the chain's answer."""
+        return self.chain.needs_peers
 
     @property
     def released_decimals(self) -> int | None:
@@ -264,8 +270,10 @@ def evaluate_keyed(
     key: str,
     states: dict[str, list[dict[str, Any]]] | None = None,
     splits: Iterable[str] = SPLITS,
+    peers: Mapping[str, Sequence[list[dict[str, Any]]]] | None = None,
 ) -> Evaluation:
-    """:func:`evaluate` with the chain's randomness seeded by the given submission ``key``."""
+    """:func:`evaluate` with the chain's randomness seeded by the given submission ``key``; ``peers[split]``
+    are the other participants' chain states (for a chain that :attr:`~defenses.DefenseChain.needs_peers`)."""
     metric_view = spec.metric_view()
     results: dict[str, SplitResult] = {}
     new_states: dict[str, list[dict[str, Any]]] = {}
@@ -288,7 +296,8 @@ def evaluate_keyed(
             split=split,
         )
         outcome = spec.chain.release(
-            view, states=(states or {}).get(split), secret=spec.secret, submission_key=key, exact_score=exact
+            view, states=(states or {}).get(split), secret=spec.secret, submission_key=key, exact_score=exact,
+            peers=(peers or {}).get(split, ()),
         )
         if outcome.reject is not None:
             return Evaluation(results, states or {}, reject=outcome.reject)

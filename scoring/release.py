@@ -20,7 +20,7 @@ per-submission randomness is seeded by a *submission key* (:func:`release_keys`)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,16 +83,19 @@ def release_submission(
     submission_id: str | int,
     states: dict[str, States] | None = None,
     splits: Iterable[str] = SPLITS,
+    peers: Mapping[str, Mapping[str, Sequence[list[dict[str, Any]]]]] | None = None,
 ) -> Release:
     """Score ``parsed`` on every reported metric of ``spec`` (:attr:`ScoringSpec.reported_metrics`, the primary
     first) and every split of ``splits`` through the defense chain, rounded to the displayed precision.
 
-    ``states[metric][split]`` is this participant's chain state (missing = a fresh one); the result's
-    ``states`` is what to persist. The primary metric decides the submission's fate: a non-finite primary
-    score raises :class:`NonFiniteScoreError`, and a rejection by its chain rejects the whole submission
-    (``Release.reject``) before any other metric is scored. Another metric that is not finite on the rows,
-    or whose chain rejects the release, releases nothing (``Release.withheld``) and keeps its state; splits
-    it scored before a rejection keep their results, as a single-metric evaluation reports them.
+    ``states[metric][split]`` is this participant's chain state (missing = a fresh one); the result's ``states``
+    is what to persist. ``peers[metric][split]`` are the other participants' states, read by a chain that
+    :attr:`~defenses.DefenseChain.needs_peers` (a board rank) and by no other. The primary metric decides the
+    submission's fate: a non-finite primary score raises :class:`NonFiniteScoreError`, and a rejection by its
+    chain rejects the whole submission (``Release.reject``) before any other metric is scored. Another metric
+    that is not finite on the rows, or whose chain rejects the release, releases nothing (``Release.withheld``)
+    and keeps its state; splits it scored before a rejection keep their results, as a single-metric evaluation
+    reports them.
     """
     given = states or {}
     split_list = tuple(splits)
@@ -104,7 +107,8 @@ def release_submission(
         primary = name == spec.metric_name
         try:
             evaluation = evaluate_keyed(
-                metric_spec, parsed, key=keys[name], states=given.get(name), splits=split_list
+                metric_spec, parsed, key=keys[name], states=given.get(name), splits=split_list,
+                peers=(peers or {}).get(name),
             )
         except NonFiniteScoreError as exc:
             if primary:

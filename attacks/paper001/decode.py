@@ -91,4 +91,4 @@ def decode_labelinf(plan: Plan, probe: Probe, released: Any) -> np.ndarray:
     return decode_nearest(plan.model, probe, released)
 
 
-DECODERS = {"powers": decode_powers, "primes": decode_primes}
+DECODERS = {"powers": decode_powers, "primes": decode_primes, "theorem3": decode_powers}

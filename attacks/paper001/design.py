@@ -12,6 +12,12 @@ the certificate that every two labelings of the batch score more than twice that
   a labeling's summed offsets are ``s·ln Q`` with ``Q = Π p_i^{σ_i}``; distinct Q differ by at least
   ``s·ln(1 + 1/P)`` (P the largest Q, Theorem 2's ``P = Π p_i``), so ``s ≥ 2W/ln(1 + 1/P) ≈ 2W·P`` —
   Theorem 2's ``g(θ_i) = 3Pτ·ln p_i``, with τ the whole window.
+* **Theorem 3** (``theorem3``, τ-robust multiclass cross-entropy): row n's class k gets the log-weight
+  ``ln ϑ_{n,k} = c·2^((n−1)K+k)``, so the labeling-dependent part of the summed loss is ``c·Σ_n 2^(e_n)`` with
+  one exponent from each row's own block of K: distinct labelings differ by at least ``2c``. The theorem's
+  ``c = N·τ·ln 3`` becomes ``c = s/2`` with s the spacing that covers the whole window (released decimals,
+  N·τ and the rounding). Class 0 takes the largest weight (exponent ``nK``) so the offsets increase with the
+  class, and the superincreasing decoder reads the binary digits back (:mod:`attacks.paper001.decode`).
 
 The spacing s starts from the window's fixed part (released decimals, noise bound) and grows to cover the
 server's roundings of the loss, which scale with s; ``headroom`` (≥ 1) asks for a gap ``headroom`` times
@@ -35,6 +41,8 @@ from attacks.paper001.losses import LossFamily, exact_read
 
 Big = Any  # an MPFR value
 MAX_SPACING_ROUNDS = 40
+#: Constructions whose offsets are superincreasing (certified by :func:`powers_gap`, decoded digit by digit).
+SUPERINCREASING = frozenset({"powers", "theorem3"})
 
 
 @dataclass(frozen=True)
@@ -121,6 +129,23 @@ def _powers_probe(model: ServerModel, family: LossFamily, size: int, spacing: fl
     return _probe(model, family, cells, reads)
 
 
+def _theorem3_probe(model: ServerModel, family: LossFamily, size: int, spacing: float) -> Probe | None:
+    """Theorem 3's rows: row i (0-based) class k scores ``c·(2^(iK+K) − 2^(iK+K−k))`` more than class 0, with
+    ``c = spacing/2`` (the loss of class k is ``ln Σ_j ϑ_{i,j} − c·2^(iK+K−k)``)."""
+    k = model.n_classes
+    c = spacing / 2.0
+    cells: list[Any] = []
+    reads: list[list[Big]] = []
+    for i in range(size):
+        top = 2.0 ** (i * k + k)
+        made = _row(model, family, [c * (top - 2.0 ** (i * k + k - j)) for j in range(1, k)])
+        if made is None:
+            return None
+        cells.append(made[0])
+        reads.append(made[1])
+    return _probe(model, family, cells, reads)
+
+
 def powers_gap(model: ServerModel, probe: Probe) -> Big:
     """The certified gap of a superincreasing probe: ``min_{i,k} (d_{i,k+1} − d_{i,k} − Σ_{j<i} d_{j,K−1})``
     (negative if the offsets are not superincreasing); any two labelings' sums are at least this far apart."""
@@ -189,12 +214,14 @@ def plan_batch(
                 return None
             if construction == "powers":
                 probe = _powers_probe(model, family, size, spacing)
+            elif construction == "theorem3":
+                probe = _theorem3_probe(model, family, size, spacing)
             else:
                 probe = _primes_probe(model, family, primes, spacing)
             if probe is None:
                 return None
             window = model.window(probe)
-            if construction == "powers":
+            if construction in SUPERINCREASING:
                 deviation = mpfr(0)
                 gap = powers_gap(model, probe)
             else:

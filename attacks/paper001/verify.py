@@ -19,6 +19,7 @@ from attacks.confirm import MIN_STAKE
 from attacks.exact import local_precision, mpfr
 from attacks.oracle import Oracle
 from attacks.paper000.probes import ServerModel
+from attacks.paper001.activations import cell_losses, to_logits
 from attacks.paper001.losses import LossFamily, exact_read
 from attacks.result import AttackFailed
 
@@ -40,16 +41,20 @@ def stake_cells(family: LossFamily, labels: np.ndarray, n_classes: int, eps: flo
 
 
 def check_claims_bregman(
-    oracle: Oracle, family: LossFamily, labels: np.ndarray, *, noise_bound: float = 0.0
+    oracle: Oracle, family: LossFamily, labels: np.ndarray, *, noise_bound: float = 0.0, logits: str | None = None
 ) -> str:
     """Spend one query on ``labels`` (``-1``: not claimed); raise :class:`AttackFailed` unless the released
     score is within the server model's window (its roundings, released decimals and ``noise_bound``) of the
-    score the labels imply. Returns ``"passed"`` or ``"uninformative (…)"``."""
+    score the labels imply. Returns ``"passed"`` or ``"uninformative (…)"``. ``logits``: the board's metric on
+    logits (``softmax_ce``, ``sigmoid_ce``): the staked rows go out through the inverse activation
+    (:mod:`attacks.paper001.activations`) and are scored by that metric's formula."""
     labels = np.asarray(labels, dtype=np.int64)
     model = ServerModel.of(oracle, tau=noise_bound)
     k = model.n_classes
     binary = k == 2
     cells = stake_cells(family, labels, k, model.eps)
+    if logits is not None:
+        cells = [to_logits(cell) for cell in cells]
     cache: dict[Any, tuple[tuple[Any, ...], Any]] = {}
     with local_precision(model.work_bits):
         total = mpfr(0)
@@ -57,6 +62,9 @@ def check_claims_bregman(
         magnitude = mpfr(0)
         one_wrong = None
         for cell, y in zip(cells, labels.tolist(), strict=True):
+            if cell not in cache and logits is not None:
+                losses_of, error_of, _ = cell_losses(model, logits, cell)
+                cache[cell] = (losses_of, error_of)
             if cell not in cache:
                 values: list[float] = [float(cell)] if binary else [float(v) for v in cell]
                 read = exact_read(values, model.work_bits)

@@ -96,6 +96,28 @@ class CompetitionDetailSerializer(CompetitionSummarySerializer):
     )
     submission_format = serializers.SerializerMethodField()
     sample_submission_url = serializers.SerializerMethodField()
+    model_inversion = serializers.SerializerMethodField(
+        help_text="A model-inversion challenge's terms (null for any other competition): the input size, image "
+        "shape and pixel range, the private classes, the per-participant query budget of the label-only "
+        "prediction endpoint (predict_url) and the most inputs one request may carry."
+    )
+
+    def get_model_inversion(self, competition: Competition) -> dict[str, Any] | None:
+        from leaderboard.inversion.selectors import inversion_of
+
+        challenge = inversion_of(competition=competition)
+        if challenge is None:
+            return None
+        return {
+            **challenge.task.public(),
+            "class_names": challenge.class_names,
+            "query_budget": challenge.query_budget,
+            "predict_url": f"/api/v1/competitions/{competition.slug}/predict/",
+            "predict_example": {"inputs": [[0.0] * challenge.n_features]},
+            "submission_example": {"reconstructions": [[0.0] * challenge.n_features] * competition.n_classes},
+            "score": "attack accuracy: the share of private classes whose reconstruction the host's evaluation "
+                     "classifier puts in that class",
+        }
 
     def get_predictions(self, competition: Competition) -> str:
         return "logits" if competition.predictions_are_logits else "probabilities"
@@ -122,6 +144,32 @@ class HostCompetitionSerializer(CompetitionDetailSerializer):
     defenses = serializers.JSONField()
     same_file_same_score = serializers.BooleanField()
     host = serializers.CharField(source="host.username", allow_null=True, default=None)
+
+
+class InversionChallengeCreateInputSerializer(serializers.Serializer):
+    """A model-inversion challenge from the bundled digits (target and evaluator trained on digits 0–4)."""
+
+    slug = serializers.SlugField(max_length=64)
+    title = serializers.CharField(required=False, default="", allow_blank=True)
+    bundle = serializers.ChoiceField(choices=["digits"], default="digits")
+    query_budget = serializers.IntegerField(min_value=1, max_value=10_000_000, default=5000)
+    seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
+    daily_limit = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=5)
+    total_limit = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+    closes_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class PredictInputSerializer(serializers.Serializer):
+    inputs = serializers.JSONField(help_text="A list of inputs, each a list of n_features numbers in the pixel range.")
+
+
+class PredictionSerializer(serializers.Serializer):
+    """The label-only endpoint's answer: predicted classes and the budget, nothing else."""
+
+    labels = serializers.ListField(child=serializers.IntegerField(), help_text="The target's class of each input.")
+    queries_used = serializers.IntegerField()
+    queries_left = serializers.IntegerField()
+    query_budget = serializers.IntegerField()
 
 
 class QuotaSerializer(serializers.Serializer):
@@ -154,6 +202,16 @@ class SubmissionSerializer(serializers.Serializer):
     upload_name = serializers.CharField()
     created_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(allow_null=True)
+    per_class = serializers.SerializerMethodField(
+        help_text="On a model-inversion challenge: whether the evaluator recognised each class's reconstruction "
+        "(true/false per class, once scored); null elsewhere."
+    )
+
+    def get_per_class(self, submission: Submission) -> list[bool] | None:
+        from leaderboard.inversion.selectors import inversion_of, inversion_per_class
+
+        challenge = inversion_of(competition=submission.competition)
+        return None if challenge is None else inversion_per_class(challenge=challenge, submission=submission)
 
     def get_extra_scores(self, submission: Submission) -> dict[str, dict[str, str]]:
         closed = submission.competition.is_closed()

@@ -115,6 +115,53 @@ def _read_upload(request: Request) -> tuple[bytes, str, str]:
     )
 
 
+def _inversion(slug: str) -> Any:
+    from leaderboard.inversion.selectors import inversion_of
+
+    challenge = inversion_of(competition=competition_get(slug=slug))
+    if challenge is None:
+        raise NotFound("this competition has no prediction endpoint (it is not a model-inversion challenge)")
+    return challenge
+
+
+class PredictApi(APIView):
+    """The label-only prediction endpoint of a model-inversion challenge: each input costs one query of the
+    participant's budget; the answer is the target's predicted class of each input and nothing else."""
+
+    permission_classes = [IsAuthenticated]
+    parser_classes = [JSONParser]
+
+    @extend_schema(responses=s.PredictionSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        from leaderboard.inversion.selectors import inversion_budget
+
+        budget = inversion_budget(challenge=_inversion(slug), participant=request.user)
+        return Response({"labels": [], "queries_used": budget.queries_used, "queries_left": budget.queries_left,
+                         "query_budget": budget.query_budget})
+
+    @extend_schema(
+        request=s.PredictInputSerializer,
+        responses={
+            200: s.PredictionSerializer,
+            400: OpenApiResponse(description="malformed inputs (`detail` names the input); nothing is charged"),
+            403: OpenApiResponse(description="the challenge is not open"),
+            429: OpenApiResponse(description="the budget cannot cover the request; `queries_left` says what can"),
+        },
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        from leaderboard.inversion.services import inversion_predict
+
+        challenge = _inversion(slug)
+        payload = s.PredictInputSerializer(data=request.data if isinstance(request.data, dict) else {})
+        payload.is_valid(raise_exception=True)
+        answer = inversion_predict(challenge=challenge, participant=request.user,
+                                   inputs=payload.validated_data["inputs"])
+        return Response(s.PredictionSerializer({
+            "labels": answer.labels, "queries_used": answer.queries_used, "queries_left": answer.queries_left,
+            "query_budget": answer.query_budget,
+        }).data)
+
+
 class CompetitionSubmissionsApi(APIView):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, JSONParser]
@@ -268,6 +315,27 @@ class HostCompetitionCreateApi(APIView):
             **data,
         )
         return Response(s.HostCompetitionSerializer(competition).data, status=status.HTTP_201_CREATED)
+
+
+class HostInversionChallengeCreateApi(APIView):
+    """Create a model-inversion challenge (the bundled digits): a label-only prediction endpoint of a target
+    trained on private classes, a per-participant query budget, reconstructions judged by an evaluator."""
+
+    permission_classes = [IsAuthenticated]
+    parser_classes = [JSONParser]
+
+    @extend_schema(request=s.InversionChallengeCreateInputSerializer, responses={201: s.HostCompetitionSerializer})
+    def post(self, request: Request) -> Response:
+        from leaderboard.inversion.services import inversion_digits_create
+
+        if not competition_can_create(user=request.user):
+            raise PermissionDenied("only staff (or users allowed to add competitions) may create competitions")
+        payload = s.InversionChallengeCreateInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        data: dict[str, Any] = dict(payload.validated_data)
+        data.pop("bundle")
+        challenge = inversion_digits_create(host=request.user, **data)
+        return Response(s.HostCompetitionSerializer(challenge.competition).data, status=status.HTTP_201_CREATED)
 
 
 class HostParticipantsApi(APIView):

@@ -35,10 +35,12 @@ from leaderboard.blobs import blob_read, blob_write
 from leaderboard.competitions.models import Competition
 from leaderboard.competitions.selectors import competition_scoring_spec
 from leaderboard.errors import CompetitionNotOpen, IdempotencyKeyReused, InvalidUpload, QuotaExceeded, SelectionError
+from leaderboard.inversion.selectors import inversion_of
 from leaderboard.submissions.model_runs import ModelRunFailed, model_predictions, model_validate
 from leaderboard.submissions.models import DefenseState, Participation, Status, Submission, UploadKind
 from leaderboard.submissions.selectors import QuotaStatus, quota_status
 from scoring import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
+from scoring.inversion import parse_reconstructions
 from scoring.parsing import ParsedPredictions
 from scoring.pipeline import SPLITS, ScoringSpec, parse
 from scoring.release import release_submission
@@ -132,8 +134,17 @@ def submission_upload_kind(*, competition: Competition, kind: str) -> str:
 
 
 def submission_parse(*, competition: Competition, data: bytes, kind: str = UploadKind.CSV) -> ParsedPredictions:
-    """Validate an upload with the scoring core; raises :class:`InvalidUpload` naming the line and the problem."""
+    """Validate an upload with the scoring core; raises :class:`InvalidUpload` naming the line and the problem.
+
+    On a model-inversion challenge the upload is the reconstructions (JSON), kept as the array scoring reads."""
     spec = competition_scoring_spec(competition=competition)
+    challenge = inversion_of(competition=competition)
+    if challenge is not None:
+        # Read as JSON whatever the transport (a JSON body, or a .json file through the web form's file field).
+        try:
+            return ParsedPredictions(values=parse_reconstructions(challenge.task, data))
+        except SubmissionError as exc:
+            raise InvalidUpload(str(exc)) from None
     if len(data) > spec.max_bytes:
         # Checked here too so a JSON body gets the same message as a CSV file.
         raise InvalidUpload(f"the file is {len(data)} bytes, over the limit of {spec.max_bytes} bytes")
@@ -589,6 +600,16 @@ def submission_score(*, submission_id: int) -> ScoreResult:
 
 def _load_predictions(spec: ScoringSpec, submission: Submission) -> tuple[ParsedPredictions, list[str]]:
     """The predictions to score and host notes about how they were obtained (a model run's isolation)."""
+    challenge = inversion_of(competition=submission.competition)
+    if challenge is not None:
+        # The evaluator's class of each reconstruction, one-hot: the accuracy metric then counts the classes
+        # recognised, and nothing of the evaluator but its decision enters the score.
+        stored = blob_read(Submission, submission.pk, "predictions_npy")
+        if stored is None:
+            raise SubmissionError("the stored reconstructions are missing")
+        reconstructions = np.load(io.BytesIO(stored), allow_pickle=False)
+        predicted = challenge.evaluator.predict(reconstructions)
+        return ParsedPredictions(values=np.eye(challenge.task.n_classes)[predicted]), []
     if submission.upload_kind == UploadKind.ONNX:
         model = blob_read(Submission, submission.pk, "upload") or b""
         parsed, note = model_predictions(competition=submission.competition, spec=spec, data=model)
@@ -648,7 +669,10 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
         for (name, split), key in keys.items():
             if key in states and states[key].state:
                 given.setdefault(name, {})[split] = states[key].state
-        release = release_submission(spec, parsed, submission_id=submission_id, states=given, splits=splits)
+        peers = _peer_states(competition, submission.participant_id, keys) if spec.needs_peers else None
+        release = release_submission(
+            spec, parsed, submission_id=submission_id, states=given, splits=splits, peers=peers
+        )
         primary = release.primary
         notes = [*run_notes, *(f"{split}: {note}" for split, result in primary.items() for note in result.notes)]
         if release.reject is not None:
@@ -680,6 +704,26 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
         if updated != 1:  # pragma: no cover - we hold the row lock, so this would be a bug
             raise RuntimeError("lost the claim while holding the row lock")
     return ScoreResult("scored", notes=notes)
+
+
+def _peer_states(
+    competition: Competition, participant_id: int, keys: dict[tuple[str, str], str]
+) -> dict[str, dict[str, list[list[dict[str, Any]]]]]:
+    """The other participants' chain states, ``{metric: {split: [state, ...]}}``, for a chain whose release
+    depends on them (a board rank). A snapshot without locks: a rival scored at the same moment may or may not
+    be counted, as on any live board."""
+    by_key = {key: name_split for name_split, key in keys.items()}
+    peers: dict[str, dict[str, list[list[dict[str, Any]]]]] = {}
+    rows = (
+        DefenseState.objects.filter(competition=competition, split__in=list(by_key))
+        .exclude(participant_id=participant_id)
+        .values_list("split", "state")
+    )
+    for key, state in rows:
+        if state:
+            name, split = by_key[key]
+            peers.setdefault(name, {}).setdefault(split, []).append(state)
+    return peers
 
 
 def _state_key(spec: ScoringSpec, metric: str, split: str) -> str:

@@ -6,6 +6,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from leaderboard.web import accounts, views
+from leaderboard.web.inversion import host_inversion
 
 app_name = "web"
 
@@ -36,6 +37,7 @@ urlpatterns = [
     path("c/<slug:slug>/leaderboard/<str:board>.csv", views.leaderboard_export, name="leaderboard-csv"),
     path("c/<slug:slug>/host/", views.host_submissions, name="host-submissions"),
     path("c/<slug:slug>/host/audit/", views.host_audit, name="host-audit"),
+    path("c/<slug:slug>/host/inversion/", host_inversion, name="host-inversion"),
     path("games/", views.games, name="games"),
     path("games/<str:name>/", views.game_detail, name="game-detail"),
     path("games/<str:name>/files/<path:path>", views.game_file, name="game-file"),

@@ -91,15 +91,23 @@ def competitions(request: HttpRequest) -> HttpResponse:
 
 
 def competition_detail(request: HttpRequest, slug: str) -> HttpResponse:
+    from leaderboard.inversion.selectors import inversion_budget, inversion_of
+
     competition = _competition(slug)
     quota = None
+    inversion = inversion_of(competition=competition)
+    inversion_left = None
     if request.user.is_authenticated:
         quota = quota_status(competition=competition, participant=request.user)
+        if inversion is not None:
+            inversion_left = inversion_budget(challenge=inversion, participant=request.user).queries_left
     return render(
         request,
         "web/competition_detail.html",
         {
             "competition": competition,
+            "inversion": inversion,
+            "inversion_left": inversion_left,
             "quota": quota,
             "is_host": competition_is_host(user=request.user, competition=competition),
             "max_upload_bytes": settings.LEADERBOARD_MAX_UPLOAD_BYTES,

@@ -53,3 +53,17 @@ def test_nothing_accepted_leaves_the_rows_unknown_rather_than_guessed() -> None:
     result = attacks.run("auto", oracle, budget=50)
     assert (result.labels == -1).all() and oracle.queries <= 50
     assert any("gave nothing" in line for line in result.details["reasoning"])
+
+
+def test_on_a_board_rank_beating_every_rivals_best_is_a_badge_its_votes_beat_a_coin() -> None:
+    # The rival (account 1) scores chance, 0.5 accuracy: rank 1 then means "beats chance", as on a badge at 0.5.
+    y = _labels(4000, 5)
+    oracle = LocalOracle(y, metric="accuracy", decimals=5, defenses=[{"name": "rank", "among": "board"}], seed=5,
+                         accounts=2)
+    oracle.account = 1
+    oracle.submit(np.where(np.arange(4000) < 2000, y, 1 - y).astype(float))  # exactly half right
+    oracle.account = 0
+    result = attacks.run("auto", oracle, budget=400)
+    assert result.details["attack"] == "boosting"
+    assert oracle.queries_by_account[1] == 1  # auto plays its own account only
+    assert result.accuracy(y) > 0.53  # a coin: 0.5 ± 0.008 (1σ)

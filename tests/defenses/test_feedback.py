@@ -54,6 +54,39 @@ def test_rank_only_releases_each_submissions_place_among_the_participants_own() 
     assert board.spec.released_higher_is_better is False and board.decimals == 0
 
 
+def test_a_board_rank_is_the_place_among_the_other_accounts_best_scores() -> None:
+    scores = _true_scores("binary_logloss")
+    board = LocalOracle(HIDDEN, metric="binary_logloss", decimals=5, defenses=[{"name": "rank", "among": "board"}],
+                        accounts=3)
+    released, bests = [], [float("inf")] * 3
+    for i, p in enumerate(SUBMISSIONS):
+        board.account = i % 3
+        released.append(board.submit(p))
+        # Brute force: 1 + the other accounts whose best so far is at least as good (they scored first).
+        others = [b for a, b in enumerate(bests) if a != board.account]
+        assert released[-1] == float(1 + sum(b <= scores[i] for b in others)), i
+        bests[board.account] = min(bests[board.account], scores[i])
+    assert released[0] == 1.0 and max(float(r or 0) for r in released) > 1.0
+    assert board.feedback["among"] == "board" and board.spec.released_higher_is_better is False
+    alone = LocalOracle(HIDDEN, metric="binary_logloss", decimals=5, defenses=[{"name": "rank", "among": "board"}])
+    assert {alone.submit(p) for p in SUBMISSIONS} == {1.0}  # no rival: the label says nothing
+
+
+def test_a_board_rank_reads_only_rivals_of_its_own_chain() -> None:
+    from defenses.base import DefenseContext
+    from tests.defenses.support import view as scoring_view
+
+    chain = DefenseChain.from_json([{"name": "rounding", "decimals": 3}, {"name": "rank", "among": "board"}])
+    assert chain.needs_peers and not DefenseChain.from_json([{"name": "rank"}]).needs_peers
+    assert DefenseChain.from_json(chain.to_json()).to_json() == chain.to_json()
+    view = scoring_view([0.9, 0.1], [1, 0])
+    rival, stranger = [{}, {"best": 0.01}], [{"best": 0.0}]  # a state of another chain's shape is skipped
+    outcome = chain.release(view, states=None, secret=1, submission_key="k",
+                            peers=[rival, stranger])
+    assert outcome.released == 2 and outcome.states[1] == {"best": 0.105}
+    assert isinstance(DefenseContext(np.random.default_rng(0), {}, "k").peers, tuple)
+
+
 @pytest.mark.parametrize("mode", ["parameter_free", "fixed"])
 def test_accept_reject_is_the_ladders_decision_without_its_value(mode: str) -> None:
     ladder: dict[str, object] = {"name": "ladder", "mode": mode}
@@ -89,6 +122,7 @@ def test_a_hard_label_release_carries_no_digit_of_the_score() -> None:
     ([{"name": "threshold", "t": 0.5}, {"name": "rank"}], "already releases a hard label"),
     ([{"name": "threshold", "t": 0.5}, {"name": "ladder"}], "cannot follow a hard-label"),
     ([{"name": "rank", "k": 2}], "unknown parameter"),
+    ([{"name": "rank", "among": "everyone"}], "'own' or 'board'"),
 ])
 def test_bad_chains_are_refused_with_the_reason(chain: list[dict[str, object]], message: str) -> None:
     with pytest.raises(DefenseConfigError, match=message):

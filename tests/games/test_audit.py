@@ -121,6 +121,11 @@ def test_the_battery_fits_the_board(labels: np.ndarray) -> None:
     whole_multiclass = AuditSetup(np.arange(30) % 3, metric="multiclass_logloss", public_fraction=None).oracle()
     assert "capacity_split" in battery(multiclass) and "capacity" not in battery(multiclass)
     assert "capacity" in battery(whole_multiclass) and "capacity_split" not in battery(whole_multiclass)
+    # Paper 001 §4 / App. D: the logit boards get the attacks of their metric's name (every row scored).
+    softmax = AuditSetup(np.arange(30) % 3, metric="softmax_ce", public_fraction=None).oracle()
+    sigmoid = AuditSetup(labels, metric="sigmoid_ce", public_fraction=None).oracle()
+    assert "softmax_ce" in battery(softmax) and "sigmoid_ce" not in battery(softmax)
+    assert "sigmoid_ce" in battery(sigmoid) and "softmax_ce" not in battery(sigmoid)
 
 
 def test_a_stored_split_the_secret_does_not_draw_is_refused(labels: np.ndarray) -> None:

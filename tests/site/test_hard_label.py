@@ -95,3 +95,26 @@ def test_the_host_chooses_the_feedback_through_the_chain_and_a_bad_one_is_refuse
     assert meta["feedback"] == {"kind": "threshold", "t": [0.3, 0.5], "released": "how many cut-offs the score beats"}
     page = _main(Client().get(f"/c/{competition.slug}/").content.decode())
     assert "the number of cut-offs the score beats (0.3, 0.5)" in page
+
+
+def test_a_board_rank_places_each_submission_among_the_other_participants_bests(
+    make_competition: Callable[..., Any], participant: Any, other_participant: Any, submit: Any, score_all: Any,
+    hidden_labels: np.ndarray,
+) -> None:
+    competition = make_competition(defenses=[{"name": "rank", "among": "board"}], daily_limit=None)
+    good, bad = _good_and_bad(hidden_labels)
+    middling = np.full(N_ROWS, 0.5)  # log loss 0.693: between good (0.223) and bad (1.204)
+    order = [(participant, bad), (other_participant, middling), (participant, good), (other_participant, bad)]
+    pks = []
+    for who, values in order:  # scored one at a time: each sees the rivals' bests so far
+        pks.append(submit(competition, who, values).pk)
+        assert score_all() == ["scored"]
+    client = api_client(participant)
+    texts = [Submission.objects.get(pk=pk).public_score_text for pk in pks]
+    # alice alone: 1; bob's 0.693 beats alice's 1.204: 1; alice's 0.223 beats bob: 1; bob's 1.204 ties alice's
+    # old best but alice's best is now 0.223: 2.
+    assert texts == ["1", "1", "1", "2"]
+    meta = client.get(f"/api/v1/competitions/{competition.slug}/").json()
+    assert meta["feedback"]["among"] == "board"
+    page = _main(Client().get(f"/c/{competition.slug}/").content.decode())
+    assert "among the other participants" in page

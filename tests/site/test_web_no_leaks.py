@@ -53,6 +53,7 @@ CHAINS: dict[str, list[dict[str, Any]]] = {
     # Hard-label feedback (issue 12): only a label is released, so not even the released digits may show.
     "badge threshold": [{"name": "threshold", "t": 0.7}],
     "rank only": [{"name": "rank"}],
+    "board rank": [{"name": "rank", "among": "board"}],
     "ladder accept/reject": [{"name": "ladder", "mode": "parameter_free"}, {"name": "accept_reject"}],
 }
 DISCLOSED = "Scores go through the host's defenses before release."
