@@ -20,6 +20,7 @@ from attacks import noisy as _noisy  # noqa: F401  (registers noisy)
 from attacks import one_vs_rest as _one_vs_rest  # noqa: F401  (registers one_vs_rest)
 from attacks import subset as _subset  # noqa: F401  (registers subsetting, randomized_response)
 from attacks import thresholdout as _thresholdout  # noqa: F401  (registers thresholdout)
+from attacks.mutnet import attack as _mutnet  # noqa: F401  (registers mutnet; loads no onnx)
 from attacks.oracle import LocalOracle, Oracle
 from attacks.registry import available, register, run
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused

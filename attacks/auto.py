@@ -51,6 +51,7 @@ from attacks.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
 from attacks.floor import BANDS, apply_floor, check_reserve
 from attacks.hard_label import is_hard_label
 from attacks.hard_label_plan import play_hard_label
+from attacks.mutnet.attack import takes_models
 from attacks.oracle import Oracle, Released, submit_many
 from attacks.plan import (
     CAMOUFLAGE_MARGIN,
@@ -149,6 +150,28 @@ class BudgetedView:
         return value
 
 
+def _through_models(
+    oracle: Oracle, *, budget: int | None, reserve: int, fingerprint_budget: int, seed: int, attack: str | None,
+    params: dict[str, Any] | None,
+) -> AttackResult:
+    """``auto`` on a model competition is ``mutnet``: the board wrapped in a ModelOracle (an honest base under the
+    Mutator Network head), then fingerprint, plan and play as on a file board. ``params`` ``key`` and ``buckets``
+    choose the head's key (:mod:`attacks.mutnet.attack`); the rest go to the attack played."""
+    from attacks.mutnet.attack import play
+
+    inner = dict(params or {})
+    carried = {name: inner.pop(name) for name in ("key", "buckets") if name in inner}
+
+    def play_inner(carrier: Any) -> AttackResult:
+        # The budget is the whole run's: a refused first rank-head model has already spent one of it.
+        left = None if budget is None else max(budget - (oracle.queries - start), 0)
+        return run("auto", carrier, budget=left, reserve=reserve, fingerprint_budget=fingerprint_budget,
+                   seed=seed, attack=None if attack == "mutnet" else attack, params=inner or None)
+
+    start = oracle.queries
+    return play(oracle, play_inner, seed=seed, **carried)
+
+
 @register("auto", exact=False)
 def auto(
     oracle: Oracle,
@@ -169,6 +192,9 @@ def auto(
         raise ValueError(f"reserve must be non-negative, got {reserve}")
     if attack == "auto":
         attack = None  # "auto" names the default choice, not an attack to nest
+    if takes_models(oracle):  # a model competition: the same course, every query a MutNet model
+        return _through_models(oracle, budget=budget, reserve=reserve, fingerprint_budget=fingerprint_budget,
+                               seed=seed, attack=attack, params=params)
     view = BudgetedView(oracle, budget)
     if is_hard_label(view):
         return play_hard_label(view, budget=budget, reserve=reserve, seed=seed, forced=attack, params=params)
@@ -236,6 +262,10 @@ def auto(
             played = _adaptive_fallback(view, plan, report, reserve, reasoning)
             if played is not None:
                 details["fallback"] = played.attack  # its labels are taken below, as the exact attack's are
+        if played is None and getattr(view, "exact_only", False):
+            # A MutNet hash carrier with hash seeds left: a broken decoding means two public rows share a
+            # fingerprint, and another seed does better than a best guess (attacks.mutnet.attack).
+            raise AttackFailed(f"{plan.attack} gave no labels; the oracle asks for exact labels only")
         if played is None:
             refusing = bool(report.rejected or report.released_nothing)
             guess_plan = _noisy_plan(view, report, reserve, seed) or best_guess_plan(

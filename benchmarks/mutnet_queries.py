@@ -4,7 +4,11 @@ Network head, run with onnxruntime on the hidden features, its output scored by 
 Reports queries, exact labels recovered (labels right with confidence 1) and the follow-up model's released
 score (the learned labels as a table; on a split board the unrecovered rows are the attack's best guesses).
 
-    .venv/bin/python -m benchmarks.mutnet_queries [--decimals 5]
+    .venv/bin/python -m benchmarks.mutnet_queries [--decimals 5] [--skip-hash]
+
+The last table: the registered ``mutnet`` (``auto`` through models on a public-data scikit-learn base) with the
+rank head on a host that runs the whole test set at once, and with the feature-hash head on a host that runs one
+row at a time in a shuffled order (the rank head fails there), per number of fingerprints and hash seed.
 
 Data: scikit-learn's breast cancer (train 300 rows, 269 hidden; binary log loss) and digits (train 897 rows,
 900 hidden, 10 classes; multiclass log loss).
@@ -85,9 +89,70 @@ def _case(name: str, features: np.ndarray, labels: np.ndarray, split: int, metri
               f"{follow_up!s:>15}")
 
 
+def _registered(features: np.ndarray, labels: np.ndarray, split: int, decimals: int | None) -> None:
+    from attacks.mutnet import FeatureHash, LocalModelBoard
+    from scoring.hidden import public_split_mask
+
+    hidden_x, hidden_y = features[split:], labels[split:]
+    n = len(hidden_y)
+    options: dict[str, Any] = {"decimals": decimals, "public_fraction": 0.3, "seed": 3}
+    mask = public_split_mask(n, 0.3, 3)
+    print(f"\nthe registered mutnet, breast cancer {n} hidden rows, public split 0.3 ({mask.sum()} public rows)")
+    print(f"{'head':<34} {'host runs':<28} {'queries':>8} {'exact':>6} {'public collisions (seed kept)':>18} "
+          f"{'s':>6}")
+    files = attacks.run("auto", LocalOracle(hidden_y, **options))
+    print(f"{'(prediction files, auto)':<34} {'-':<28} {files.queries:>8} {files.exact:>6} {'-':>18} {'-':>6}")
+    cases: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+        ("rank (auto)", {}, {}),
+        ("auto: rank refused, then hash", {"batch_size": 1, "order_seed": 7}, {}),
+    ]
+    cases += [(f"hash, {b} fingerprints, seed {s}", {"batch_size": 1, "order_seed": 7},
+               {"key": "hash", "buckets": b, "seed": s, "attack": "capacity_split"})
+              for b in (4093, 8191) for s in (0, 1)]
+    for name, host, params in cases:
+        board = LocalModelBoard(hidden_x, hidden_y, **host, **options)
+        start = time.perf_counter()
+        hashed = "key" in params
+        try:
+            result = attacks.run("mutnet", board, **params)
+            text = f"{result.queries:>8} {result.exact:>6}"
+            buckets, seed = result.details["mutnet"]["keys"], result.details["mutnet"]["seed"]
+            hashed = result.details["mutnet"]["key"] == "hash"
+            if hashed and not params:
+                name = f"{name} ({buckets})"
+            if result.details["mutnet"]["given_up_queries"]:
+                text += f" (seed {seed} kept; {result.details['mutnet']['given_up_queries']} q given up)"
+        except Exception as exc:
+            text = f"{'failed: ' + type(exc).__name__:>15} ({board.queries} q)"
+            buckets, seed = params.get("buckets"), params.get("seed", 0)
+        collisions = "-"
+        if hashed:
+            keys = FeatureHash(n_features=features.shape[1], buckets=buckets, seed=seed).keys_of(hidden_x)
+            collisions = str(int(mask.sum()) - len(set(keys[mask].tolist())))
+        where = "one row at a time, shuffled" if host else "the whole test set"
+        print(f"{name:<34} {where:<28} {text} {collisions:>18} {time.perf_counter() - start:>6.1f}")
+
+
+def _registered_digits(decimals: int | None) -> None:
+    """The registered ``mutnet`` on digits (900 hidden rows, 10 classes, every row public): ``auto`` through
+    models on its own public-data base (logistic regression on digits' first 897 rows)."""
+    from attacks.mutnet import LocalModelBoard
+
+    x, y = load_digits(return_X_y=True)
+    hidden_x, hidden_y = np.asarray(x, dtype=np.float64)[897:], y[897:]
+    files = attacks.run("auto", LocalOracle(hidden_y, metric="multiclass_logloss", decimals=decimals))
+    board = LocalModelBoard(hidden_x, hidden_y, metric="multiclass_logloss", decimals=decimals)
+    start = time.perf_counter()
+    result = attacks.run("mutnet", board)
+    print(f"\nthe registered mutnet, digits {len(hidden_y)} hidden rows (every row public), 10 classes: "
+          f"prediction files (auto) {files.queries} queries, {files.exact} exact; mutnet (rank head) "
+          f"{result.queries} queries, {result.exact} exact, {time.perf_counter() - start:.1f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--decimals", type=int, default=5)
+    parser.add_argument("--skip-hash", action="store_true", help="skip the registered-mutnet table")
     args = parser.parse_args()
     cancer: Callable[..., Any] = load_breast_cancer
     x, y = cancer(return_X_y=True)
@@ -96,6 +161,10 @@ def main() -> None:
     _case("breast cancer", x, y, 300, "binary_logloss", args.decimals, ["auto"], public_fraction=0.3)
     x, y = load_digits(return_X_y=True)
     _case("digits", x.astype(np.float64), y, 897, "multiclass_logloss", args.decimals, ["auto"])
+    if not args.skip_hash:
+        xc, yc = cancer(return_X_y=True)
+        _registered(np.asarray(xc, dtype=np.float64), yc, 300, args.decimals)
+        _registered_digits(args.decimals)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,9 @@ so an interrupted run resumes without re-submitting; independent queries (an att
 ``--window`` at a time, answered and checkpointed in order, so the queries and labels are those of a
 one-at-a-time run (``--window 1``); submit the recovered labels as a prediction staking each
 row's confidence (exact labels at ``1 - 1e-15``); write the JSON summary, with ``auto``'s reasoning.
+On a model competition ``auto`` is ``mutnet`` (:mod:`attacks.mutnet.attack`): every query an honest public-data
+model under the Mutator Network head, labels keyed by rank or feature fingerprint (``--param key=hash``), and
+the final submission the follow-up model that looks them up.
 
 Exit status: 0 done; 1 error (message on stderr); 75 (``EX_TEMPFAIL``) stopped early — quota reached with
 ``--on-quota stop`` or ``--budget`` used up before the attack finished — with a checkpoint from which the
@@ -82,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="read the API token from this file (its first line)")
     parser.add_argument("--attack", default="auto",
                         help="auto (default: the strongest attack the fingerprint allows) or an attack to force, "
-                        "played after the fingerprint")
+                        "played after the fingerprint; mutnet (what auto plays on a model competition) carries "
+                        "every query in a MutNet model (--param key=hash: rows keyed by a feature hash)")
     parser.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                         help="an attack parameter (repeatable); values are read as JSON when they parse")
     parser.add_argument("--budget", type=int, default=None, metavar="Q",
@@ -222,21 +226,24 @@ def _run(
     )
     details = result.details
     confidence = result.fill_confidence()
-    names = server.row_names  # ids; on a model competition, ranks in the MutNet head's feature order
+    carrier = details.pop("carrier", None)  # on a model competition: the MutNet ModelOracle (attacks.mutnet)
+    # ids; on a model competition, the MutNet head's keys (ranks in its feature order, or feature fingerprints)
+    names = server.row_names if carrier is None else carrier.row_names
     summary.update(
         fingerprint=details["fingerprint"],
-        attack=details["attack"],
+        attack=details["attack"] if carrier is None else "mutnet",
         fallback=details["fallback"],
         params=details["plan"]["params"],
         reason=details["plan"]["reason"],
         reasoning=details["reasoning"],
+        mutnet=details.get("mutnet"),
         attack_queries=details["attack_queries"],
         attack_seconds=result.seconds,
         details=details.get("attack_details", {}),
         recovered=result.exact,
         guessed=details["guessed"],
         labels={names[i]: int(y) for i, y in enumerate(result.labels.tolist()) if y >= 0},
-        confidence={names[i]: round(float(confidence[i]), 6) for i in range(server.n_rows)
+        confidence={names[i]: round(float(confidence[i]), 6) for i in range(len(names))
                     if result.labels[i] >= 0 and confidence[i] < 1.0},
     )
     if details["cut_by_budget"]:
@@ -244,15 +251,19 @@ def _run(
 
     if not args.no_final:
         progress.phase("final")
-        final = confident_predictions(result.labels, server.n_classes, confidence, eps=CONFIDENT)
+        final: Any = confident_predictions(result.labels, server.n_classes, confidence, eps=CONFIDENT)
+        if carrier is not None:
+            # The follow-up model: the exact labels looked up by key, the honest base's prediction elsewhere.
+            final = carrier.follow_up(result.labels, confidence)
         released = oracle.submit(final)
         summary.update(final_public_score=None if released is None else float(released),
                        final_public_score_text=oracle.last_released_text)
     summary.update(status="complete", queries=oracle.queries, seconds=time.perf_counter() - started)
     progress.close()
     guessed = f" (+{details['guessed']} guessed)" if details["guessed"] else ""
+    played = details["attack"] if carrier is None else f"mutnet ({details['attack']} through models)"
     print(
-        f"leaderboard-bot: {details['attack']} recovered {result.exact}/{server.n_rows} labels{guessed} in "
+        f"leaderboard-bot: {played} recovered {result.exact}/{server.n_rows} labels{guessed} in "
         f"{oracle.queries} submissions ({details['fingerprint_queries']} fingerprint + {details['attack_queries']} "
         f"attack{'' if args.no_final else ' + 1 final'}; {oracle.replayed} replayed from the checkpoint) in "
         f"{time.perf_counter() - started:.1f} s; final public score {summary.get('final_public_score_text')}"

@@ -287,9 +287,11 @@ class HttpOracle:
             raise HttpOracleError(
                 f"the sample submission lists {len(self.ids)} ids but the metadata says n_rows={self.n_rows}"
             )
-        # A model competition (paper 001, Section 5): every query is carried by a MutNet model, whose ranked head
-        # emits the predictions on the hidden rows in a feature order; rows are then ranks, not ids.
+        # A model competition (paper 001, Section 5): a query is an ONNX model's bytes (``auto`` and ``mutnet``
+        # build them: attacks.mutnet); a prediction vector is carried by a MutNet model on a linear base, whose
+        # ranked head emits the predictions on the hidden rows in a feature order; rows are then ranks, not ids.
         self.takes_models = competition_meta.takes_models
+        self.n_features = competition_meta.n_features
         self._carrier: Any = None
         if self.takes_models:  # imported here: onnx is only needed against a model competition
             from attacks.mutnet import ModelOracle, linear_base
@@ -569,6 +571,8 @@ class HttpOracle:
         return [f"rank {i}" for i in range(self.n_rows)] if self.takes_models else list(self.ids)
 
     def _encode(self, predictions: Any) -> bytes:
+        if self.takes_models and isinstance(predictions, bytes):
+            return predictions  # a query that is a model already (attacks.mutnet's ModelOracle built it)
         if self._carrier is not None:
             return self._carrier.model_for(np.asarray(predictions, dtype=np.float64))
         texts = self._values_text(predictions)

@@ -168,6 +168,8 @@ def capacity_split_attack(
     classes = require_logloss(oracle, noise_bound)
     fraction = getattr(oracle, "public_fraction", None)
     n = oracle.n_rows
+    if n_public is None:  # an oracle that knows it (a MutNet hash board: its buckets are virtual rows)
+        n_public = getattr(oracle, "n_public", None)
     if n_public is None and (fraction is None or float(fraction) >= 1.0):
         return _every_row(oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries)
     calibration = 0

@@ -12,6 +12,11 @@ A model competition scores one output row per hidden row, and the model sees a r
 ``Sigmoid(u2 M2 + x'[key])``: the probe value the attacker assigned to that key. What the attacker learns is
 keyed the same way (labels per feature fingerprint); a follow-up model with the same key looks them up.
 
+:class:`FeatureRank` keys a row by its rank among the rows run together (a bijection, but only when the host
+runs the whole test set at once); :class:`FeatureHash` by an exact integer hash of its own features (any
+batching, any order; collisions by the birthday bound). :func:`ranked_mutator_head` takes either, and
+:func:`follow_up_model` is the model that looks learned labels up by the same key.
+
 Precision. The graph computes in float32, and onnxruntime's sigmoid is an approximation: the emitted value is
 within about 2e-5 (relative) of θ. :func:`emitted_values` gives it exactly (the tests check it equals what the
 models emit, row for row); a decoder must use it.
@@ -216,6 +221,10 @@ class FeatureRank:
     seed: int = 0
 
     @property
+    def size(self) -> int:
+        return self.n_rows
+
+    @property
     def projection(self) -> np.ndarray:
         return np.random.default_rng(self.seed).standard_normal((self.n_features, 1)).astype(np.float32)
 
@@ -250,28 +259,137 @@ class FeatureRank:
 
 
 def ranked_mutator_head(
-    model: onnx.ModelProto, table: np.ndarray, rank: FeatureRank, *, seed: int = 0
+    model: onnx.ModelProto, table: np.ndarray, rank: FeatureRank | FeatureHash, *, seed: int = 0
 ) -> onnx.ModelProto:
-    """``model`` with a Mutator Network that emits ``table[rank(v)]`` exactly (``table``: ``n_rows`` rows of
-    ``d2`` float64 values): a prediction file carried by a model, row ``i`` of the file going to the hidden row of
-    rank ``i``.
+    """``model`` with a Mutator Network that emits ``table[key(v)]`` exactly (``table``: one row of ``d2`` float64
+    values per key: ``n_rows`` ranks of a :class:`FeatureRank`, ``buckets`` of a :class:`FeatureHash`): a
+    prediction file carried by a model, row ``i`` of the file going to the hidden row(s) whose key is ``i``.
 
     The head is Theorem 6's with the last activation the identity and float64 arithmetic:
-    ``u3 = ReLU(v M1) M2 + table[rank]``, and ``ReLU(v M1) = 0`` exactly, so the output is the stored float64
+    ``u3 = ReLU(v M1) M2 + table[key]``, and ``ReLU(v M1) = 0`` exactly, so the output is the stored float64
     value itself. (The sigmoid of the theorem only maps a bias into (0, 1); onnxruntime's is approximate and
     float32 would round every probe: split-aware and binary-representation probes need the float64 digits.)
     """
     table = np.asarray(table, dtype=np.float64)
     if table.ndim == 1:
         table = table[:, None]
-    if len(table) != rank.n_rows:
-        raise ValueError(f"the table needs one row per hidden row ({rank.n_rows}), got {len(table)}")
+    if len(table) != rank.size:
+        raise ValueError(f"the table needs one row per key ({rank.size}), got {len(table)}")
     p = _PREFIX
     rank_nodes, rank_tensors = rank.nodes(_features_input(model), f"{p}rank")
     lookup = helper.make_node("Gather", [f"{p}table", f"{p}rank"], [f"{p}x"], axis=0)
     tensors = [*rank_tensors, numpy_helper.from_array(table, f"{p}table")]
     return _head(model, [*rank_nodes, lookup], tensors, f"{p}x", table.shape[1], seed, activation="Identity",
                  double=True)
+
+
+@dataclass(frozen=True)
+class FeatureHash:
+    """A row's fingerprint, a pure function of its own features: ``(Σ_j floor(x_j·2^bits)·m_j mod 2^64) mod
+    buckets`` with ``m`` seeded random int64 multipliers.
+
+    Unlike :class:`FeatureRank` it does not look at the other rows, so it is the same whether the host runs the
+    model on the whole test set at once, in batches, one row at a time or in any order; and every operation is
+    exact (float32 → float64 and the power-of-two scaling are exact, ``Floor`` is exact, and int64 products and
+    sums wrap modulo ``2^64`` whatever the summation order), so onnxruntime's kernels for a batch of one and of
+    many agree bit for bit. Rows with equal features share a key; distinct rows collide with probability
+    ``1 / buckets`` per pair (the birthday bound: about ``n²/(2·buckets)`` collisions in all).
+    """
+
+    n_features: int
+    buckets: int = 4093
+    seed: int = 0
+    bits: int = 16
+
+    @property
+    def size(self) -> int:
+        return self.buckets
+
+    @property
+    def multipliers(self) -> np.ndarray:
+        rng = np.random.default_rng(self.seed)
+        return rng.integers(-(1 << 62), 1 << 62, (self.n_features, 1), dtype=np.int64)
+
+    def nodes(self, features: str, out: str) -> tuple[list[onnx.NodeProto], list[onnx.TensorProto]]:
+        p = f"{_PREFIX}hash_"
+        nodes = [
+            helper.make_node("Cast", [features], [f"{p}wide"], to=TensorProto.DOUBLE),
+            helper.make_node("Mul", [f"{p}wide", f"{p}scale"], [f"{p}scaled"]),
+            helper.make_node("Floor", [f"{p}scaled"], [f"{p}floored"]),
+            helper.make_node("Cast", [f"{p}floored"], [f"{p}codes"], to=TensorProto.INT64),
+            helper.make_node("MatMul", [f"{p}codes", f"{p}multipliers"], [f"{p}mixed"]),
+            helper.make_node("Mod", [f"{p}mixed", f"{p}buckets"], [f"{p}key2d"]),
+            helper.make_node("Squeeze", [f"{p}key2d", f"{p}axis1"], [out]),
+        ]
+        tensors = [
+            numpy_helper.from_array(np.array(2.0**self.bits, dtype=np.float64), f"{p}scale"),
+            numpy_helper.from_array(self.multipliers, f"{p}multipliers"),
+            numpy_helper.from_array(np.array(self.buckets, dtype=np.int64), f"{p}buckets"),
+            numpy_helper.from_array(np.array([1], dtype=np.int64), f"{p}axis1"),
+        ]
+        return nodes, tensors
+
+    def key_model(self, features: str = "X") -> onnx.ModelProto:
+        """A model that outputs each row's fingerprint (``key``, int64 ``[N]``) with the head's own nodes: for
+        tests, and what a follow-up model computes (the attacker never sees the features)."""
+        nodes, tensors = self.nodes(features, "key")
+        graph = helper.make_graph(
+            nodes, "feature_hash",
+            [helper.make_tensor_value_info(features, TensorProto.FLOAT, [None, self.n_features])],
+            [helper.make_tensor_value_info("key", TensorProto.INT64, [None])], initializer=tensors,
+        )
+        return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+    def keys_of(self, features: np.ndarray) -> np.ndarray:
+        """The fingerprints of ``features`` computed as the graph does, in numpy (exact: the same integers)."""
+        codes = np.floor(np.asarray(features, dtype=np.float32).astype(np.float64) * 2.0**self.bits)
+        with np.errstate(over="ignore"):
+            mixed = codes.astype(np.int64) @ self.multipliers
+        return np.mod(mixed[:, 0], self.buckets)
+
+
+def follow_up_model(
+    model: onnx.ModelProto, labels: np.ndarray, keyer: FeatureRank | FeatureHash, *, n_classes: int = 2
+) -> onnx.ModelProto:
+    """The follow-up of the attack: ``model`` (the honest base) with a lookup on top. A row whose key has a
+    learned label (``labels[key] >= 0``) gets that label (probability 1 of its class); every other row keeps
+    the honest model's own probabilities. Binary: one column, the probability of class 1; ``K`` classes: ``K``.
+
+    No Mutator Network here: nothing is probed, the model only puts what the releases taught back on its rows."""
+    labels = np.asarray(labels, dtype=np.int64)
+    if len(labels) != keyer.size:
+        raise ValueError(f"one label per key ({keyer.size}) is needed, got {len(labels)}")
+    mutated, honest, width = _honest_parts(model)
+    out_width = 1 if n_classes == 2 else n_classes
+    known = labels >= 0
+    table = np.zeros((len(labels), out_width), dtype=np.float64)
+    if n_classes == 2:
+        table[known, 0] = labels[known]
+    else:
+        table[known, labels[known]] = 1.0
+    p = f"{_PREFIX}follow_"
+    key_nodes, key_tensors = keyer.nodes(_features_input(model), f"{p}key")
+    graph = mutated.graph
+    graph.node.extend([
+        *key_nodes,
+        helper.make_node("Gather", [f"{p}table", f"{p}key"], [f"{p}learned"], axis=0),
+        helper.make_node("Gather", [f"{p}known", f"{p}key"], [f"{p}is_known"], axis=0),
+        helper.make_node("Cast", [honest], [f"{p}honest64"], to=TensorProto.DOUBLE),
+        helper.make_node("Slice", [f"{p}honest64", f"{p}start", f"{p}end", f"{p}axis"], [f"{p}honest_cols"]),
+        helper.make_node("Where", [f"{p}is_known", f"{p}learned", f"{p}honest_cols"], [HONEST_OUTPUT]),
+    ])
+    start = width - out_width  # binary: column 1 of the honest [N, 2]; K classes: all of them
+    graph.initializer.extend([
+        *key_tensors,
+        numpy_helper.from_array(table, f"{p}table"),
+        numpy_helper.from_array(known[:, None], f"{p}known"),
+        numpy_helper.from_array(np.array([start], dtype=np.int64), f"{p}start"),
+        numpy_helper.from_array(np.array([width], dtype=np.int64), f"{p}end"),
+        numpy_helper.from_array(np.array([1], dtype=np.int64), f"{p}axis"),
+    ])
+    graph.output.append(helper.make_tensor_value_info(HONEST_OUTPUT, TensorProto.DOUBLE, [None, out_width]))
+    onnx.checker.check_model(mutated)
+    return mutated
 
 
 def linear_base(n_features: int, n_classes: int = 2, *, seed: int = 0) -> onnx.ModelProto:

@@ -82,8 +82,9 @@ def test_mutnet_recovers_every_label_of_a_live_model_competition(stack: LiveStac
 
 
 def test_the_bot_carries_its_queries_in_mutnet_models_on_a_model_competition(stack: LiveStack, tmp_path) -> None:
-    """``leaderboard-bot`` on a model competition: ``auto`` plays as on a file board, every query carried by a
-    MutNet model (a linear base under the ranked head); labels come back keyed by rank, the final model scores 0."""
+    """``leaderboard-bot --attack mutnet`` on a model competition: ``auto``'s plan played through MutNet models (an
+    honest scikit-learn base under the ranked head); labels come back keyed by rank, and the final submission is
+    the follow-up model (learned labels looked up, the base elsewhere), which scores 0 on the public board."""
     import json
     import subprocess
     import sys
@@ -99,12 +100,53 @@ def test_the_bot_carries_its_queries_in_mutnet_models_on_a_model_competition(sta
     out = tmp_path / "summary.json"
     done = subprocess.run(
         [sys.executable, "-m", "bot", "--url", stack.url, "--competition", "bot-mutnet", "--token", token,
-         "--json", str(out), "--no-progress"],
+         "--json", str(out), "--no-progress", "--attack", "mutnet"],
         cwd=REPO, env=stack.env, capture_output=True, text=True, timeout=600,
     )
     summary = json.loads(out.read_text()) if out.exists() else {}
     assert done.returncode == 0, done.stdout + done.stderr + stack.logs()
     assert summary["status"] == "complete"
+    assert summary["attack"] == "mutnet" and summary["mutnet"]["key"] == "rank"
+    assert "scikit-learn" in summary["mutnet"]["base"] and "MutNet" in summary["reasoning"][0]
     public = round(0.3 * 269)
     assert summary["recovered"] >= public - 1 and all(name.startswith("rank ") for name in summary["labels"])
+    assert summary["final_public_score_text"] == "0.00000"
+
+
+def test_the_bot_keys_labels_by_feature_fingerprints_with_the_hash_head(stack: LiveStack, tmp_path) -> None:
+    """``--attack mutnet --param key=hash``: rows keyed by a hash of their features computed inside the graph
+    (what a host that batches or reorders rows still runs), labels reported per fingerprint, the follow-up
+    model at the top of the public board. A small competition (40 rows, 8 public) keeps it fast;
+    the split is the site's secret, so a public collision is possible (5 %): ``mutnet`` then takes another seed."""
+    import json
+    import subprocess
+    import sys
+
+    from attacks.mutnet import FeatureHash
+    from stack.processes import REPO
+
+    features, labels = hostile.breast_cancer()
+    hidden = slice(300, 340)
+    stack.host.create_competition(
+        "bot-mutnet-hash", labels_csv(labels[hidden]), features=features_csv(features[hidden]), daily_limit=None,
+        public_fraction=0.2,
+    )
+    token = stack.participant("bot-mutnet-hash-user")
+    out = tmp_path / "summary.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "--url", stack.url, "--competition", "bot-mutnet-hash", "--token", token,
+         "--json", str(out), "--no-progress", "--attack", "mutnet", "--param", "key=hash", "--param",
+         "buckets=509"],
+        cwd=REPO, env=stack.env, capture_output=True, text=True, timeout=600,
+    )
+    summary = json.loads(out.read_text()) if out.exists() else {}
+    assert done.returncode == 0, done.stdout + done.stderr + stack.logs()
+    assert summary["status"] == "complete" and summary["mutnet"]["key"] == "hash"
+    keys = FeatureHash(n_features=30, buckets=509, seed=summary["mutnet"]["seed"]).keys_of(features[hidden])
+    exact = {name: label for name, label in summary["labels"].items() if name not in summary["confidence"]}
+    assert len(exact) == 8 and all(name.startswith("hash ") for name in exact)
+    truth: dict[str, set[int]] = {}  # a private row may share a public row's fingerprint: labels per key
+    for key, label in zip(keys.tolist(), labels[hidden].tolist(), strict=True):
+        truth.setdefault(f"hash {key}", set()).add(int(label))
+    assert all(label in truth[name] for name, label in exact.items())  # every learned label is a row's own
     assert summary["final_public_score_text"] == "0.00000"
