@@ -215,6 +215,36 @@ def decode_query(loss: object, auc: object, model: ServerModel, query: Query, po
     return fits[0]
 
 
+def build_query(
+    labels: np.ndarray, model: ServerModel, positives: int
+) -> tuple[list[float], Query, np.ndarray, np.ndarray]:
+    """The next query given the labels decoded so far (``-1`` unknown): (predictions, what the decoder needs,
+    the log-loss rows, the rank rows). Spacers are the first decoded rows; unused decoded rows join the block."""
+    n = model.n_rows
+    unknown = np.flatnonzero(labels < 0)
+    known = np.flatnonzero(labels >= 0)
+    layout = plan(model, positives, unknown=len(unknown), known=len(known))
+    low, high = predictions_for(layout)
+    a_rows = unknown[: layout.a]
+    b_rows = unknown[layout.a : layout.a + len(layout.positions)]
+    spacer_positions = sorted(set(range(1, layout.span + 1)) - set(layout.positions))
+    spacer_rows = known[: len(spacer_positions)]
+    predictions = [0.5] * n
+    for row, x in zip(a_rows.tolist(), low, strict=True):
+        predictions[row] = x
+    for row, t in zip(b_rows.tolist(), layout.positions, strict=True):
+        predictions[row] = high[t - 1]
+    for row, t in zip(spacer_rows.tolist(), spacer_positions, strict=True):
+        predictions[row] = high[t - 1]
+    query = Query(
+        layout, low, high,
+        {t: int(labels[row]) for row, t in zip(spacer_rows.tolist(), spacer_positions, strict=True)},
+        int(labels[known[len(spacer_positions) :]].sum()),
+        len(unknown) - layout.a - len(layout.positions),
+    )
+    return predictions, query, a_rows, b_rows
+
+
 @register("auc_logloss_ranks")
 def auc_logloss_ranks(oracle: Oracle, *, noise_bound: float = 0.0) -> AttackResult:
     """Paper 004 (Aggarwal, Xu, Feyisetan, Teissier 2020), Section 3: log loss and AUC of the same submission,
@@ -244,28 +274,8 @@ def auc_logloss_ranks(oracle: Oracle, *, noise_bound: float = 0.0) -> AttackResu
         return AttackResult("auc_logloss_ranks", labels, 0, 0.0, {"positives": positives, "labels_per_query": [n]})
     per_query: list[int] = []
     while (labels < 0).any():
-        unknown = np.flatnonzero(labels < 0)
-        known = np.flatnonzero(labels >= 0)
-        layout = plan(model, positives, unknown=len(unknown), known=len(known))
-        low, high = predictions_for(layout)
-        a_rows = unknown[: layout.a]
-        b_rows = unknown[layout.a : layout.a + len(layout.positions)]
-        spacer_positions = sorted(set(range(1, layout.span + 1)) - set(layout.positions))
-        spacer_rows = known[: len(spacer_positions)]
-        predictions = [0.5] * n
-        for row, x in zip(a_rows.tolist(), low, strict=True):
-            predictions[row] = x
-        for row, t in zip(b_rows.tolist(), layout.positions, strict=True):
-            predictions[row] = high[t - 1]
-        for row, t in zip(spacer_rows.tolist(), spacer_positions, strict=True):
-            predictions[row] = high[t - 1]
-        in_block_known = known[len(spacer_positions) :]
-        query = Query(
-            layout, low, high,
-            {t: int(labels[row]) for row, t in zip(spacer_rows.tolist(), spacer_positions, strict=True)},
-            int(labels[in_block_known].sum()),
-            len(unknown) - layout.a - len(layout.positions),
-        )
+        predictions, query, a_rows, b_rows = build_query(labels, model, positives)
+        layout = query.layout
         loss, auc = _released_pair(oracle, predictions)
         code_a, code_b = decode_query(loss, auc, model, query, positives)
         labels[a_rows] = [(code_a >> i) & 1 for i in range(layout.a)]
