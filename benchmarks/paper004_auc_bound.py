@@ -124,7 +124,8 @@ def main() -> None:
         print(
             f"{n:>6} {b.positives:>6} {b.labelings_bits:>10.1f} │ {b.paper_queries:>5} │ {b.codomain_bits:>8.1f} "
             f"{b.codomain_queries:>5} │ {b.tolerance_bits:>9.1f} {b.tolerance_queries:>5} │ {per_old:>15.0f} "
-            f"{q_old:>5} │ {per_new:>21.0f} {q_new:>5} {seconds:>6.1f} │ {b.paper_queries / q_new:>10.0%} {b.tolerance_queries / q_new:>8.0%}"
+            f"{q_old:>5} │ {per_new:>21.0f} {q_new:>5} {seconds:>6.1f} │ {b.paper_queries / q_new:>10.0%} "
+            f"{b.tolerance_queries / q_new:>8.0%}"
         )
     print(
         "\ncodomain: log2(float64 values in [ln2/N, ln(1/eps)] + 1) + log2(2P(N−P)+1) bits; tolerance: the log loss "
