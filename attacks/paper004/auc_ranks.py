@@ -29,7 +29,7 @@ import numpy as np
 
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import MultiMetricOracle, Oracle
-from attacks.paper004.auc import _released_pair, _sigmoid_neg, auc_tolerance, count_positives, loss_tolerance
+from attacks.paper004.auc import _released_pair, _sigmoid_neg, auc_tolerance, count_positives
 from attacks.paper004.server import ServerModel
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
@@ -48,6 +48,7 @@ class Layout:
     positions: tuple[int, ...]
     span: int
     block: int
+    tolerance: float = 0.0  # the summed-loss tolerance ``step`` was made for (rank rows' logits aside)
 
     @property
     def spacers(self) -> int:
@@ -85,15 +86,19 @@ def above_half_logit(position: int) -> float:
     return 4.0 * position * ABOVE_HALF * (1 + 1e-6)
 
 
-def rank_rows(model: ServerModel, positives: int, *, rows: int, known: int, a: int) -> tuple[tuple[int, ...], int]:
+def rank_rows(
+    model: ServerModel, positives: int, *, rows: int, known: int, a: int, unknown: int, pooled: bool
+) -> tuple[tuple[int, ...], int]:
     """The most rank rows (at most ``rows``) whose positions ``g·2^j`` need at most ``known`` spacers and whose
-    rank sums the released AUC separates; returns (positions, span)."""
+    rank sums the released AUC separates; returns (positions, span). ``pooled``: the decoded rows that are not
+    spacers join the tied block (a wider block, so a larger offset ``(T−1)/2`` between rank sums of different
+    sizes) instead of going to the extremes (a smaller log-loss magnitude)."""
     gap = 2 * auc_tolerance(model, positives)
     g = math.floor(gap) + 1
     for b in range(min(rows, MAX_RANK_ROWS), 0, -1):
         positions = tuple(g * 2**j for j in range(b))
         span = positions[-1]
-        block = model.n_rows - a - span
+        block = model.n_rows - a - span if pooled else unknown - a - b
         if span - b > known or block < 0:
             continue
         layout = Layout(a, 0.0, positions, span, block)
@@ -102,32 +107,54 @@ def rank_rows(model: ServerModel, positives: int, *, rows: int, known: int, a: i
     return (), 0
 
 
-def log_loss_rows(model: ServerModel, rows: int, extra: float) -> tuple[int, float]:
+def query_tolerance(model: ServerModel, near_half: int, a: int) -> float:
+    """The summed-loss tolerance of a query with ``near_half`` rows at or next to 1/2 (the tied block, rank rows
+    and spacers), ``a`` log-loss rows and every other row a decoded one at ``eps`` or ``1 − eps``.
+
+    The magnitude is tight where ``auc_logloss``'s is not: the log-loss rows lose at most
+    ``Σ (w_i + ln 2) < 2L + a·ln 2`` (their logits are ``step·2^i ≤ L``), not ``a·(L + 1)``; the decoded rows
+    lose about ``eps`` each. The server's error bound grows with the magnitude, so this is worth 2–3 rows a
+    query at N = 306."""
+    ln2 = math.log(2)
+    extremes = model.n_rows - near_half - a
+    magnitude = near_half * ln2 * 1.001 + 2 * model.logit_limit() + a * ln2 + extremes * 1e-12
+    return float(model.sum_tolerance(magnitude, 1.01 * model.n_rows))
+
+
+def log_loss_rows(model: ServerModel, rows: int, extra: float, near_half: int) -> tuple[int, float, float]:
     """The most log-loss rows (at most ``rows``) whose top logit ``step·2^(a−1)`` is not clipped, with
-    ``step = 2.02 × (tolerance + extra)``; ``extra`` bounds the rank rows' share of the summed loss."""
+    ``step = 2.02 × (tolerance + extra)``; ``extra`` bounds the rank rows' share of the summed loss and
+    ``near_half`` counts the rows at or next to 1/2 besides the log-loss rows."""
     limit = model.logit_limit()
-    best = (0, 0.0)
+    best = (0, 0.0, 0.0)
     for a in range(1, rows + 1):
-        step = 2.02 * (1.01 * loss_tolerance(model, a) + extra)
+        tolerance = 1.01 * query_tolerance(model, near_half, a)
+        step = 2.02 * (tolerance + extra)
         if step * 2 ** (a - 1) > limit:
             break
-        best = (a, step)
+        best = (a, step, tolerance)
     return best
 
 
-def plan(model: ServerModel, positives: int, *, unknown: int, known: int) -> Layout:
+def plan(model: ServerModel, positives: int, *, unknown: int, known: int, pooled: bool) -> Layout:
     """This query's layout: the log-loss rows first (at most ``unknown``), then rank rows for what is left."""
     # The rank rows' logits widen A's tolerance; bound them by the widest rank design the spacers allow.
-    widest, _ = rank_rows(model, positives, rows=MAX_RANK_ROWS, known=known, a=0)
+    widest, widest_span = rank_rows(
+        model, positives, rows=min(unknown, MAX_RANK_ROWS), known=known, a=0, unknown=unknown, pooled=pooled
+    )
     extra = sum(above_half_logit(t) for t in widest)
-    a, step = log_loss_rows(model, unknown, extra)
+    near_half = model.n_rows if pooled else unknown + widest_span
+    a, step, tolerance = log_loss_rows(model, unknown, extra, near_half)
     if a == 0:
         raise AttackFailed(
             "auc_logloss_ranks: even one log-loss row per query is beyond the released precision "
             f"({model.decimals if model.decimals is not None else 'all'} decimals, N = {model.n_rows})"
         )
-    positions, span = rank_rows(model, positives, rows=min(unknown - a, len(widest)), known=known, a=a)
-    return Layout(a, step, positions, span, model.n_rows - a - span)
+    positions, span = rank_rows(
+        model, positives, rows=min(unknown - a, len(widest)), known=known, a=a, unknown=unknown, pooled=pooled
+    )
+    block = model.n_rows - a - span if pooled else unknown - a - len(positions)
+    return Layout(a, step, positions, span, block, tolerance)
 
 
 def predictions_for(layout: Layout) -> tuple[list[float], list[float]]:
@@ -146,8 +173,10 @@ class Query:
     low: list[float]
     high: list[float]  # predictions at positions 1..span
     spacer_labels: dict[int, int]  # position -> known label
-    block_known_positives: int
-    block_unknown: int
+    bottom: int  # decoded negatives at eps, ranked below everything
+    top: int  # decoded positives at 1 − eps, ranked above everything
+    block_known_positives: int  # decoded positives pooled in the tied block
+    block_unknown: int  # undecoded rows in the tied block
 
 
 def decode_query(loss: object, auc: object, model: ServerModel, query: Query, positives: int) -> tuple[int, int]:
@@ -156,6 +185,7 @@ def decode_query(loss: object, auc: object, model: ServerModel, query: Query, po
     n, a = model.n_rows, layout.a
     b = len(layout.positions)
     summed = model.summed_loss(loss)  # type: ignore[arg-type]
+    eps = model.eps
     with local_precision(model.work_bits):
         low = [mpfr(x) for x in query.low]
         high = {t: mpfr(query.high[t - 1]) for t in range(1, layout.span + 1)}
@@ -164,26 +194,29 @@ def decode_query(loss: object, auc: object, model: ServerModel, query: Query, po
         zero += gmpy2.fsum(
             [-gmpy2.log(high[t]) if y else -gmpy2.log(1 - high[t]) for t, y in query.spacer_labels.items()]
         )
+        zero += query.bottom * -gmpy2.log(1 - mpfr(eps)) + query.top * -gmpy2.log(mpfr(1.0 - eps))
         w_low = [gmpy2.log((1 - x) / x) for x in low]
         w_high = [gmpy2.log((1 - high[t]) / high[t]) for t in layout.positions]  # tiny, negative
-        tolerance = 1.01 * loss_tolerance(model, a)
+        tolerance = layout.tolerance
         widened = tolerance + sum(abs(float(w)) for w in w_high)
         centre = float((summed - zero) / layout.step)
         reach = widened / layout.step + 2
         codes = range(max(math.floor(centre - reach), 0), min(math.ceil(centre + reach), 2**a - 1) + 1)
         a_codes = [
-            c for c in codes
+            c
+            for c in codes
             if abs(zero + gmpy2.fsum([w for i, w in enumerate(w_low) if c >> i & 1]) - summed) <= widened
         ]
     if auc is None:
         raise AttackFailed("auc_logloss_ranks: the leaderboard released no AUC for a probe")
     observed = float(auc) * positives * (n - positives)  # type: ignore[arg-type]
     slack = auc_tolerance(model, positives)
-    mid = a + (layout.block + 1) / 2
+    mid = query.bottom + a + (layout.block + 1) / 2
     spacer_positives = [t for t, y in query.spacer_labels.items() if y]
     constant = (
-        sum(a + layout.block + t for t in spacer_positives)
-        + (positives - len(spacer_positives)) * mid
+        sum(query.bottom + a + layout.block + t for t in spacer_positives)
+        + query.top * (2 * n - query.top + 1) / 2
+        + (positives - len(spacer_positives) - query.top) * mid
         - positives * (positives + 1) / 2
     )
     b_sums = subset_sums(layout.rank_weights())
@@ -194,9 +227,8 @@ def decode_query(loss: object, auc: object, model: ServerModel, query: Query, po
         bits = [(c >> i) & 1 for i in range(a)]
         residue = observed - constant - float(np.dot(bits, a_weights))
         for cb in np.flatnonzero(np.abs(b_sums - residue) <= slack).tolist():
-            in_block = positives - len(spacer_positives) - sum(bits) - int(b_counts[cb])
-            low_bound = query.block_known_positives
-            if not low_bound <= in_block <= low_bound + query.block_unknown:
+            in_block = positives - len(spacer_positives) - query.top - sum(bits) - int(b_counts[cb])
+            if not query.block_known_positives <= in_block <= query.block_known_positives + query.block_unknown:
                 continue
             with local_precision(model.work_bits):
                 exact = (
@@ -219,11 +251,14 @@ def build_query(
     labels: np.ndarray, model: ServerModel, positives: int
 ) -> tuple[list[float], Query, np.ndarray, np.ndarray]:
     """The next query given the labels decoded so far (``-1`` unknown): (predictions, what the decoder needs,
-    the log-loss rows, the rank rows). Spacers are the first decoded rows; unused decoded rows join the block."""
+    the log-loss rows, the rank rows). Spacers are the first decoded rows."""
     n = model.n_rows
     unknown = np.flatnonzero(labels < 0)
     known = np.flatnonzero(labels >= 0)
-    layout = plan(model, positives, unknown=len(unknown), known=len(known))
+    layouts = [plan(model, positives, unknown=len(unknown), known=len(known), pooled=p) for p in (False, True)]
+    carried = [layout.a + len(layout.positions) for layout in layouts]
+    pooled = carried[1] > carried[0]
+    layout = layouts[pooled]
     low, high = predictions_for(layout)
     a_rows = unknown[: layout.a]
     b_rows = unknown[layout.a : layout.a + len(layout.positions)]
@@ -236,10 +271,23 @@ def build_query(
         predictions[row] = high[t - 1]
     for row, t in zip(spacer_rows.tolist(), spacer_positions, strict=True):
         predictions[row] = high[t - 1]
+    # Every other decoded row stays in the block (pooled) or goes to an extreme, where it loses about eps.
+    rest = known[len(spacer_positions) :]
+    empty = rest[:0]
+    top_rows = empty if pooled else rest[labels[rest] == 1]
+    bottom_rows = empty if pooled else rest[labels[rest] == 0]
+    for row in top_rows.tolist():
+        predictions[row] = 1.0 - model.eps
+    for row in bottom_rows.tolist():
+        predictions[row] = model.eps
     query = Query(
-        layout, low, high,
+        layout,
+        low,
+        high,
         {t: int(labels[row]) for row, t in zip(spacer_rows.tolist(), spacer_positions, strict=True)},
-        int(labels[known[len(spacer_positions) :]].sum()),
+        len(bottom_rows),
+        len(top_rows),
+        int(labels[rest].sum()) if pooled else 0,
         len(unknown) - layout.a - len(layout.positions),
     )
     return predictions, query, a_rows, b_rows

@@ -37,19 +37,20 @@ def test_rank_rows_carry_labels_beyond_the_log_loss_alone(rng: np.random.Generat
     ranks = run("auc_logloss_ranks", both(labels), confirm=False)
     plain = run("auc_logloss", both(labels), confirm=False)
     per_query = ranks.details["labels_per_query"]
-    assert per_query[0] == plain.details["batch_size"] + 2  # 2 rank rows need no spacer
+    assert per_query[0] >= plain.details["batch_size"] + 2  # 2 rank rows need no spacer
     assert max(per_query) >= plain.details["batch_size"] + 7  # ~log2(decoded rows) + 1 once spacers exist
     assert ranks.queries < plain.queries
     assert (ranks.labels == labels).all()
 
 
-@pytest.mark.parametrize(("decimals", "n", "varied_log_loss_rows"), [(2, 40, None), (None, 60, 8)])
+@pytest.mark.parametrize(("decimals", "n", "varied_log_loss_rows"), [(2, 40, None), (None, 70, 8)])
 def test_one_query_decodes_exactly_what_brute_force_finds(
     decimals: int | None, n: int, varied_log_loss_rows: int | None
 ) -> None:
     # A query after 16 rows are decoded (so spacers exist): every labeling of its rank rows and log-loss rows
     # (at float64 the 8 with the smallest logits: 2^44 is out of reach), the rest fixed, scored by the
     # leaderboard itself; exactly the true one must release the same pair, and it is what the decoder names.
+    # At 2 decimals the other decoded rows are pooled in the tied block, at float64 they go to the extremes.
     rng = np.random.default_rng(11)
     labels = rng.integers(0, 2, n)
     positives = int(labels.sum())
@@ -59,6 +60,8 @@ def test_one_query_decodes_exactly_what_brute_force_finds(
     state[:16] = labels[:16]
     predictions, query, a_rows, b_rows = build_query(state, model, positives)
     assert len(b_rows) >= 2 and query.layout.spacers > 0
+    assert (query.block_known_positives > 0) == (decimals is not None)
+    assert (query.top + query.bottom > 0) == (decimals is None)
     released = oracle.submit_all(predictions)
     code_a, code_b = decode_query(released["binary_logloss"], released["auc"], model, query, positives)
     decoded = [(code_a >> i) & 1 for i in range(len(a_rows))] + [(code_b >> j) & 1 for j in range(len(b_rows))]
