@@ -12,8 +12,8 @@ of the ``C(N, P)`` labelings takes at least ``⌈log2 C(N, P) / that⌉`` querie
 (:func:`attacks.information.auc_logloss_bits`) — more than ``⌈N/90⌉`` for balanced labels at every N below,
 and 3, not 2, at N = 179. A decoder that must vouch for its answer under the
 server model's worst-case error (``attacks.server_model``) cannot use all of those float64 values: the
-"tolerance model" column counts the log loss at its tolerance ``Δ`` (``2^m ≤ m·A/(2Δ) + 1``) beside the AUC's
-full count.
+"tolerance" column counts the log loss at its tolerance ``Δ`` (``2^m ≤ m·A/(2Δ) + 1``, ``Δ`` at the smallest
+magnitude a query of ours reaches) beside the AUC's full count.
 
 Measured: ``auc_logloss`` (the log loss codes the rows, the AUC splits windows) and ``auc_logloss_ranks`` (the
 AUC also codes rows by their ranks), each run against a ``LocalOracle`` (float64, full release, eps = 1e-15,
@@ -34,7 +34,7 @@ import numpy as np
 
 from attacks import LocalOracle, run
 from attacks.information import auc_logloss_bits, auc_release_count, labelings_bits, loss_range, paper004_tuple_bits
-from attacks.paper004.auc import loss_tolerance
+from attacks.paper004.auc_ranks import query_tolerance
 from attacks.paper004.server import ServerModel
 
 SIZES = (179, 306, 569, 2_201, 25_000)
@@ -66,12 +66,13 @@ def oracle(labels: np.ndarray) -> LocalOracle:
 
 def tolerance_log_loss_bits(model: ServerModel) -> float:
     """``log2(m·A/(2Δ) + 1)`` at the largest ``m`` with ``2^m`` at most that: the log loss's distinguishable
-    values over the span of ``m`` rows at the server model's tolerance ``Δ``."""
+    values over the span of ``m`` rows at the server model's tolerance ``Δ`` for the smallest magnitude a query
+    of ours can have (every other row decoded and at an extreme: :func:`query_tolerance` with no row at 1/2)."""
     a = loss_range(EPS)
     m = 1
-    while 2.0 ** (m + 1) <= (m + 1) * a / (2 * loss_tolerance(model, m + 1)) + 1:
+    while 2.0 ** (m + 1) <= (m + 1) * a / (2 * query_tolerance(model, 0, m + 1)) + 1:
         m += 1
-    return math.log2(m * a / (2 * loss_tolerance(model, m)) + 1)
+    return math.log2(m * a / (2 * query_tolerance(model, 0, m)) + 1)
 
 
 def bounds(labels: np.ndarray) -> Bounds:
@@ -112,7 +113,7 @@ def main() -> None:
     header = (
         f"{'N':>6} {'P':>6} {'log2C(N,P)':>10} │ {'paper':>5} │ {'codomain':>8} {'≥ q':>5} │ {'tolerance':>9} "
         f"{'≥ q':>5} │ {'auc_logloss l/q':>15} {'q':>5} │ {'auc_logloss_ranks l/q':>21} {'q':>5} {'s':>6} │ "
-        f"{'paper/ours':>10} {'tol/ours':>8}"
+        f"{'paper/ours':>10} {'bound/ours':>10} {'tol/ours':>8}"
     )
     print(header)
     print("─" * len(header))
@@ -125,7 +126,7 @@ def main() -> None:
             f"{n:>6} {b.positives:>6} {b.labelings_bits:>10.1f} │ {b.paper_queries:>5} │ {b.codomain_bits:>8.1f} "
             f"{b.codomain_queries:>5} │ {b.tolerance_bits:>9.1f} {b.tolerance_queries:>5} │ {per_old:>15.0f} "
             f"{q_old:>5} │ {per_new:>21.0f} {q_new:>5} {seconds:>6.1f} │ {b.paper_queries / q_new:>10.0%} "
-            f"{b.tolerance_queries / q_new:>8.0%}"
+            f"{b.codomain_queries / q_new:>10.0%} {b.tolerance_queries / q_new:>8.0%}"
         )
     print(
         "\ncodomain: log2(float64 values in [ln2/N, ln(1/eps)] + 1) + log2(2P(N−P)+1) bits; tolerance: the log loss "

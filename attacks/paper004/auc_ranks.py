@@ -7,13 +7,20 @@ a linear code in the labels whose weights the attacker sets by where it ranks ea
 at ``r`` adds ``y·(r − r̄)`` to ``U`` and the tied block adds a constant. Each query carries two groups:
 
 * **A, the log-loss rows**: predictions ``σ(−step·2^i)`` below 1/2 as in ``auc_logloss`` with window 1, so the
-  log loss alone names their code (``step = 2.02 × (log-loss tolerance + the B rows' logits)``).
+  log loss alone names their code (``step = 2.02 × (log-loss tolerance + the B rows' logits)``). The tolerance
+  is the server model's bound for the query's real magnitude (:func:`query_tolerance`), so 2–4 more rows fit
+  than in ``auc_logloss``.
 * **B, the rank rows**: predictions ``1/2 + t·2^-53`` just above the tied block, at positions ``t = g·2^j``;
   decoded rows fill the positions in between (*spacers*, labels known, so their share of ``U`` is known). A B
   row at position ``t`` weighs ``t + (T−1)/2`` in ``U`` (``T`` the tied block's size); the subset sums are
   checked by enumeration to lie more than twice the AUC's tolerance apart (``g`` is that tolerance's gap).
   B grows with the decoded rows ``K``: 2 rows on the first query, ``⌊log2 K⌋ + 1`` or so later (15 at
   N = 25,000). Their logits, at most ``4·t·2^-53``, are folded into A's tolerance.
+
+The decoded rows that are not spacers either go to the extremes (``eps`` for a negative, ``1 − eps`` for a
+positive: they then add about ``eps`` to the loss, so the log-loss tolerance shrinks as decoding proceeds) or
+stay pooled in the tied block (a wider block separates rank sums of different sizes better, which matters
+under rounding to decimals); each query takes whichever carries more rows.
 
 The decoder takes the A codes the log loss allows (one, by the step), and for each the B codes whose rank sum
 fits the released AUC; it then checks every surviving pair against both released values exactly and raises
@@ -299,9 +306,10 @@ def auc_logloss_ranks(oracle: Oracle, *, noise_bound: float = 0.0) -> AttackResu
     the log loss coding ``a`` rows by powers of two and the AUC coding ``b`` more by their ranks.
 
     Needs a leaderboard that reports both (``also_report=("auc",)``), float64 arithmetic, any ``decimals``.
-    Queries: ``1 + ⌈…⌉`` — one probe counting the positives, then queries of ``a + b`` rows, ``a`` the log
-    loss's own capacity (41 at N = 306, 37 at N = 25,000, float64) and ``b`` the rank rows the decoded rows
-    can space (2 on the first query, up to ``MAX_RANK_ROWS``). Time: ``O(2^b)`` per query to plan and
+    Queries: one probe counting the positives, then queries of ``a + b`` rows, ``a`` the log loss's own capacity
+    (43–45 at float64) and ``b`` the rank rows the decoded rows can space (2 on the first query, up to
+    ``MAX_RANK_ROWS``): 49–51 rows a query at float64 once a few queries are decoded, 8 queries at N = 306 and
+    45 at N = 2,201 against ``auc_logloss``'s 9 and 57. Time: ``O(2^b)`` per query to plan and
     ``O(a + 2^b)`` MPFR operations to decode. Paper 004 claims ``⌈N/90⌉`` queries; the counting bound
     (``benchmarks/paper004_auc_bound.py``) shows no query can carry 90 rows at these N.
 

@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from attacks import AttackFailed, LocalOracle, run
+from attacks import AttackFailed, LocalOracle, available, run
 from attacks import information as info
 from attacks.paper004.auc_ranks import build_query, decode_query
 from attacks.paper004.server import ServerModel
@@ -75,6 +75,10 @@ def test_one_query_decodes_exactly_what_brute_force_finds(
         if trial.sum() == positives and both(trial, decimals).submit_all(predictions) == released:
             matches.append(list(guess))
     assert matches == [labels[rows].tolist()]
+
+
+def test_it_is_registered() -> None:
+    assert "auc_logloss_ranks" in available()
 
 
 def test_it_needs_a_leaderboard_that_reports_auc(rng: np.random.Generator) -> None:
