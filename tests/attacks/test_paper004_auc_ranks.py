@@ -44,13 +44,14 @@ def test_rank_rows_carry_labels_beyond_the_log_loss_alone(rng: np.random.Generat
 
 
 @pytest.mark.parametrize(("decimals", "n", "varied_log_loss_rows"), [(2, 40, None), (None, 70, 8)])
+@pytest.mark.parametrize("pooled", [True, False])
 def test_one_query_decodes_exactly_what_brute_force_finds(
-    decimals: int | None, n: int, varied_log_loss_rows: int | None
+    decimals: int | None, n: int, varied_log_loss_rows: int | None, pooled: bool
 ) -> None:
     # A query after 16 rows are decoded (so spacers exist): every labeling of its rank rows and log-loss rows
     # (at float64 the 8 with the smallest logits: 2^44 is out of reach), the rest fixed, scored by the
     # leaderboard itself; exactly the true one must release the same pair, and it is what the decoder names.
-    # At 2 decimals the other decoded rows are pooled in the tied block, at float64 they go to the extremes.
+    # The other decoded rows pooled in the tied block, or at the extremes.
     rng = np.random.default_rng(11)
     labels = rng.integers(0, 2, n)
     positives = int(labels.sum())
@@ -58,10 +59,10 @@ def test_one_query_decodes_exactly_what_brute_force_finds(
     model = ServerModel.of(oracle)
     state = np.full(n, -1, dtype=np.int64)
     state[:16] = labels[:16]
-    predictions, query, a_rows, b_rows = build_query(state, model, positives)
+    predictions, query, a_rows, b_rows = build_query(state, model, positives, pooled=pooled)
     assert len(b_rows) >= 2 and query.layout.spacers > 0
-    assert (query.block_known_positives > 0) == (decimals is not None)
-    assert (query.top + query.bottom > 0) == (decimals is None)
+    assert (query.block_known_positives > 0) == pooled
+    assert (query.top + query.bottom > 0) == (not pooled)
     released = oracle.submit_all(predictions)
     code_a, code_b = decode_query(released["binary_logloss"], released["auc"], model, query, positives)
     decoded = [(code_a >> i) & 1 for i in range(len(a_rows))] + [(code_b >> j) & 1 for j in range(len(b_rows))]
