@@ -156,6 +156,52 @@ def queries_lower_bound(n_rows: int, bits_per_query: float, balance: float = 0.5
     return label_entropy_bits(n_rows, balance) / bits_per_query if bits_per_query > 0 else math.inf
 
 
+def labelings_bits(n_rows: int, positives: int) -> float:
+    """``log2 C(N, P)``: the bits needed to name one labeling among those with ``P`` positives."""
+    return (math.lgamma(n_rows + 1) - math.lgamma(positives + 1) - math.lgamma(n_rows - positives + 1)) / math.log(2)
+
+
+def auc_release_count(positives: int, negatives: int, decimals: int | None) -> int:
+    """Distinct released AUC values once ``P`` is fixed: the AUC is ``U / (P·(N−P))`` with ``U`` a whole or half
+    (ties count one half) number of pairs, so at most ``2·P·(N−P) + 1`` values, and at most ``10^d + 1`` when
+    rounded to ``d`` decimals."""
+    exact = 2 * positives * negatives + 1
+    return exact if decimals is None else min(exact, 10**decimals + 1)
+
+
+def logloss_release_count(n_rows: int, decimals: int | None, eps: float = 1e-15) -> int:
+    """Distinct released mean log losses one submission can produce over all labelings.
+
+    Rounded to ``d`` decimals: ``release_count``. At float64 every row's two losses add up to at least
+    ``2 ln 2`` (``−ln x − ln(1−x) ≥ 2 ln 2``), so each row has a costlier label costing at least ``ln 2``: one
+    labeling (every row's cheaper label) can score below ``ln 2 / N``, every other scores in
+    ``[ln 2 / N, A]`` — the float64 values there (a margin of 1e-6 covers the server's rounding), plus one.
+
+    >>> 2**55 < logloss_release_count(306, None) < 2**56
+    True
+    """
+    a = loss_range(eps)
+    if decimals is not None:
+        return release_count(decimals, a)
+    low = np.float64(math.log(2) / n_rows * (1 - 1e-6)).view(np.int64)
+    high = np.float64(a * (1 + 1e-6)).view(np.int64)
+    return int(high) - int(low) + 2
+
+
+def auc_logloss_bits(n_rows: int, positives: int, decimals: int | None, eps: float = 1e-15) -> float:
+    """Paper 004 §3's pigeonhole done on the real codomains: one query's (log loss, AUC) pair takes at most
+    ``logloss_release_count × (2·P·(N−P) + 1)`` values whatever the attacker submits (``P`` fixed). The paper
+    counts ``10^φ (10^φ + 1)`` (φ = 15: 99.7 bits) because it gives the AUC 10^15 values as well."""
+    return math.log2(logloss_release_count(n_rows, decimals, eps)) + math.log2(
+        auc_release_count(positives, n_rows - positives, decimals)
+    )
+
+
+def paper004_tuple_bits(digits: int = 15) -> float:
+    """Paper 004 §3's count: ``log2(10^φ (10^φ + 1))`` bits per (AUC, log loss) tuple at φ significant digits."""
+    return math.log2(10.0**digits * (10.0**digits + 1))
+
+
 def blahut_arimoto(channel: np.ndarray, *, tol: float = 1e-9, max_iter: int = 10_000) -> float:
     """Capacity in bits of a discrete memoryless channel ``channel[x, y] = P(y | x)`` (Blahut–Arimoto)."""
     w = np.asarray(channel, dtype=np.float64)
