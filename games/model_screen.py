@@ -7,8 +7,10 @@ one? Four detectors, each independent, and their union:
   features: unpredictable from neighbours, near constant);
 * ``probes`` — :func:`defenses.probe_detector.probe_signals` on the scored predictions, as for a file;
 * ``behaviour`` — the model run again by the host: on the rows in reverse order and in two halves (a classifier
-  scores each row on its own; a head that ranks the batch does not), and on the features moved by
-  ``1e-3`` of each feature's spread (a classifier barely moves; a hash of the features jumps).
+  scores each row on its own; a head that ranks the batch does not), and on the features moved by ``±1e-3`` of
+  each feature's spread, every feature up then every feature down (a classifier barely moves; a hash of the
+  features jumps). A row counts as moved only if both nudges move it: a tree whose float32 threshold sits on an
+  integer feature value (digits) moves rows one way.
 
 ``run`` is how the host runs the model: features ``[n, d]`` → the scored predictions (binary: P(class 1),
 ``[n]``; else ``[n, K]``). The site runs it in the sandbox; the benchmark in process. A run that fails on a
@@ -58,7 +60,7 @@ class Screening:
         return " | ".join(found) or "nothing found"
 
 
-def behaviour_signals(run: Runner, features: np.ndarray, reference: np.ndarray, *, seed: int = 0) -> list[str]:
+def behaviour_signals(run: Runner, features: np.ndarray, reference: np.ndarray) -> list[str]:
     """Batch dependence and instability of ``run`` around ``features`` (``reference``: its output on them)."""
     x = np.asarray(features, dtype=np.float64)
     reference = np.asarray(reference, dtype=np.float64)
@@ -76,18 +78,19 @@ def behaviour_signals(run: Runner, features: np.ndarray, reference: np.ndarray, 
             continue
         if other.shape != reference.shape or not np.allclose(other, reference, rtol=0, atol=BATCH_TOLERANCE):
             signals.append(f"batch_dependent: a row's output changes with {name}")
-    rng = np.random.default_rng(seed)
-    nudged = x + NUDGE * x.std(axis=0) * rng.choice([-1.0, 1.0], size=x.shape)
-    try:
-        moved = np.asarray(run(nudged), dtype=np.float64)
-    except Exception as exc:  # noqa: BLE001
-        return [*signals, f"unstable: the model fails on nudged features ({type(exc).__name__})"]
-    change = np.abs(moved - reference)
-    change = change if change.ndim == 1 else change.max(axis=1)
-    share = float((change > MOVE).mean())
+    step = NUDGE * x.std(axis=0)  # every feature the same way: a threshold sitting on a value is crossed one way
+    changes = []
+    for sign in (1.0, -1.0):  # both ways: a tree threshold at a data value moves rows one way only
+        try:
+            moved = np.asarray(run(x + sign * step), dtype=np.float64)
+        except Exception as exc:  # noqa: BLE001
+            return [*signals, f"unstable: the model fails on nudged features ({type(exc).__name__})"]
+        change = np.abs(moved - reference)
+        changes.append(change if change.ndim == 1 else change.max(axis=1))
+    share = float((np.minimum(*changes) > MOVE).mean())
     if share > UNSTABLE_SHARE:
-        signals.append(f"unstable: {share:.0%} of the rows move by more than {MOVE:g} when the features move by "
-                       f"{NUDGE:g} of their spread")
+        signals.append(f"unstable: {share:.0%} of the rows move by more than {MOVE:g} both ways when the features "
+                       f"move by {NUDGE:g} of their spread")
     return signals
 
 
@@ -105,5 +108,5 @@ def screen_model(data: bytes, features: np.ndarray, run: Runner, *, n_rows: int 
     screening.signals["outputs"] = output_signals(predictions, features, seed=seed)
     screening.signals["probes"] = probe_signals(predictions)
     if behaviour:
-        screening.signals["behaviour"] = behaviour_signals(run, features, predictions, seed=seed)
+        screening.signals["behaviour"] = behaviour_signals(run, features, predictions)
     return screening
