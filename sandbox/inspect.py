@@ -181,19 +181,36 @@ def _at_least_one(value: np.ndarray | None) -> bool:
     return value is not None and _is_numeric(value) and value.size > 0 and bool((value >= 1).all())
 
 
-def _non_positive_product(name: str, graph: GraphProto, producer: dict[str, int],
-                          constants: dict[str, np.ndarray], non_negative: set[str]) -> bool:
-    """``name`` is ``MatMul/Gemm(x, W[, b])`` with ``x ≥ 0``, every ``W ≤ 0`` (and ``b ≤ 0``), so it is ≤ 0."""
+def _linear_layer(name: str, graph: GraphProto, producer: dict[str, int],
+                  constants: dict[str, np.ndarray]) -> tuple[str, np.ndarray, bool] | None:
+    """``(x, W, bias ≤ 0)`` when ``name`` is ``MatMul/Gemm(x, W[, b])`` or ``Add(MatMul(x, W), b)`` with ``W`` a
+    constant (an MLP's layer: skl2onnx adds the intercept separately)."""
     index = producer.get(name)
     node = None if index is None else graph.node[index]
-    if node is None or node.op_type not in ("MatMul", "Gemm") or node.input[0] not in non_negative:
-        return False
-    if node.op_type == "Gemm" and any(a.name in ("transA", "alpha") for a in node.attribute):
-        return False  # alpha < 0 or a transposed x: leave it
+    bias: np.ndarray | None = None
+    if node is not None and node.op_type == "Add" and len(node.input) == 2:
+        inner, bias = next(((a, constants[b]) for a, b in (node.input, node.input[::-1]) if b in constants),
+                           (None, None))
+        index = producer.get(inner) if inner else None
+        node = None if index is None else graph.node[index]
+    if node is None or node.op_type not in ("MatMul", "Gemm"):
+        return None
+    if node.op_type == "Gemm":
+        if any(a.name in ("transA", "alpha") for a in node.attribute):
+            return None  # alpha < 0 or a transposed x: leave it
+        if len(node.input) > 2 and node.input[2]:
+            bias = constants.get(node.input[2], np.array([1.0]))
     weight = constants.get(node.input[1])
-    bias = constants.get(node.input[2]) if len(node.input) > 2 and node.input[2] else None
-    return (weight is not None and _is_numeric(weight) and bool((weight <= 0).all())
-            and (bias is None or bool((bias <= 0).all())))
+    if weight is None or not _is_numeric(weight) or not weight.size:
+        return None
+    return node.input[0], weight, bias is None or (_is_numeric(bias) and bool((bias <= 0).all()))
+
+
+def _non_positive_product(name: str, graph: GraphProto, producer: dict[str, int],
+                          constants: dict[str, np.ndarray], non_negative: set[str]) -> bool:
+    """``name`` is a linear layer of ``x ≥ 0`` with every ``W ≤ 0`` and ``b ≤ 0``, so it is ≤ 0."""
+    layer = _linear_layer(name, graph, producer, constants)
+    return layer is not None and layer[0] in non_negative and bool((layer[1] <= 0).all()) and layer[2]
 
 
 def _ancestors(output: str, graph: GraphProto, producer: dict[str, int], *, skip: set[str]) -> set[int]:
@@ -224,14 +241,11 @@ def _dead_relu(node: onnx.NodeProto, where: str, graph: GraphProto, producer: di
                constants: dict[str, np.ndarray], non_negative: set[str], report: GraphReport) -> None:
     if node.op_type != "Relu" or not node.input:
         return
-    index = producer.get(node.input[0])
-    before = None if index is None else graph.node[index]
-    if before is None or before.op_type not in ("MatMul", "Gemm"):
+    layer = _linear_layer(node.input[0], graph, producer, constants)
+    if layer is None or not bool((layer[1] <= 0).all()):
         return
-    weight = constants.get(before.input[1])
-    if weight is None or not _is_numeric(weight) or not weight.size or not bool((weight <= 0).all()):
-        return
-    if before.input[0] in non_negative:
+    x, weight, bias_non_positive = layer
+    if x in non_negative and bias_non_positive:
         report.add("dead_relu", f"{where}: ReLU of a non-negative input times a {weight.shape} matrix with no "
                                 "positive entry is zero on every input (Theorem 6's M1)")
     else:  # no trained layer has no positive weight at all, whatever feeds it
