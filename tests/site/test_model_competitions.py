@@ -272,3 +272,23 @@ def test_a_model_is_scored_under_phi_bit_arithmetic_from_its_exact_outputs(uploa
     probabilities = np.clip(model.predict_proba(FEATURES[HIDDEN])[:, 1], 1e-15, 1 - 1e-15)
     assert submission.raw_public == pytest.approx(log_loss(LABELS[HIDDEN], probabilities), abs=1e-5)
     assert len(submission.raw_public_text) > 30  # the φ-bit value's digits, not a float64 repr
+
+
+def test_audit_competition_plays_the_battery_through_models(host: Any) -> None:
+    """``manage.py audit_competition`` on a model competition: every query is a MutNet model run on the hidden
+    features (the note says so), and the labels it recovers are the competition's, row for row."""
+    import json
+    from io import StringIO
+
+    ids = [f"r{i:02d}" for i in range(40)]
+    competition_create(
+        slug="cancer-audit", host=host, labels_csv=labels_csv(LABELS[HIDDEN][:40], ids),
+        features_csv=features_csv(FEATURES[HIDDEN][:40], ids), daily_limit=5, total_limit=20, public_fraction=1.0,
+    )
+    out = StringIO()
+    call_command("audit_competition", "cancer-audit", "--budget", "20", "--json", stdout=out, stderr=StringIO())
+    result = json.loads(out.getvalue())
+    assert any("model competition" in note for note in result["notes"])
+    auto = next(curve for curve in result["curves"] if curve["attack"] == "auto")
+    top = next(point for point in auto["points"] if point["budget"] == 20)
+    assert top["status"] == "ok" and top["exact_public"] == 1.0, top
