@@ -19,6 +19,7 @@ of the four detectors of :mod:`games.model_screen` (graph, outputs, probes, beha
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 import warnings
 from collections.abc import Callable, Iterator
@@ -84,7 +85,25 @@ def datasets() -> dict[str, tuple[np.ndarray, np.ndarray, int]]:
     return {"breast_cancer": (x, y, 300), "digits": (xd.astype(np.float64), yd, 897)}
 
 
-def honest_estimators(quick: bool) -> dict[str, Callable[[int], Any]]:
+def honest_estimators(quick: bool) -> dict[str, tuple[str, dict[str, Any]]]:
+    """Name → (kind, hyper-parameters) of the honest models; :func:`honest_model` builds one."""
+    out: dict[str, tuple[str, dict[str, Any]]] = {}
+    for c in (0.01, 1.0) if quick else (0.01, 0.1, 1.0, 10.0):
+        out[f"logreg C={c:g}"] = ("logreg", {"C": c, "max_iter": 3000})
+    for depth in (2, None) if quick else (2, 4, 8, None):
+        out[f"tree depth={depth}"] = ("tree", {"max_depth": depth})
+    for trees, depth in ((20, None),) if quick else ((10, None), (50, 6), (100, None)):
+        out[f"forest {trees}x{depth}"] = ("forest", {"n_estimators": trees, "max_depth": depth})
+    for rounds, depth in ((20, 2),) if quick else ((20, 2), (50, 3), (100, 3)):
+        out[f"boosting {rounds}x{depth}"] = ("boosting", {"n_estimators": rounds, "max_depth": depth})
+    for hidden in ((16,),) if quick else ((16,), (64,), (32, 16)):
+        out[f"mlp {hidden}"] = ("mlp", {"hidden_layer_sizes": hidden, "max_iter": 500})
+    for c, kernel in ((1.0, "rbf"),) if quick else ((1.0, "rbf"), (10.0, "rbf"), (1.0, "linear")):
+        out[f"svm {kernel} C={c:g}"] = ("svm", {"C": c, "kernel": kernel, "probability": True})
+    return out
+
+
+def honest_model(kind: str, params: dict[str, Any], seed: int) -> Any:
     from sklearn.ensemble import GradientBoostingClassifier, RandomForestClassifier
     from sklearn.linear_model import LogisticRegression
     from sklearn.neural_network import MLPClassifier
@@ -93,26 +112,13 @@ def honest_estimators(quick: bool) -> dict[str, Callable[[int], Any]]:
     from sklearn.svm import SVC
     from sklearn.tree import DecisionTreeClassifier
 
-    def scaled(model: Any) -> Any:
-        return make_pipeline(StandardScaler(), model)
-
-    out: dict[str, Callable[[int], Any]] = {}
-    for c in (0.01, 1.0) if quick else (0.01, 0.1, 1.0, 10.0):
-        out[f"logreg C={c:g}"] = lambda s, c=c: scaled(LogisticRegression(C=c, max_iter=3000))
-    for depth in (2, None) if quick else (2, 4, 8, None):
-        out[f"tree depth={depth}"] = lambda s, d=depth: DecisionTreeClassifier(max_depth=d, random_state=s)
-    for trees, depth in ((20, None),) if quick else ((10, None), (50, 6), (100, None)):
-        out[f"forest {trees}x{depth}"] = lambda s, t=trees, d=depth: RandomForestClassifier(t, max_depth=d,
-                                                                                             random_state=s)
-    for rounds, depth in ((20, 2),) if quick else ((20, 2), (50, 3), (100, 3)):
-        out[f"boosting {rounds}x{depth}"] = lambda s, r=rounds, d=depth: GradientBoostingClassifier(
-            n_estimators=r, max_depth=d, random_state=s)
-    for hidden in ((16,),) if quick else ((16,), (64,), (32, 16)):
-        out[f"mlp {hidden}"] = lambda s, h=hidden: scaled(MLPClassifier(h, max_iter=500, random_state=s))
-    for c, kernel in ((1.0, "rbf"),) if quick else ((1.0, "rbf"), (10.0, "rbf"), (1.0, "linear")):
-        out[f"svm {kernel} C={c:g}"] = lambda s, c=c, k=kernel: scaled(SVC(C=c, kernel=k, probability=True,
-                                                                           random_state=s))
-    return out
+    if kind == "logreg":
+        return make_pipeline(StandardScaler(), LogisticRegression(**params))
+    scaled = kind in ("mlp", "svm")
+    classes = {"tree": DecisionTreeClassifier, "forest": RandomForestClassifier, "boosting": GradientBoostingClassifier,
+               "mlp": MLPClassifier, "svm": SVC}
+    model = classes[kind](**params, random_state=seed)
+    return make_pipeline(StandardScaler(), model) if scaled else model
 
 
 def honest_cases(seeds: int, quick: bool) -> tuple[list[Case], dict[str, dict[str, onnx.ModelProto]]]:
@@ -125,10 +131,10 @@ def honest_cases(seeds: int, quick: bool) -> tuple[list[Case], dict[str, dict[st
         bases[dataset] = {}
         for seed in range(seeds):
             x_train, x_test, y_train, _ = train_test_split(x, y, train_size=split, random_state=seed, stratify=y)
-            for name, make in honest_estimators(quick).items():
+            for name, (kind, params) in honest_estimators(quick).items():
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    model = make(seed).fit(x_train, y_train)
+                    model = honest_model(kind, params, seed).fit(x_train, y_train)
                 exported = sklearn_onnx(model, x_train)
                 cases.append(Case("honest", f"{dataset} {name}", exported.SerializeToString(), x_test))
                 if seed == 0:
@@ -154,10 +160,8 @@ class RecordingOracle:
 def attack_queries(labels: np.ndarray, attack: str, limit: int, **options: Any) -> list[np.ndarray]:
     """Up to ``limit`` of the queries ``attack`` submits against ``labels`` (5 decimals), evenly spaced."""
     oracle = RecordingOracle(LocalOracle(labels, decimals=5, seed=1, **options))
-    try:
+    with contextlib.suppress(attacks.AttackFailed):
         attacks.run(attack, oracle)
-    except attacks.AttackFailed:
-        pass
     queries = oracle.submitted
     if len(queries) > limit:
         queries = [queries[i] for i in np.linspace(0, len(queries) - 1, limit).round().astype(int)]
@@ -294,7 +298,8 @@ def table(results: list[tuple[Case, Screening]]) -> Iterator[str]:
         chosen = [s for c, s in results if c.kind == kind]
         if not chosen:
             continue
-        rates = [np.mean([s.flagged_by(d) for s in chosen]) for d in DETECTORS] + [np.mean([s.flagged for s in chosen])]
+        rates = [np.mean([s.flagged_by(d) for s in chosen]) for d in DETECTORS]
+        rates.append(np.mean([s.flagged for s in chosen]))
         yield f"{kind:<10} {len(chosen):>7} " + " ".join(f"{r:>10.1%}" for r in rates)
 
 
@@ -325,7 +330,7 @@ def main() -> None:
                 signal_counts.setdefault(name, {"honest": 0, "mutnet": 0, "adaptive": 0})[case.kind] += 1
     print("\nsignals (models flagged by each, per population)")
     for name, counts in sorted(signal_counts.items()):
-        print(f"  {name:<34} honest {counts['honest']:>3}  mutnet {counts['mutnet']:>3}  adaptive {counts['adaptive']:>3}")
+        print(f"  {name:<34} " + "  ".join(f"{kind} {count:>3}" for kind, count in counts.items()))
     if args.verbose:
         for case, screening in results:
             if (case.kind == "honest") == screening.flagged:

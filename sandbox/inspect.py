@@ -269,7 +269,7 @@ def _batch_coupling(node: onnx.NodeProto, where: str, derived: set[str], report:
             report.add("batch_coupling", f"{where} reduces over axis 0, across the rows")
     elif op == "Transpose":
         perm = _attribute(node, "perm", None)
-        if perm is None or list(perm)[0] != 0:  # type: ignore[call-overload]
+        if perm is None or next(iter(perm)) != 0:  # type: ignore[call-overload]
             report.add("batch_coupling", f"{where} moves the row axis")
 
 

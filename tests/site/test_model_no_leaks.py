@@ -135,10 +135,11 @@ def test_no_model_competition_surface_leaks(scenario: Any) -> None:
         found += _leaks_seen_by(competition, users.get(viewer), refused if viewer == "participant" else "")
     assert not found, "\n".join(found)
     # The detector would see them: the host's features file, one value inside a sentence, the labels.
-    hidden = HiddenTestData.objects.get(competition=competition)
-    renderings = set(feature_renderings(hidden.features))
-    assert feature_leaks(features_csv(hidden.features[:2]).decode(), renderings)
-    assert feature_leaks(f"value {float(hidden.features[5, 3])!r} at row 5", renderings)
+    stored = HiddenTestData.objects.get(competition=competition).features
+    assert stored is not None
+    renderings = set(feature_renderings(stored))
+    assert feature_leaks(features_csv(stored[:2]).decode(), renderings)
+    assert feature_leaks(f"value {float(stored[5, 3])!r} at row 5", renderings)
     assert not feature_leaks("score 0.61234, 5 decimals, 60 rows", renderings)
 
 
