@@ -74,8 +74,8 @@ def output_signals(
     signals: list[str] = []
     correlation = neighbour_correlation(matrix, features, neighbours=neighbours, seed=seed)
     if correlation is not None and correlation < min_correlation:
-        signals.append(f"unpredictable: outputs correlate {correlation:.2f} with their {neighbours} nearest rows' "
-                       f"(below {min_correlation:g})")
+        signals.append(f"unpredictable: outputs correlate {correlation:.2f} with the mean of the {neighbours} "
+                       f"nearest rows (below {min_correlation:g})")
     centre = np.median(matrix, axis=0)
     inside = int((np.abs(matrix - centre).max(axis=1) <= tolerance).sum())
     if constant_share * len(matrix) <= inside < len(matrix):
