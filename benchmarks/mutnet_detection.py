@@ -253,6 +253,90 @@ def adaptive_head(base: onnx.ModelProto, table: np.ndarray, rank: FeatureRank, *
     return model
 
 
+def rowwise_head(base: onnx.ModelProto, offsets: np.ndarray, projection: np.ndarray, edges: tuple[float, float],
+                 *, pad: int = 7) -> onnx.ModelProto:
+    """A head that scores every row on its own and stays close to the honest model: the honest logit plus
+    ``offsets[bucket(v)]``, the bucket a uniform cut of a projection ``v · a`` spelled as a count of ``Less``
+    against ``Range``-made thresholds (no ``Floor``, ``Mod``, integer cast, ``Gather`` or stored row table).
+    Binary only; ``offsets`` in logit, small (the code of a camouflage-style query)."""
+    offsets = np.asarray(offsets, dtype=np.float32)
+    buckets = len(offsets)
+    low, high = edges
+    width = (high - low) / buckets
+    model = onnx.ModelProto()
+    model.CopyFrom(base)
+    graph = model.graph
+    features = graph.input[0].name
+    for node in graph.node:
+        node.output[:] = ["honest_internal" if o == "probabilities" else o for o in node.output]
+        node.input[:] = ["honest_internal" if o == "probabilities" else o for o in node.input]
+    kept = [value for value in graph.output if value.name != "probabilities"]
+    del graph.output[:]
+    graph.output.extend(kept)
+    padded = np.concatenate([offsets, np.zeros(pad, dtype=np.float32)])[:, None]
+    graph.node.extend([
+        helper.make_node("Cast", [features], ["r_x"], to=TensorProto.FLOAT),
+        helper.make_node("MatMul", ["r_x", "r_projection"], ["r_projected"]),
+        helper.make_node("Range", ["r_low", "r_high", "r_width"], ["r_edges"]),
+        helper.make_node("Unsqueeze", ["r_edges", "r_axis0"], ["r_edges_row"]),
+        helper.make_node("Less", ["r_edges_row", "r_projected"], ["r_above"]),
+        helper.make_node("Cast", ["r_above"], ["r_above_f"], to=TensorProto.FLOAT),
+        helper.make_node("ReduceSum", ["r_above_f", "r_axis1"], ["r_bucket"], keepdims=1),
+        helper.make_node("Range", ["r_zero", "r_count", "r_one"], ["r_ids"]),
+        helper.make_node("Unsqueeze", ["r_ids", "r_axis0"], ["r_ids_row"]),
+        helper.make_node("Equal", ["r_bucket", "r_ids_row"], ["r_hit"]),
+        helper.make_node("Cast", ["r_hit"], ["r_hit_f"], to=TensorProto.FLOAT),
+        helper.make_node("MatMul", ["r_hit_f", "r_offsets"], ["r_offset"]),
+        helper.make_node("Slice", ["honest_internal", "r_one_i", "r_two_i", "r_axis1"], ["r_p"]),
+        helper.make_node("Sub", ["r_one", "r_p"], ["r_q"]),
+        helper.make_node("Div", ["r_p", "r_q"], ["r_odds"]),
+        helper.make_node("Log", ["r_odds"], ["r_logit"]),
+        helper.make_node("Add", ["r_logit", "r_offset"], ["r_moved"]),
+        helper.make_node("Sigmoid", ["r_moved"], ["probabilities"]),
+    ])
+    graph.initializer.extend([
+        numpy_helper.from_array(projection.astype(np.float32), "r_projection"),
+        numpy_helper.from_array(np.array(low + width, dtype=np.float32), "r_low"),
+        numpy_helper.from_array(np.array(high - width / 2, dtype=np.float32), "r_high"),
+        numpy_helper.from_array(np.array(width, dtype=np.float32), "r_width"),
+        numpy_helper.from_array(np.array(0, dtype=np.float32), "r_zero"),
+        numpy_helper.from_array(np.array(buckets + pad, dtype=np.float32), "r_count"),
+        numpy_helper.from_array(np.array(1, dtype=np.float32), "r_one"),
+        numpy_helper.from_array(np.array([1], dtype=np.int64), "r_one_i"),
+        numpy_helper.from_array(np.array([2], dtype=np.int64), "r_two_i"),
+        numpy_helper.from_array(np.array([0], dtype=np.int64), "r_axis0"),
+        numpy_helper.from_array(np.array([1], dtype=np.int64), "r_axis1"),
+        numpy_helper.from_array(padded, "r_offsets"),
+    ])
+    graph.output.append(helper.make_tensor_value_info("probabilities", TensorProto.FLOAT, [None, 1]))
+    onnx.checker.check_model(model)
+    return model
+
+
+def rowwise_cases(bases: dict[str, dict[str, onnx.ModelProto]], limit: int) -> list[Case]:
+    """Row-wise adaptive heads on breast cancer: 64 buckets of a seeded projection over the spread an attacker
+    can read off public data (the training rows), one bucket's logit moved by ±0.05 per query, as a
+    camouflage-style query through a model would. What the host would see; the decoder is not built here."""
+    from sklearn.model_selection import train_test_split
+
+    x, y, split = datasets()["breast_cancer"]
+    x_train, x_test, _, _ = train_test_split(x, y, train_size=split, random_state=0, stratify=y)
+    projection = np.random.default_rng(4).standard_normal((x.shape[1], 1)) / x_train.std(axis=0)[:, None]
+    values = (x_train @ projection)[:, 0]
+    edges = (float(values.min()), float(values.max()))
+    cases = []
+    names = [n for n in bases["breast_cancer"] if not n.startswith("tree")]
+    rng = np.random.default_rng(5)
+    for i in range(2 * limit):
+        offsets = np.zeros(64)
+        offsets[rng.integers(64)] = rng.choice([-0.05, 0.05])
+        base_name = names[i % len(names)]
+        head = rowwise_head(bases["breast_cancer"][base_name], offsets, projection, edges)
+        cases.append(Case("row-wise", f"breast_cancer bucket query {i} on {base_name}", head.SerializeToString(),
+                          x_test))
+    return cases
+
+
 def adaptive_cases(bases: dict[str, dict[str, onnx.ModelProto]], limit: int) -> list[Case]:
     from sklearn.model_selection import train_test_split
 
@@ -291,7 +375,7 @@ def adaptive_emits(bases: dict[str, dict[str, onnx.ModelProto]]) -> float:
 
 
 def table(results: list[tuple[Case, Screening]]) -> Iterator[str]:
-    kinds = ["honest", "mutnet", "adaptive"]
+    kinds = ["honest", "mutnet", "adaptive", "row-wise"]
     columns = [*DETECTORS, "any"]
     yield f"{'population':<10} {'models':>7} " + " ".join(f"{c:>10}" for c in columns)
     for kind in kinds:
@@ -313,7 +397,7 @@ def main() -> None:
     start = time.perf_counter()
     honest, bases = honest_cases(args.seeds, args.quick)
     mutnet = mutnet_cases(bases, args.queries, args.quick)
-    adaptive = adaptive_cases(bases, args.queries)
+    adaptive = adaptive_cases(bases, args.queries) + rowwise_cases(bases, args.queries)
     built = time.perf_counter() - start
     results = [(case, screen(case)) for case in [*honest, *mutnet, *adaptive]]
     print(f"built {len(honest)} honest, {len(mutnet)} MutNet, {len(adaptive)} adaptive models in {built:.0f} s; "
@@ -327,7 +411,7 @@ def main() -> None:
         for detector, lines in screening.signals.items():
             for line in lines:
                 name = f"{detector}:{line.split(':')[0]}"
-                signal_counts.setdefault(name, {"honest": 0, "mutnet": 0, "adaptive": 0})[case.kind] += 1
+                signal_counts.setdefault(name, {"honest": 0, "mutnet": 0, "adaptive": 0, "row-wise": 0})[case.kind] += 1
     print("\nsignals (models flagged by each, per population)")
     for name, counts in sorted(signal_counts.items()):
         print(f"  {name:<34} " + "  ".join(f"{kind} {count:>3}" for kind, count in counts.items()))
