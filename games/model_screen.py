@@ -97,16 +97,29 @@ def behaviour_signals(run: Runner, features: np.ndarray, reference: np.ndarray) 
 def screen_model(data: bytes, features: np.ndarray, run: Runner, *, n_rows: int | None = None,
                  seed: int = 0, behaviour: bool = True) -> Screening:
     """Every detector on one model (``data``: the ONNX bytes) and the hidden ``features``."""
-    screening = Screening()
-    screening.signals["graph"] = [f"{name}: {lines[0]}" for name, lines in
-                                  inspect_graph(data, n_rows=n_rows).signals.items()]
     try:
         predictions = np.asarray(run(features), dtype=np.float64)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - the scoring run would fail too; nothing else to look at
+        screening = Screening()
+        screening.signals["graph"] = _graph_lines(data, n_rows)
         screening.signals["behaviour"] = [f"failed: the model does not run ({type(exc).__name__})"]
         return screening
-    screening.signals["outputs"] = output_signals(predictions, features, seed=seed)
-    screening.signals["probes"] = probe_signals(predictions)
+    screening = screen_outputs(data, features, predictions, n_rows=n_rows, seed=seed)
     if behaviour:
         screening.signals["behaviour"] = behaviour_signals(run, features, predictions)
     return screening
+
+
+def screen_outputs(data: bytes, features: np.ndarray, predictions: np.ndarray, *, n_rows: int | None = None,
+                   seed: int = 0) -> Screening:
+    """The detectors that need no further run of the model: the graph, and the outputs of the scoring run
+    (what the site's worker has in hand)."""
+    screening = Screening()
+    screening.signals["graph"] = _graph_lines(data, n_rows)
+    screening.signals["outputs"] = output_signals(predictions, features, seed=seed)
+    screening.signals["probes"] = probe_signals(np.asarray(predictions, dtype=np.float64))
+    return screening
+
+
+def _graph_lines(data: bytes, n_rows: int | None) -> list[str]:
+    return [f"{name}: {lines[0]}" for name, lines in inspect_graph(data, n_rows=n_rows).signals.items()]
