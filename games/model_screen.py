@@ -73,7 +73,7 @@ def behaviour_signals(run: Runner, features: np.ndarray, reference: np.ndarray) 
     for name, again in batches.items():
         try:
             other = np.asarray(again(), dtype=np.float64)
-        except Exception as exc:
+        except Exception as exc:  # the model failing on another batch is the finding
             signals.append(f"batch_dependent: the model fails on {name} ({type(exc).__name__})")
             continue
         if other.shape != reference.shape or not np.allclose(other, reference, rtol=0, atol=BATCH_TOLERANCE):
@@ -83,7 +83,7 @@ def behaviour_signals(run: Runner, features: np.ndarray, reference: np.ndarray) 
     for sign in (1.0, -1.0):  # both ways: a tree threshold at a data value moves rows one way only
         try:
             moved = np.asarray(run(x + sign * step), dtype=np.float64)
-        except Exception as exc:
+        except Exception as exc:  # likewise on nudged features
             return [*signals, f"unstable: the model fails on nudged features ({type(exc).__name__})"]
         change = np.abs(moved - reference)
         changes.append(change if change.ndim == 1 else change.max(axis=1))
@@ -99,7 +99,7 @@ def screen_model(data: bytes, features: np.ndarray, run: Runner, *, n_rows: int 
     """Every detector on one model (``data``: the ONNX bytes) and the hidden ``features``."""
     try:
         predictions = np.asarray(run(features), dtype=np.float64)
-    except Exception as exc:
+    except Exception as exc:  # the scoring run would fail too; nothing else to look at
         screening = Screening()
         screening.signals["graph"] = _graph_lines(data, n_rows)
         screening.signals["behaviour"] = [f"failed: the model does not run ({type(exc).__name__})"]
