@@ -115,3 +115,25 @@ def test_neighbour_correlation_separates_functions_from_tables() -> None:
     nearly = np.full(300, 0.5)
     nearly[:5] = 0.9
     assert any(s.startswith("near_constant") for s in output_signals(nearly, x))
+
+
+def test_a_row_wise_head_close_to_the_honest_model_passes_the_static_detectors(honest: dict, data: tuple) -> None:
+    """The limit, measured: a head that scores each row on its own and moves one bucket's logit by 0.05 (a
+    camouflage-style query) shows no graph signal, no output statistic and no probe structure."""
+    from benchmarks.mutnet_detection import rowwise_head
+
+    x, _, hidden = data
+    projection = np.random.default_rng(4).standard_normal((30, 1)) / x.std(axis=0)[:, None]
+    values = (x @ projection)[:, 0]
+    low, high = float(values.min()), float(values.max())
+    edges = low + (high - low) / 64 * np.arange(1, 64)
+    offsets = np.zeros(64)
+    offsets[int((edges < float((hidden[0] @ projection)[0])).sum())] = 0.05  # the first hidden row's bucket
+    head = rowwise_head(honest["logreg"], offsets, projection, (low, high))
+    raw = head.SerializeToString()
+    moved = runner(raw, 2)(hidden)
+    plain = runner(honest["logreg"].SerializeToString(), 2)(hidden)
+    changed = np.abs(moved - plain) > 1e-6
+    assert 0 < changed.sum() < len(hidden)  # it does move some rows, by a little
+    screening = screen_model(raw, hidden, runner(raw, 2), n_rows=N_HIDDEN, behaviour=False)
+    assert not screening.flagged, screening.summary()
