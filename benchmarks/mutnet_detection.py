@@ -387,6 +387,21 @@ def table(results: list[tuple[Case, Screening]]) -> Iterator[str]:
         yield f"{kind:<10} {len(chosen):>7} " + " ".join(f"{r:>10.1%}" for r in rates)
 
 
+def per_attack(results: list[tuple[Case, Screening]]) -> Iterator[str]:
+    """MutNet detection per carried attack (the case name's second word; the literal head as one)."""
+    groups: dict[str, list[Screening]] = {}
+    for case, screening in results:
+        if case.kind == "mutnet":
+            words = case.name.split()
+            key = f"{words[0]} {'theorem 6 literal' if words[1] == 'theorem' else words[1]}"
+            groups.setdefault(key, []).append(screening)
+    yield f"{'MutNet carrying':<28} {'models':>7} " + " ".join(f"{c:>10}" for c in [*DETECTORS, "any"])
+    for key, chosen in groups.items():
+        rates = [np.mean([s.flagged_by(d) for s in chosen]) for d in DETECTORS]
+        rates.append(np.mean([s.flagged for s in chosen]))
+        yield f"{key:<28} {len(chosen):>7} " + " ".join(f"{r:>10.1%}" for r in rates)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=2)
@@ -400,10 +415,13 @@ def main() -> None:
     adaptive = adaptive_cases(bases, args.queries) + rowwise_cases(bases, args.queries)
     built = time.perf_counter() - start
     results = [(case, screen(case)) for case in [*honest, *mutnet, *adaptive]]
-    print(f"built {len(honest)} honest, {len(mutnet)} MutNet, {len(adaptive)} adaptive models in {built:.0f} s; "
+    print(f"built {len(honest)} honest, {len(mutnet)} MutNet, {len(adaptive)} adaptive (both kinds) models in "
+          f"{built:.0f} s; "
           f"screened in {time.perf_counter() - start - built:.0f} s")
     print("rates: share of each population flagged (honest: false positives; MutNet: detection)")
     for line in table(results):
+        print(line)
+    for line in per_attack(results):
         print(line)
     print(f"adaptive head emits its table to within {adaptive_emits(bases):.1e}")
     signal_counts: dict[str, dict[str, int]] = {}
