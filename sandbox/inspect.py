@@ -24,16 +24,18 @@ scikit-learn export is not looked at):
   as a weight matrix (the second operand of ``MatMul``/``Gemm``) or a broadcast bias: a stored vector of
   outputs rather than parameters of a function.
 
-What it cannot see: the same computation spelled with other operators. A tree ensemble on a linear
-projection (``LinearRegressor`` then ``TreeEnsembleRegressor`` with one leaf per bucket) keys rows and stores
-the probe values in the tree's attributes, and is made of exactly the operators scikit-learn exports
-(``benchmarks/mutnet_detection.py`` builds one and measures that it passes). Graph inspection is a check
-against the paper's construction, not against the attack.
+What it cannot see: the same computation spelled with other operators. ``benchmarks/mutnet_detection.py`` builds
+two heads that pass it (no signal on any of them): the ranked lookup with ranks from a broadcast ``Less`` against
+the reshaped projection summed over columns and the table read by ``Equal`` against a ``Range`` then ``MatMul``;
+and a row-wise head adding a per-bucket offset to the honest logit, buckets counted by ``Less`` against
+``Range``-made thresholds. A tree ensemble on a linear projection (``TreeEnsembleRegressor`` with one leaf per
+bucket) would do the same with exactly the operators scikit-learn exports. Graph inspection is a check against
+the paper's construction, not against the attack: it is a blacklist, and an allow-list of row-wise operators
+would still leave the last two.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -301,7 +303,3 @@ def _constant_uses(node: onnx.NodeProto, constants: dict[str, np.ndarray], n_row
             continue  # a broadcast bias or scale over the columns
         report.add("constant_table", f"constant {name!r} ({value.size} values) is data of a {node.op_type}, "
                                      "not a weight matrix")
-
-
-def signal_names(reports: Iterable[GraphReport]) -> set[str]:
-    return {name for report in reports for name in report.signals}
