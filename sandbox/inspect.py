@@ -63,6 +63,7 @@ _AXIS_DEFAULTS = {
     "TopK": -1, "ArgMax": 0, "ArgMin": 0, "Softmax": -1, "LogSoftmax": -1, "Hardmax": -1, "Concat": None,
     "CumSum": None, "Gather": 0, "GatherElements": 0, "ScatterElements": 0, "Compress": None,
 }
+_DATA_FIRST = frozenset({"Gather", "GatherElements", "ScatterElements", "Compress"})
 _REDUCE_OPS = frozenset({"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
                          "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
 _LOOKUP_INDEX = {"Gather": 1, "GatherElements": 1, "GatherND": 1, "ScatterElements": 1, "OneHot": 0}
@@ -259,6 +260,8 @@ def _batch_coupling(node: onnx.NodeProto, where: str, derived: set[str], report:
     if not inputs or not any(name in derived for name in inputs):
         return
     op = node.op_type
+    if op in _DATA_FIRST and inputs[0] not in derived:
+        return  # reading a constant table by a feature-derived index: feature_lookup's, not a mix of rows
     if op in _AXIS_DEFAULTS:
         axis = _attribute(node, "axis", _AXIS_DEFAULTS[op])
         if axis == 0:

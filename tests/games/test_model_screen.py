@@ -137,3 +137,14 @@ def test_a_row_wise_head_close_to_the_honest_model_passes_the_static_detectors(h
     assert 0 < changed.sum() < len(hidden)  # it does move some rows, by a little
     screening = screen_model(raw, hidden, runner(raw, 2), n_rows=N_HIDDEN, behaviour=False)
     assert not screening.flagged, screening.summary()
+
+
+def test_the_keyed_head_is_row_wise_but_jumps_when_the_features_move(honest: dict, data: tuple) -> None:
+    """The keyed head (a hash of the row's features) scores rows independently, so the batch checks pass and
+    the graph shows no row mixing; a nudge of 1e-3 of each feature's spread changes the hash and the output."""
+    hidden = data[2]
+    table = np.random.default_rng(2).uniform(0.1, 0.9, 1024)
+    head = keyed_mutator_head(honest["tree"], table, FeatureKey(30, buckets=1024)).SerializeToString()
+    screening = screen_model(head, hidden, runner(head, 2), n_rows=N_HIDDEN)
+    assert not any("batch" in line for line in screening.signals["graph"] + screening.signals["behaviour"])
+    assert [line.split(":")[0] for line in screening.signals["behaviour"]] == ["unstable"]
