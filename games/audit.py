@@ -84,6 +84,22 @@ class AuditSetup:
     same_file_same_score: bool = False
     also_report: Sequence[str] = ()
     public_mask: np.ndarray | None = None
+    features: np.ndarray | None = None
+
+    @property
+    def takes_models(self) -> bool:
+        """A model competition: the battery is played through MutNet models run on ``features``."""
+        return self.features is not None
+
+    def attack_oracle(self, *, accounts: int = 1) -> Any:
+        """The board an attack plays: :meth:`oracle`, or on a model competition that board behind
+        :class:`games.model_board.ModelBoard` (each query a MutNet model run on the hidden features)."""
+        board = self.oracle(accounts=accounts)
+        if self.features is None:
+            return board
+        from games.model_board import ModelBoard  # loads onnx only for model competitions
+
+        return ModelBoard(board, self.features)
 
     def oracle(self, *, accounts: int = 1, defenses: Sequence[dict[str, Any]] | None = None) -> LocalOracle:
         """A fresh board of this competition as an attacker with ``accounts`` accounts sees it."""
@@ -312,6 +328,15 @@ def audit(
     truth = np.asarray(setup.labels, dtype=np.int64)
     public = probe.spec.hidden.public_mask if probe.public_fraction is not None else np.ones(len(truth), bool)
     names = list(attack_names) if attack_names is not None else battery(probe)
+    notes: list[str] = []
+    attack_truth, attack_public = truth, public
+    if setup.takes_models:  # the attack's rows are the hidden rows in the MutNet head's feature order
+        from games.model_board import feature_ranks, in_rank_order
+
+        ranks = feature_ranks(np.asarray(setup.features))
+        attack_truth, attack_public = in_rank_order(truth, ranks), in_rank_order(public, ranks)
+        notes.append("model competition: every query is an ONNX model (paper 001's Mutator Network head on a "
+                     "linear base) run on the hidden features; labels are compared row for row")
     unknown = sorted(set(names) - set(attacks.available()))
     if unknown:
         raise AuditError(f"unknown attack(s) {', '.join(unknown)}; available: {', '.join(attacks.available())}")
@@ -322,7 +347,6 @@ def audit(
     order = [(rung, name) for rung in [quota_rung, *(r for r in ladder if r != quota_rung)] for name in names]
     total_work = sum(rung for rung, _ in order) + _honest_work(len(truth), honest_models)
     done_work = 0.0
-    notes: list[str] = []
     seconds_per_query: dict[str, float] = {}
     reasoning: list[str] = []
     say(0.0, f"auditing {len(names)} attack(s) at {len(ladder)} budget(s) up to {budget:,} submissions")
@@ -336,7 +360,8 @@ def audit(
                          f"time limit of {time_limit:.0f} s")
         else:
             say(done_work / total_work, f"{name}: {rung:,} submissions")
-            point, details = _play(setup, name, rung, accounts=accounts, seed=seed, truth=truth, public=public)
+            point, details = _play(setup, name, rung, accounts=accounts, seed=seed, truth=attack_truth,
+                                   public=attack_public)
             curves[name].points.append(point)
             if point.status == "ok" and point.queries:
                 seconds_per_query[name] = max(seconds_per_query.get(name, 0.0), point.seconds / point.queries)
@@ -380,7 +405,7 @@ def _play(
     setup: AuditSetup, attack: str, budget: int, *, accounts: int, seed: int, truth: np.ndarray, public: np.ndarray
 ) -> tuple[Point, dict[str, Any]]:
     """``attack`` (through ``auto``, forced unless it is ``auto``) on a fresh board within ``budget``."""
-    oracle = setup.oracle(accounts=accounts)
+    oracle = setup.attack_oracle(accounts=accounts)
     params: dict[str, Any] = {"budget": budget, "seed": seed}
     if attack != "auto":
         params.update(attack=attack, params=forced_params(attack, budget))

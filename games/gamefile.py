@@ -19,6 +19,8 @@ runs, and an error names the file, the table, the entry and the key::
     test_fraction = 0.3             # held-out rows = the hidden labels
     # n_rows = 2000                 # balanced only
     # public_fraction = 0.3         # released score = public split; omitted = every row
+    # models = true                 # a model competition: every query is an ONNX model (paper 001's MutNet
+    #                               # head) run on the hidden features; breast_cancer | digits, offline only
 
     [[defenses]]
     name = "rounding-5"
@@ -54,7 +56,7 @@ SOURCES = ("breast_cancer", "digits", "balanced")
 GAME_KEYS = {
     "name", "description", "seeds", "metric", "eps", "decimals", "final_confidence", "budgets", "utility_tolerance",
 }
-DATASET_KEYS = {"name", "source", "test_fraction", "population_seed", "n_rows", "public_fraction"}
+DATASET_KEYS = {"name", "source", "test_fraction", "population_seed", "n_rows", "public_fraction", "models"}
 DEFENSE_KEYS = {"name", "chain", "description"}
 ATTACK_KEYS = {"name", "attack", "budget", "params", "accounts"}
 #: The recommended chain's default limit on the honest players' utility cost (1 − Kendall τ).
@@ -75,6 +77,7 @@ class DatasetSpec:
     population_seed: int = 0
     n_rows: int | None = None
     public_fraction: float | None = None
+    models: bool = False
 
 
 @dataclass(frozen=True)
@@ -305,6 +308,11 @@ class _Validator:
         if public_fraction is not None:
             public_fraction = self.number(where, entry, "public_fraction", 0.0, low=0.0, high=1.0,
                                           open_low=True, open_high=True)
+        models = entry.get("models", False)
+        if not isinstance(models, bool):
+            raise self.fail(where, f"'models' must be true or false, got {models!r}")
+        if models and source == "balanced":
+            raise self.fail(where, "'models = true' needs features: source 'breast_cancer' or 'digits'")
         seed = entry.get("population_seed", 0)
         if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
             raise self.fail(where, f"'population_seed' must be a non-negative integer, got {seed!r}")
@@ -316,6 +324,7 @@ class _Validator:
             population_seed=seed,
             n_rows=n_rows,
             public_fraction=public_fraction,
+            models=models,
         )
 
     def defense(self, index: int, entry: dict[str, Any], metric: str, eps: float) -> DefenseSpec:

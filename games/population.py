@@ -25,7 +25,8 @@ class Population:
     """Hidden test rows (``ids``: the rows' indices in the original data set, as text; ``labels``) and each
     honest model's predicted probabilities on them, in submission order.
 
-    ``predictions[name]`` is a 1-D array of P(class 1) for binary data, else an ``(n, K)`` matrix.
+    ``predictions[name]`` is a 1-D array of P(class 1) for binary data, else an ``(n, K)`` matrix. ``features``:
+    the hidden rows' features (real data sets only), what a model competition runs the models on.
     """
 
     dataset: str
@@ -33,6 +34,7 @@ class Population:
     labels: np.ndarray
     n_classes: int
     predictions: dict[str, np.ndarray]
+    features: np.ndarray | None = None
 
     @property
     def names(self) -> list[str]:
@@ -120,20 +122,29 @@ def honest_population(*, seed: int = 0, test_size: float = 0.3, dataset: str = "
         proba = np.asarray(model.predict_proba(x_test), dtype=np.float64)
         predictions[name] = proba[:, 1] if n_classes == 2 else proba
     ids = [str(int(i)) for i in test_rows]
-    return Population(dataset, ids, np.asarray(y_test, dtype=np.int64), n_classes, predictions)
+    return Population(dataset, ids, np.asarray(y_test, dtype=np.int64), n_classes, predictions,
+                      features=np.asarray(x_test, dtype=np.float64))
+
+
+def load_population(dataset: DatasetSpec) -> Population:
+    """The population of a game's data set, seeded by its ``population_seed`` (cached by source, seed and size:
+    training the models takes seconds, and a population is never modified; two data sets that differ only in
+    name or in how they are played, files or models, share it)."""
+    if dataset.source == "balanced":
+        assert dataset.n_rows is not None
+        return _synthetic(dataset.n_rows, dataset.population_seed)
+    population = _honest(dataset.population_seed, dataset.test_fraction, dataset.source)
+    return replace(population, dataset=dataset.name)
 
 
 @lru_cache(maxsize=8)
-def load_population(dataset: DatasetSpec) -> Population:
-    """The population of a game's data set, seeded by its ``population_seed`` (cached: training the models
-    takes seconds, and a population is never modified)."""
-    if dataset.source == "balanced":
-        assert dataset.n_rows is not None
-        return synthetic_population(dataset.n_rows, seed=dataset.population_seed)
-    population = honest_population(
-        seed=dataset.population_seed, test_size=dataset.test_fraction, dataset=dataset.source
-    )
-    return replace(population, dataset=dataset.name)
+def _honest(seed: int, test_size: float, source: str) -> Population:
+    return honest_population(seed=seed, test_size=test_size, dataset=source)
+
+
+@lru_cache(maxsize=8)
+def _synthetic(n_rows: int, seed: int) -> Population:
+    return synthetic_population(n_rows, seed=seed)
 
 
 def synthetic_population(n_rows: int, seed: int = 0, n_models: int = 10) -> Population:

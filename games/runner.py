@@ -195,6 +195,10 @@ def check_game(spec: GameSpec, *, live: bool = False) -> list[_Competition]:
     if live and several:
         raise GameFileError(f"{spec.source}: attack(s) {', '.join(several)} use several accounts, which only an "
                             "offline game plays (a live cell has one attacker account)")
+    models = [d.name for d in spec.datasets if d.models]
+    if live and models:
+        raise GameFileError(f"{spec.source}: data set(s) {', '.join(models)} are model competitions, which only an "
+                            "offline game plays")
     competitions = [_Competition(d, load_population(d)) for d in spec.datasets]
     for competition in competitions:
         for defense in spec.defenses:
@@ -372,6 +376,13 @@ def play_cell(
         params["seed"] = seed
     if budget is not None and "budget" not in params and _accepts(attack.attack, "budget"):
         params["budget"] = budget  # ``auto`` plans within the cell's budget instead of running into it
+    ranks: np.ndarray | None = None
+    if dataset.models and site is None:  # every query a MutNet model run on the hidden features
+        from games.model_board import ModelBoard, feature_ranks  # onnx only for model competitions
+
+        assert population.features is not None, "a model competition needs a data set with features"
+        target = ModelBoard(oracle, population.features)
+        ranks = feature_ranks(population.features)
     attacker: Any = BudgetedView(target, budget) if budget is not None else target
     status, error = "ok", ""
     details: dict[str, Any] = {}
@@ -384,6 +395,9 @@ def play_cell(
         queries, seconds, details = result.queries, result.seconds, jsonable(result.details)
         if labels.shape != hidden.shape:
             raise AttackFailed(f"the attack returned {labels.shape[0]} labels for {hidden.shape[0]} rows")
+        if ranks is not None:  # the attack's row i is the hidden row of rank i: back to the hidden order
+            labels = labels[ranks]
+            confidence = None if confidence is None else np.asarray(confidence)[ranks]
     except AttackFailed as exc:
         status, error = "failed", str(exc) or type(exc).__name__
     except Exception as exc:  # a crashing attack is reported as its cell's error, the game goes on
@@ -397,7 +411,8 @@ def play_cell(
     final = as_submitted(oracle, confident_predictions(labels, population.n_classes, stake))
     _, private_split = _splits(oracle)
     try:
-        released_public = target.submit(final)
+        # On a model competition the final submission is the follow-up model: the same head, the labels as its table.
+        released_public = target.submit(final if ranks is None else _in_rank_order(final, ranks))
     except (ScoringError, SubmissionFailed):
         released_public = None
     released_private, _, _ = release_once(oracle, final, submission_id="attacker-private", split=private_split)
@@ -432,6 +447,12 @@ def play_cell(
         utility=board.utility,
         details=details,
     )
+
+
+def _in_rank_order(values: np.ndarray, ranks: np.ndarray) -> np.ndarray:
+    out = np.empty_like(values)
+    out[ranks] = values
+    return out
 
 
 def _float(value: Released) -> float | None:

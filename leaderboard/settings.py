@@ -24,7 +24,8 @@ Environment:
   (tests use a unique one per session so parallel runs never take each other's tasks).
 - ``LEADERBOARD_MODEL_MAX_BYTES``, ``LEADERBOARD_MODEL_MAX_NODES``, ``LEADERBOARD_MODEL_CPU_SECONDS``,
   ``LEADERBOARD_MODEL_WALL_SECONDS``, ``LEADERBOARD_MODEL_MEMORY_MB`` — what an ONNX model of a model
-  competition may be and use (32 MiB, 20,000 nodes, 30 s CPU, 60 s wall, 2,048 MiB).
+  competition may be and use (32 MiB, 20,000 nodes, 30 s CPU, 60 s wall, 2,048 MiB). ``LEADERBOARD_MODEL_SCREEN``
+  — ``off`` (default), ``flag`` or ``reject``: screen every scored model for a MutNet head (paper 001 §5).
 - ``LEADERBOARD_MAX_UPLOAD_BYTES``, ``LEADERBOARD_KEEP_UPLOADS`` (``1``: keep every upload's bytes),
   ``LEADERBOARD_SCORING_SOFT_TIME_LIMIT``, ``LEADERBOARD_SCORING_HARD_TIME_LIMIT``, ``LEADERBOARD_SWEEP_INTERVAL``,
   ``LEADERBOARD_STUCK_AFTER``, ``LEADERBOARD_CLAIM_HEARTBEAT``, ``LEADERBOARD_CLAIM_STALE_AFTER``,
@@ -315,6 +316,9 @@ LEADERBOARD_MODEL_WALL_SECONDS = env_int(
     "LEADERBOARD_MODEL_WALL_SECONDS", max(1, min(60, LEADERBOARD_SCORING_SOFT_TIME_LIMIT // 2))
 )
 LEADERBOARD_MODEL_MEMORY_MB = env_int("LEADERBOARD_MODEL_MEMORY_MB", 2048)
+# The MutNet screen of a scored model (games.model_screen: its graph, and its outputs on the hidden rows):
+# "off", "flag" (a host note on the submission) or "reject" (the submission fails with a fixed message).
+LEADERBOARD_MODEL_SCREEN = os.environ.get("LEADERBOARD_MODEL_SCREEN", "off")
 LEADERBOARD_SWEEP_INTERVAL = env_int("LEADERBOARD_SWEEP_INTERVAL", 60)
 # A scoring worker refreshes its claim's heartbeat this often; a claim silent for LEADERBOARD_CLAIM_STALE_AFTER
 # is taken over by the next delivery, a worker's start or the sweep (its worker is presumed gone).

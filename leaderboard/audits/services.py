@@ -51,6 +51,7 @@ def audit_setup(*, competition: Competition) -> audit_core.AuditSetup:
         same_file_same_score=competition.same_file_same_score,
         also_report=tuple(competition.also_report) if isinstance(competition.also_report, list) else (),
         public_mask=hidden.public_mask,
+        features=hidden.features if competition.takes_models else None,
     )
 
 

@@ -61,7 +61,31 @@ def model_predictions(*, competition: Competition, spec: ScoringSpec, data: byte
         raise ModelRunFailed("the competition has no hidden features; the host has been told",
                              host_detail="configuration error: a model submission on a competition without features")
     output = run_model(data, features, model, model_contract(competition), model_limits())
-    return _checked(output, spec), "model run isolation: " + (", ".join(output.isolation) or "resource limits only")
+    parsed = _checked(output, spec)
+    note = "model run isolation: " + (", ".join(output.isolation) or "resource limits only")
+    return parsed, note + _screen(data, features, parsed, competition.n_rows)
+
+
+#: What a participant reads when the screen rejects a model: fixed, it quotes nothing computed from hidden data.
+SCREEN_REJECT_MESSAGE = (
+    "This model was rejected: its graph or its outputs have the structure of a label-inference head (a Mutator "
+    "Network, paper 001 §5) rather than of a trained classifier."
+)
+
+
+def _screen(data: bytes, features: np.ndarray, parsed: ParsedPredictions, n_rows: int) -> str:
+    """``LEADERBOARD_MODEL_SCREEN``: nothing (``off``), a host note (``flag``), or a refusal (``reject``)."""
+    mode = str(settings.LEADERBOARD_MODEL_SCREEN)
+    if mode not in ("flag", "reject"):
+        return ""
+    from games.model_screen import screen_outputs  # onnx inspection and numpy statistics, no further model run
+
+    screening = screen_outputs(data, features, parsed.values, n_rows=n_rows)
+    if not screening.flagged:
+        return "; model screen: nothing found"
+    if mode == "reject":
+        raise ModelRunFailed(SCREEN_REJECT_MESSAGE, host_detail="model screen: " + screening.summary())
+    return "; model screen flagged: " + screening.summary()
 
 
 # Models compute in float32: an average of probabilities (a random forest's) can land a few ulps past 1.

@@ -146,3 +146,23 @@ def test_a_multiclass_board_is_audited_with_its_honest_cost() -> None:
                    quota=Quota(total_limit=40), honest_models=3)
     assert report.at_quota["public"] == 1.0
     assert "error" not in report.honest and report.honest["models"] == 3
+
+
+def test_a_model_competition_is_audited_through_mutnet_models() -> None:
+    """With hidden features the battery plays through models (the Mutator Network head, run with onnxruntime on
+    the features): the labels it recovers, compared row for row, are the competition's own."""
+    from games.model_board import ModelBoard, feature_ranks, in_rank_order
+
+    rng = np.random.default_rng(5)
+    features = rng.standard_normal((30, 4))
+    labels = rng.integers(0, 2, 30)
+    setup = AuditSetup(labels, public_fraction=None, secret=3, features=features)
+    assert isinstance(setup.attack_oracle(), ModelBoard)
+    report = audit(setup, budget=20, quota=Quota(total_limit=20), attack_names=["auto"], honest_models=2)
+    auto = report.curves[0].at(20)
+    assert auto is not None and auto.exact_public == 1.0, report.curves
+    assert any("model competition" in note for note in report.notes)
+    # The ranks are a permutation and the truth is moved to match the attack's rows.
+    ranks = feature_ranks(features)
+    assert sorted(ranks) == list(range(30))
+    assert (in_rank_order(labels, ranks)[ranks] == labels).all()

@@ -521,3 +521,55 @@ def test_the_html_report_shows_failed_cells_as_failed_not_as_zero_accuracy(
     for status, row in cells:
         # labels right, labels claimed and every label right: the outcome, not a 0
         assert row.count(f'<span class="failed">{status}</span>') == 3, row
+
+
+def test_a_model_competition_is_played_through_models() -> None:
+    """``models = true``: every query of the cell is a MutNet model run on the hidden features; the labels it
+    learns (keyed by the head's feature order) are put back on their rows, and its follow-up model tops the
+    board. The same cell with prediction files spends the same queries."""
+    text = """
+    [game]
+    name = "bc-models"
+    seeds = [0]
+    decimals = 5
+    [[datasets]]
+    name = "bc-models"
+    source = "breast_cancer"
+    models = true
+    [[datasets]]
+    name = "bc-files"
+    source = "breast_cancer"
+    [[defenses]]
+    name = "none"
+    chain = []
+    [[attacks]]
+    name = "capacity"
+    """
+    spec = parse_game(text)
+    assert spec.datasets[0].models and not spec.datasets[1].models
+    cells = {cell.dataset: cell for cell in run_game(spec).cells}
+    models, files = cells["bc-models"], cells["bc-files"]
+    assert models.status == "ok" and models.outcome.exact_recovery, models
+    assert models.outcome.public_rank == 1 and models.queries == files.queries
+
+
+@pytest.mark.parametrize(("entry", "message"), [
+    ('source = "balanced"\nn_rows = 10\nmodels = true', "needs features"),
+    ('source = "digits"\nmodels = "yes"', "'models' must be true or false"),
+])
+def test_a_model_competition_needs_features(entry: str, message: str) -> None:
+    text = f"""
+    [game]
+    name = "m"
+    seeds = [0]
+    [[datasets]]
+    name = "d"
+    {entry}
+    [[defenses]]
+    name = "none"
+    chain = []
+    [[attacks]]
+    name = "capacity"
+    """
+    with pytest.raises(GameFileError, match=message):
+        parse_game(text)

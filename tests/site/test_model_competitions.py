@@ -5,6 +5,7 @@ the same core and chain as a file. A hostile model fails with a fixed message an
 from __future__ import annotations
 
 import io
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -272,3 +273,55 @@ def test_a_model_is_scored_under_phi_bit_arithmetic_from_its_exact_outputs(uploa
     probabilities = np.clip(model.predict_proba(FEATURES[HIDDEN])[:, 1], 1e-15, 1 - 1e-15)
     assert submission.raw_public == pytest.approx(log_loss(LABELS[HIDDEN], probabilities), abs=1e-5)
     assert len(submission.raw_public_text) > 30  # the φ-bit value's digits, not a float64 repr
+
+
+def test_audit_competition_plays_the_battery_through_models(host: Any) -> None:
+    """``manage.py audit_competition`` on a model competition: every query is a MutNet model run on the hidden
+    features (the note says so), and the labels it recovers are the competition's, row for row."""
+    from io import StringIO
+
+    ids = [f"r{i:02d}" for i in range(40)]
+    competition_create(
+        slug="cancer-audit", host=host, labels_csv=labels_csv(LABELS[HIDDEN][:40], ids),
+        features_csv=features_csv(FEATURES[HIDDEN][:40], ids), daily_limit=5, total_limit=20, public_fraction=1.0,
+    )
+    out = StringIO()
+    call_command("audit_competition", "cancer-audit", "--budget", "20", "--json", stdout=out, stderr=StringIO())
+    result = json.loads(out.getvalue())
+    assert any("model competition" in note for note in result["notes"])
+    auto = next(curve for curve in result["curves"] if curve["attack"] == "auto")
+    top = next(point for point in auto["points"] if point["budget"] == 20)
+    assert top["status"] == "ok" and top["exact_public"] == 1.0, top
+
+
+def test_the_model_screen_flags_or_rejects_a_mutnet_head_and_passes_an_honest_model(
+    upload, clients, model_competition, score_all, settings
+) -> None:
+    """``LEADERBOARD_MODEL_SCREEN``: ``flag`` notes a MutNet head for the host only; ``reject`` fails it with a
+    fixed message; an honest model passes either way."""
+    import onnx
+
+    from attacks.mutnet import FeatureRank, ranked_mutator_head
+    from leaderboard.submissions.model_runs import SCREEN_REJECT_MESSAGE
+
+    honest = _onnx(make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)))
+    n = len(LABELS[HIDDEN])
+    probe = np.full(n, 0.5)
+    probe[:5] = [1 / 3, 1 / 4, 1 / 6, 1 / 8, 1 / 12]
+    mutnet = ranked_mutator_head(onnx.load_model_from_string(honest), probe, FeatureRank(30, n)).SerializeToString()
+    outcomes = {}
+    for mode in ("flag", "reject"):
+        settings.LEADERBOARD_MODEL_SCREEN = mode
+        for name, data in (("honest", honest), ("mutnet", mutnet)):
+            pk = upload(clients["participant"], model_competition.slug, data).json()["id"]
+            score_all()
+            outcomes[mode, name] = Submission.objects.get(pk=pk)
+    for mode in ("flag", "reject"):
+        assert outcomes[mode, "honest"].status == Status.SCORED
+        assert any("model screen: nothing found" in note for note in outcomes[mode, "honest"].defense_notes)
+    flagged = outcomes["flag", "mutnet"]
+    assert flagged.status == Status.SCORED and any("dead_relu" in note for note in flagged.defense_notes)
+    rejected = outcomes["reject", "mutnet"]
+    assert rejected.status == Status.FAILED and rejected.error == SCREEN_REJECT_MESSAGE
+    detail = clients["participant"].get(f"/api/v1/submissions/{flagged.pk}/").json()
+    assert "dead_relu" not in json.dumps(detail) and "screen" not in json.dumps(detail)  # host-only note
