@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import product
 
 import numpy as np
 
 from attacks import server_model
 from attacks.capacity.design import LN2, ServerModel, all_patterns, digit_values, max_weight_real
+from attacks.capacity.search import REFERENCE
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.result import AttackFailed
 
@@ -151,23 +153,32 @@ class BatchModel:
     row_ulps: float
 
 
+@lru_cache(maxsize=1 << 16)
+def row_terms(pj: float, kj: int, unit: float, eps: float) -> tuple[mpfr, mpfr, float]:
+    """One batch row's exact terms for :func:`batch_model` (cached: the same weights recur across queries):
+    its label-0 loss ``l0`` and ``|d − k·u|`` at 128 bits for the float ``pj`` sent, and ``max(l0, l1)``
+    with a relative margin as a float."""
+    with local_precision(PRECISION_BITS):
+        one = mpfr(1)
+        q = min(max(mpfr(pj), mpfr(eps)), one - mpfr(eps))
+        l0 = -gmpy2.log(one - q)
+        l1 = -gmpy2.log(q)
+        return l0, abs((l1 - l0) - kj * mpfr(unit)), float(max(l0, l1)) * (1 + 1e-12)
+
+
 def batch_model(p: np.ndarray, ks: np.ndarray, unit: float, eps: float) -> BatchModel:
     """For batch predictions ``p`` (floats actually sent) and lattice weights ``ks``: the sum of their label-0
     losses and ``Σ|d_j - k_j·u|`` at 128 bits, plus float64 error inputs for :func:`sum_window`."""
     with local_precision(PRECISION_BITS):
         base = mpfr(0)
         deviation = mpfr(0)
-        u = mpfr(unit)
-        one = mpfr(1)
-        lo_clip, hi_clip = mpfr(eps), one - mpfr(eps)
         loss_bound = 0.0
+        terms = row_terms.__wrapped__ if REFERENCE.get() else row_terms
         for pj, kj in zip(p.tolist(), ks.tolist(), strict=True):
-            q = min(max(mpfr(pj), lo_clip), hi_clip)
-            l0 = -gmpy2.log(one - q)
-            l1 = -gmpy2.log(q)
+            l0, gap, largest = terms(pj, kj, unit, eps)
             base += l0
-            deviation += abs((l1 - l0) - kj * u)
-            loss_bound += float(max(l0, l1)) * (1 + 1e-12)
+            deviation += gap
+            loss_bound += largest
     a_max = max_weight_real(eps)
     row_error = server_model.ServerModel(len(p), eps=eps).row_error(a_max + 1.0)
     return BatchModel(base, deviation, loss_bound, float(len(p) * row_error))

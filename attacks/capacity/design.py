@@ -22,7 +22,7 @@ from itertools import combinations
 import numpy as np
 
 from attacks import server_model
-from attacks.capacity.search import search_realization
+from attacks.capacity.search import REFERENCE, search_realization, search_realization_reference
 from attacks.result import AttackFailed
 
 LN2 = math.log(2.0)
@@ -249,7 +249,8 @@ def realize(patterns: np.ndarray, max_span: int, max_weight: int | None = None) 
             return weights
     if n == 2:
         return partial_realization(patterns, 2) if max_span >= 2 else None
-    found = search_realization(patterns.tobytes(), patterns.shape, min(max_span, 1 << 20), min(cap_w, 1 << 20))
+    search = search_realization_reference if REFERENCE.get() else search_realization
+    found = search(patterns.tobytes(), patterns.shape, min(max_span, 1 << 20), min(cap_w, 1 << 20))
     return None if found is None else np.array(found, dtype=np.int64)
 
 

@@ -25,11 +25,27 @@ be scored or ruled out without sorting it:
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 
 import numpy as np
 
 SCALES = (1, 2, 4)
+#: On (``capacity_attack(..., reference=True)``): the attack runs its code as first written (the reference
+#: search, no cached row terms), for the benchmark's same-run baseline and the equivalence tests.
+REFERENCE: ContextVar[bool] = ContextVar("capacity_reference", default=False)
+
+
+@contextmanager
+def reference_code(on: bool = True) -> Iterator[None]:
+    """Run the capacity attack's code as first written inside the block (see :data:`REFERENCE`)."""
+    token = REFERENCE.set(on)
+    try:
+        yield
+    finally:
+        REFERENCE.reset(token)
 SHIFT = np.uint64(32)
 
 
