@@ -162,12 +162,23 @@ def search_realization(key: bytes, shape: tuple[int, int], max_span: int, max_we
         weights = drawn.reshape(k, batch)
         if constant_count:
             weights -= weights.min(axis=0)
-        score = _scale_scores(patterns, as_float, weights, max_span, max_weight, entropy_floor)
-        if score is None:
-            continue
-        i = int(np.argmin(score))
-        if best is None or score[i] < best[0]:
-            best = (float(score[i]), tuple(int(w) for w in weights[:, i]))
+        # Columns in chunks, in order: the first column with the least score is the reference's argmin, and a
+        # perfect one ends the scale (and the search) early.
+        scale_best = math.inf if best is None else best[0]
+        chosen = -1
+        for start, stop in _chunks(batch):
+            score = _scale_scores(
+                patterns, as_float, weights[:, start:stop], max_span, max_weight, entropy_floor, scale_best
+            )
+            if score is None:
+                continue
+            i = int(np.argmin(score))
+            if score[i] < scale_best:
+                scale_best, chosen = float(score[i]), start + i
+                if scale_best <= perfect:
+                    break
+        if chosen >= 0:
+            best = (scale_best, tuple(int(w) for w in weights[:, chosen]))
     if best is None:
         return None
     return best[1]
@@ -186,12 +197,18 @@ def _repeated_entropy_caps(n: int) -> np.ndarray:
     return caps
 
 
+def _chunks(batch: int) -> list[tuple[int, int]]:
+    """Column ranges scored one after another: a small first chunk (a perfect column is usually in it)."""
+    edges = [0] + [edge for edge in (256, 1024) if edge < batch] + [batch]
+    return list(zip(edges[:-1], edges[1:], strict=True))
+
+
 def _scale_scores(
     patterns: np.ndarray, as_float: np.ndarray, weights: np.ndarray, max_span: int, max_weight: int,
-    entropy_floor: float,
+    entropy_floor: float, beat: float = math.inf,
 ) -> np.ndarray | None:
-    """The reference's masked scores of one scale's columns, exactly wherever a column could be the first
-    best one, ``inf`` where it is not allowed or provably worse; ``None`` if no column is allowed."""
+    """The reference's masked scores of columns, exactly wherever a column could be the first best one and
+    below ``beat``, ``inf`` where it is not allowed or provably worse; ``None`` if no column is allowed."""
     n = patterns.shape[0]
     values = as_float @ weights.astype(np.float32)  # small integers: exact in float32
     low = values.min(axis=0)
@@ -215,7 +232,7 @@ def _scale_scores(
     others = np.flatnonzero(ok & ~injective & (cap >= entropy_floor))
     if len(others) == 0:
         return score if clean.any() else None
-    best = float(score.min())
+    best = min(float(score.min()), beat)
     if not math.isfinite(best):
         # No distinct-valued column: score the most promising exactly, to have a best to prune with.
         order = others[np.argsort(bound[others], kind="stable")]
