@@ -42,9 +42,15 @@ class Group:
     @classmethod
     def fresh(cls, rows: list[int] | np.ndarray) -> Group:
         rows = np.asarray(rows, dtype=np.int64)
-        k = len(rows)
-        patterns = np.array(list(product((0, 1), repeat=k)), dtype=np.uint8).reshape(-1, k)
-        return cls(rows, patterns)
+        return cls(rows, fresh_patterns(len(rows)))
+
+
+@lru_cache(maxsize=64)
+def fresh_patterns(k: int) -> np.ndarray:
+    """Every 0/1 pattern of ``k`` fresh rows in ``itertools.product`` order, read-only (shared by groups)."""
+    patterns = np.array(list(product((0, 1), repeat=k)), dtype=np.uint8).reshape(-1, k)
+    patterns.setflags(write=False)
+    return patterns
 
 
 @dataclass
@@ -179,9 +185,19 @@ def batch_model(p: np.ndarray, ks: np.ndarray, unit: float, eps: float) -> Batch
             base += l0
             deviation += gap
             loss_bound += largest
-    a_max = max_weight_real(eps)
-    row_error = server_model.ServerModel(len(p), eps=eps).row_error(a_max + 1.0)
-    return BatchModel(base, deviation, loss_bound, float(len(p) * row_error))
+    return BatchModel(base, deviation, loss_bound, float(len(p) * batch_row_error(len(p), eps)))
+
+
+@lru_cache(maxsize=256)
+def batch_row_error(rows: int, eps: float) -> mpfr:
+    """The server model's error bound for one batch row (the largest loss it can have), cached."""
+    return server_model.ServerModel(rows, eps=eps).row_error(max_weight_real(eps) + 1.0)
+
+
+@lru_cache(maxsize=64)
+def free_row_error(model: ServerModel) -> mpfr:
+    """The server model's error bound for one row at ``1/2`` (loss ``ln 2``), cached per model."""
+    return model.row_error(LN2)
 
 
 def loss_window(released: float, model: ServerModel, loss_bound: float, row_ulps: float) -> tuple[mpfr, mpfr]:
@@ -203,7 +219,7 @@ def sum_window(released: float, model: ServerModel, n_free: int, batch: BatchMod
     """Rigorous bounds on ``Σ_j y_j·k_j·u`` (the batch's label-dependent part of the summed loss, on the
     lattice) when ``n_free`` scored rows sit at ``1/2`` and the batch is described by ``batch``."""
     loss_bound = n_free * (LN2 + 1e-12) + batch.loss_bound
-    row_ulps = batch.row_ulps + float(n_free * model.row_error(LN2))
+    row_ulps = batch.row_ulps + float(n_free * free_row_error(model))
     lo, hi = loss_window(released, model, loss_bound, row_ulps)
     with local_precision(PRECISION_BITS):
         constant = n_free * gmpy2.log(mpfr(2)) + batch.base
