@@ -75,15 +75,28 @@ class Digit:
             # is the sum of its rows' weights at their labels.
             raw = weights[np.arange(m)[None, :], group.patterns].sum(axis=1, dtype=np.int64)
         elif m >= 8 and group.patterns is all_patterns(m):
-            # Every labeling of m fresh rows (row i of the table = the bits of i): subset sums by doubling.
-            raw = np.zeros(1, dtype=np.int64)
-            for w in weights.tolist():
-                raw = np.concatenate([raw, raw + w])
+            # Every labeling of m fresh rows (row i of the table = the bits of i): subset sums by doubling,
+            # shared by every query with the same top weights (read-only; the smallest sum is 0).
+            raw = subset_sums(tuple(weights.tolist()))
+            return cls(group, weights.astype(np.int64), position, raw, 0, int(raw.max()) + 1)
         else:
             raw = digit_values(group.patterns, weights)
         low = int(raw.min())
         values = raw - low
         return cls(group, weights.astype(np.int64), position, values, low, int(values.max()) + 1)
+
+
+@lru_cache(maxsize=64)
+def subset_sums(weights: tuple[int, ...]) -> np.ndarray:
+    """The sum of every subset of non-negative ``weights`` (entry ``i``: the subset with the bits of ``i``),
+    read-only."""
+    raw = np.zeros(1, dtype=np.int64)
+    for w in weights:
+        if w < 0:
+            raise ValueError("digit weights must be non-negative")
+        raw = np.concatenate([raw, raw + w])
+    raw.setflags(write=False)
+    return raw
 
 
 @dataclass

@@ -51,7 +51,7 @@ def random_candidate_sets(count: int, seed: int) -> list[tuple[bytes, tuple[int,
     """Candidate sets like the carried groups: ``n`` distinct 0/1 patterns on ``k`` rows (some of constant
     count), with tight and loose span and weight caps."""
     rng = np.random.default_rng(seed)
-    out = []
+    out: list[tuple[bytes, tuple[int, int], int, int]] = []
     while len(out) < count:
         n, k = int(rng.integers(2, 16)), int(rng.integers(2, 13))
         patterns = np.unique(rng.integers(0, 2, size=(n, k)).astype(np.uint8), axis=0)
