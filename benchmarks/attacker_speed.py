@@ -3,9 +3,10 @@ against paper 000's Table 2.
 
 ``capacity`` (binary log loss, 5 released decimals, the default board) at N = 2,201 and 25,000: the
 attacker's own CPU time — the thread's CPU time for the whole attack minus the CPU time spent inside the
-oracle (``LocalOracle`` scoring and releasing each query) — median of ``--runs`` runs, each on seeded random
-labels, beside the same attack with ``reference=True`` (the search and row terms as first written) measured
-in the same run on the same labels; queries used and labels recovered for both (they must be identical).
+oracle (``LocalOracle`` scoring and releasing each query) — median of ``--runs`` runs, each cold (every cache
+emptied) on seeded random labels, beside the same attack with ``reference=True`` (the search and row terms
+as first written) measured in the same run on the same labels; queries used and labels recovered for both
+(they must be identical).
 
 ``prime_batched`` at paper 000's Table 2 setting for D1: N = 25,000, m = 5 (N/5 = 5,000 queries), float64
 server releasing the full score; decode time as the attack reports it (the time spent decoding the released
@@ -26,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from attacks import LocalOracle, run
-from attacks.capacity import capacity_attack
+from attacks.capacity import capacity_attack, decoder, design, search
 
 PAPER_DECODE_MS = 53.41  # paper 000, Table 2, D1 (N = 25,000, N/5 queries)
 
@@ -46,8 +47,20 @@ class TimedOracle(LocalOracle):
             self.cpu += time.thread_time() - started
 
 
+def clear_caches() -> None:
+    """Empty every cache the capacity attack fills (either code path), so each run starts cold like a fresh
+    process: runs on other labels share many candidate sets, which would flatter the later runs."""
+    for function in (
+        search.search_realization, search.search_realization_reference, decoder.row_terms, decoder.subset_sums,
+        decoder.fresh_patterns, decoder.batch_row_error, decoder.free_row_error, design.top_weights,
+        design.fresh_fill, design.all_patterns,
+    ):
+        function.cache_clear()
+
+
 def capacity_once(n: int, seed: int, reference: bool) -> tuple[float, int, int]:
-    """(attacker's own CPU seconds, queries, labels recovered) for one run on seeded random labels."""
+    """(attacker's own CPU seconds, queries, labels recovered) for one cold run on seeded random labels."""
+    clear_caches()
     labels = np.random.default_rng(seed).integers(0, 2, n)
     oracle = TimedOracle(labels, decimals=5)
     started = time.thread_time()
