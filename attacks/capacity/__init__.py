@@ -20,10 +20,13 @@ with the reason.
 Queries (binary): about ``N / (log2 W + 2.5)`` — measured (``benchmarks/capacity_table.py``) 90–93 % of the counting
 bound ``2^m <= m·M + 1`` of FIELD_NOTES with 5 or 8 decimals (e.g. 9.3 labels/query at N = 25,000 and
 5 decimals, bound 10; 15.3 at N = 306, bound 17) and 39.7–43.8 with the float64 value (bound 43).
-Time: O(N) float work per query plus a few 128-bit logarithms and a ``2^18``-entry table lookup (seconds
-at N = 25,000). Precision: any released precision (``decimals`` or float64), with an optional assumed noise
-bound; the decoder bounds the server's float64 evaluation error rigorously, raises :class:`AttackFailed`
-when the observations contradict the model, and never reports a label that some labeling consistent with
+Time: O(N) float work per query plus a few 128-bit logarithms and a ``2^18``-entry table lookup; the weight
+search for carried digits is a fast exact replica of the seeded search (:mod:`attacks.capacity.search`, same
+queries) — about 3.4x less of the attacker's own CPU than the code as first written at N = 25,000
+(``benchmarks/attacker_speed.py``; ``reference=True`` runs the code as first written).
+Precision: any released precision (``decimals`` or float64), with an optional assumed noise bound; the
+decoder bounds the server's float64 evaluation error rigorously, raises :class:`AttackFailed` when the
+observations contradict the model, and never reports a label that some labeling consistent with
 every released score contradicts.
 """
 

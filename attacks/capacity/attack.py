@@ -64,6 +64,7 @@ from attacks.capacity.design import (
     top_rows_for,
     top_weights,
 )
+from attacks.capacity.search import REFERENCE, reference_code
 from attacks.confirm import check_claims
 from attacks.oracle import Oracle, round_sizes, submit_many
 from attacks.result import AttackFailed, AttackResult
@@ -263,13 +264,23 @@ def capacity_attack(
     top_mode: str | None = None,
     extra: int = 5,
     round_size: int | None = None,
+    reference: bool = False,
 ) -> AttackResult:
     """Run the capacity construction against ``oracle`` (all rows scored). See :mod:`attacks.capacity`; a
     multiclass log-loss board goes to the K-ary construction (:mod:`attacks.capacity.kary`).
 
+    ``reference``: run the code as first written (:func:`attacks.capacity.search.reference_code`: the same
+    queries and labels, slower), for the benchmark's same-run baseline and the equivalence tests.
+
     ``round_size``: at most this many queries planned from the same knowledge and sent together
     (:func:`run_rounds`; default :func:`default_round_size`); 1 is the purely sequential design (binary boards;
     the K-ary construction sends one query at a time)."""
+    if reference and not REFERENCE.get():
+        with reference_code():
+            return capacity_attack(
+                oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries, top_mode=top_mode,
+                extra=extra, round_size=round_size, reference=True,
+            )
     classes = require_logloss(oracle, noise_bound)
     fraction = getattr(oracle, "public_fraction", None)
     if fraction is not None and float(fraction) < 1.0:

@@ -18,12 +18,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import product
 
 import numpy as np
 
 from attacks import server_model
 from attacks.capacity.design import LN2, ServerModel, all_patterns, digit_values, max_weight_real
+from attacks.capacity.search import REFERENCE
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.result import AttackFailed
 
@@ -40,9 +42,15 @@ class Group:
     @classmethod
     def fresh(cls, rows: list[int] | np.ndarray) -> Group:
         rows = np.asarray(rows, dtype=np.int64)
-        k = len(rows)
-        patterns = np.array(list(product((0, 1), repeat=k)), dtype=np.uint8).reshape(-1, k)
-        return cls(rows, patterns)
+        return cls(rows, fresh_patterns(len(rows)))
+
+
+@lru_cache(maxsize=64)
+def fresh_patterns(k: int) -> np.ndarray:
+    """Every 0/1 pattern of ``k`` fresh rows in ``itertools.product`` order, read-only (shared by groups)."""
+    patterns = np.array(list(product((0, 1), repeat=k)), dtype=np.uint8).reshape(-1, k)
+    patterns.setflags(write=False)
+    return patterns
 
 
 @dataclass
@@ -67,15 +75,28 @@ class Digit:
             # is the sum of its rows' weights at their labels.
             raw = weights[np.arange(m)[None, :], group.patterns].sum(axis=1, dtype=np.int64)
         elif m >= 8 and group.patterns is all_patterns(m):
-            # Every labeling of m fresh rows (row i of the table = the bits of i): subset sums by doubling.
-            raw = np.zeros(1, dtype=np.int64)
-            for w in weights.tolist():
-                raw = np.concatenate([raw, raw + w])
+            # Every labeling of m fresh rows (row i of the table = the bits of i): subset sums by doubling,
+            # shared by every query with the same top weights (read-only; the smallest sum is 0).
+            raw = subset_sums(tuple(weights.tolist()))
+            return cls(group, weights.astype(np.int64), position, raw, 0, int(raw.max()) + 1)
         else:
             raw = digit_values(group.patterns, weights)
         low = int(raw.min())
         values = raw - low
         return cls(group, weights.astype(np.int64), position, values, low, int(values.max()) + 1)
+
+
+@lru_cache(maxsize=64)
+def subset_sums(weights: tuple[int, ...]) -> np.ndarray:
+    """The sum of every subset of non-negative ``weights`` (entry ``i``: the subset with the bits of ``i``),
+    read-only."""
+    raw = np.zeros(1, dtype=np.int64)
+    for w in weights:
+        if w < 0:
+            raise ValueError("digit weights must be non-negative")
+        raw = np.concatenate([raw, raw + w])
+    raw.setflags(write=False)
+    return raw
 
 
 @dataclass
@@ -151,26 +172,45 @@ class BatchModel:
     row_ulps: float
 
 
+@lru_cache(maxsize=1 << 16)
+def row_terms(pj: float, kj: int, unit: float, eps: float) -> tuple[mpfr, mpfr, float]:
+    """One batch row's exact terms for :func:`batch_model` (cached: the same weights recur across queries):
+    its label-0 loss ``l0`` and ``|d − k·u|`` at 128 bits for the float ``pj`` sent, and ``max(l0, l1)``
+    with a relative margin as a float."""
+    with local_precision(PRECISION_BITS):
+        one = mpfr(1)
+        q = min(max(mpfr(pj), mpfr(eps)), one - mpfr(eps))
+        l0 = -gmpy2.log(one - q)
+        l1 = -gmpy2.log(q)
+        return l0, abs((l1 - l0) - kj * mpfr(unit)), float(max(l0, l1)) * (1 + 1e-12)
+
+
 def batch_model(p: np.ndarray, ks: np.ndarray, unit: float, eps: float) -> BatchModel:
     """For batch predictions ``p`` (floats actually sent) and lattice weights ``ks``: the sum of their label-0
     losses and ``Σ|d_j - k_j·u|`` at 128 bits, plus float64 error inputs for :func:`sum_window`."""
     with local_precision(PRECISION_BITS):
         base = mpfr(0)
         deviation = mpfr(0)
-        u = mpfr(unit)
-        one = mpfr(1)
-        lo_clip, hi_clip = mpfr(eps), one - mpfr(eps)
         loss_bound = 0.0
+        terms = row_terms.__wrapped__ if REFERENCE.get() else row_terms
         for pj, kj in zip(p.tolist(), ks.tolist(), strict=True):
-            q = min(max(mpfr(pj), lo_clip), hi_clip)
-            l0 = -gmpy2.log(one - q)
-            l1 = -gmpy2.log(q)
+            l0, gap, largest = terms(pj, kj, unit, eps)
             base += l0
-            deviation += abs((l1 - l0) - kj * u)
-            loss_bound += float(max(l0, l1)) * (1 + 1e-12)
-    a_max = max_weight_real(eps)
-    row_error = server_model.ServerModel(len(p), eps=eps).row_error(a_max + 1.0)
-    return BatchModel(base, deviation, loss_bound, float(len(p) * row_error))
+            deviation += gap
+            loss_bound += largest
+    return BatchModel(base, deviation, loss_bound, float(len(p) * batch_row_error(len(p), eps)))
+
+
+@lru_cache(maxsize=256)
+def batch_row_error(rows: int, eps: float) -> mpfr:
+    """The server model's error bound for one batch row (the largest loss it can have), cached."""
+    return server_model.ServerModel(rows, eps=eps).row_error(max_weight_real(eps) + 1.0)
+
+
+@lru_cache(maxsize=64)
+def free_row_error(model: ServerModel) -> mpfr:
+    """The server model's error bound for one row at ``1/2`` (loss ``ln 2``), cached per model."""
+    return model.row_error(LN2)
 
 
 def loss_window(released: float, model: ServerModel, loss_bound: float, row_ulps: float) -> tuple[mpfr, mpfr]:
@@ -192,7 +232,7 @@ def sum_window(released: float, model: ServerModel, n_free: int, batch: BatchMod
     """Rigorous bounds on ``Σ_j y_j·k_j·u`` (the batch's label-dependent part of the summed loss, on the
     lattice) when ``n_free`` scored rows sit at ``1/2`` and the batch is described by ``batch``."""
     loss_bound = n_free * (LN2 + 1e-12) + batch.loss_bound
-    row_ulps = batch.row_ulps + float(n_free * model.row_error(LN2))
+    row_ulps = batch.row_ulps + float(n_free * free_row_error(model))
     lo, hi = loss_window(released, model, loss_bound, row_ulps)
     with local_precision(PRECISION_BITS):
         constant = n_free * gmpy2.log(mpfr(2)) + batch.base

@@ -22,6 +22,7 @@ from itertools import combinations
 import numpy as np
 
 from attacks import server_model
+from attacks.capacity.search import REFERENCE, search_realization, search_realization_reference
 from attacks.result import AttackFailed
 
 LN2 = math.log(2.0)
@@ -248,55 +249,9 @@ def realize(patterns: np.ndarray, max_span: int, max_weight: int | None = None) 
             return weights
     if n == 2:
         return partial_realization(patterns, 2) if max_span >= 2 else None
-    found = search_realization(patterns.tobytes(), patterns.shape, min(max_span, 1 << 20), min(cap_w, 1 << 20))
+    search = search_realization_reference if REFERENCE.get() else search_realization
+    found = search(patterns.tobytes(), patterns.shape, min(max_span, 1 << 20), min(cap_w, 1 << 20))
     return None if found is None else np.array(found, dtype=np.int64)
-
-
-def _entropy_and_span(patterns: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For weight columns ``weights`` (``k × B``): the entropy (bits) of the value of a uniformly chosen
-    candidate, and the span of the values."""
-    values = np.sort(patterns.astype(np.int64) @ weights, axis=0)
-    n, b = values.shape
-    span = values[-1] - values[0] + 1
-    idx = np.arange(n)[:, None]
-    start_mark = np.vstack([np.ones((1, b), dtype=bool), values[1:] != values[:-1]])
-    end_mark = np.vstack([values[1:] != values[:-1], np.ones((1, b), dtype=bool)])
-    start = np.maximum.accumulate(np.where(start_mark, idx, 0), axis=0)
-    end = np.minimum.accumulate(np.where(end_mark, idx, n)[::-1], axis=0)[::-1]
-    entropy = math.log2(n) - np.log2(end - start + 1).mean(axis=0)
-    return entropy, span
-
-
-@lru_cache(maxsize=4096)
-def search_realization(key: bytes, shape: tuple[int, int], max_span: int, max_weight: int) -> tuple[int, ...] | None:
-    """Seeded random search for weights with span ``<= max_span`` minimising the wasted range per bit
-    resolved, ``(log2 span - H) / H`` (``H`` the entropy of the candidate's value), ties to larger ``H``.
-
-    Cached on the candidate set, so the repeated shapes (a count digit's "c of K") are searched once.
-    """
-    patterns = np.frombuffer(key, dtype=np.uint8).reshape(shape)
-    n, k = shape
-    rng = np.random.default_rng(int.from_bytes(key[:8].ljust(8, b"\0"), "little") ^ (n * 7919 + k))
-    batch = max(256, min(4000, 400_000 // max(n, 1)))
-    constant_count = bool(np.all(patterns.sum(axis=1) == patterns[0].sum()))
-    best: tuple[float, tuple[int, ...]] | None = None
-    for scale in (1, 2, 4):
-        top = max(2, (2 * n) // k + 2) * scale
-        weights = rng.integers(0, top, size=(k, batch))
-        if constant_count:
-            weights -= weights.min(axis=0)
-        entropy, span = _entropy_and_span(patterns, weights)
-        ok = (span <= max_span) & (weights.max(axis=0) <= max_weight) & (entropy >= min(1.0, math.log2(n)) - 1e-9)
-        if not ok.any():
-            continue
-        waste = np.log2(span.astype(np.float64)) - entropy
-        score = np.where(ok, waste / np.maximum(entropy, 1e-9) - 1e-3 * entropy, np.inf)
-        i = int(np.argmin(score))
-        if best is None or score[i] < best[0]:
-            best = (float(score[i]), tuple(int(w) for w in weights[:, i]))
-    if best is None:
-        return None
-    return best[1]
 
 
 def partial_realization(patterns: np.ndarray, max_span: int) -> np.ndarray:
