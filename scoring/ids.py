@@ -112,6 +112,20 @@ def as_id_array(ids: Sequence[str]) -> IdArray:
     return ids if isinstance(ids, IdArray) else IdArray.from_strings(ids)
 
 
+def ids_lines(ids: Sequence[str], suffix: str) -> str:
+    """``"".join(f"{row_id}{suffix}\\n" for row_id in ids)``, joined by Arrow (the sample submission of ten
+    million ids without ten million Python strings).
+
+    >>> ids_lines(IdArray.from_strings(["a", "b"]), ",0.5")
+    'a,0.5\\nb,0.5\\n'
+    """
+    if not len(ids):
+        return ""
+    array = as_id_array(ids).arrow.cast(pa.large_string())
+    listed = pa.LargeListArray.from_arrays(pa.array([0, len(array)], type=pa.int64()), array)
+    return str(pa_compute.binary_join(listed, pa.scalar(suffix + "\n", pa.large_string()))[0].as_py()) + suffix + "\n"
+
+
 def ids_json(ids: Sequence[str]) -> str:
     """``json.dumps(list(ids))``, built from the Arrow buffers when no id needs an escape (plain ASCII, no
     ``"`` or ``\\``, no control character)."""

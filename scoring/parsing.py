@@ -25,6 +25,7 @@ import numpy as np
 from scoring import fast_csv
 from scoring.errors import SubmissionError
 from scoring.hidden import IdIndex
+from scoring.ids import IdArray, ids_lines
 
 ROW_SUM_TOLERANCE = 1e-4
 #: What ``str.splitlines`` treats as a line break ("\r\n" counts once).
@@ -105,6 +106,8 @@ def sample_submission_csv(fmt: SubmissionFormat) -> str:
         neutral = ",".join(["0.0"] * fmt.n_value_columns)
     else:
         neutral = "0.5" if fmt.n_classes == 2 else ",".join([repr(1.0 / fmt.n_classes)] * fmt.n_classes)
+    if isinstance(fmt.ids, IdArray):
+        return ",".join(fmt.columns) + "\n" + ids_lines(fmt.ids, "," + neutral)
     lines = [",".join(fmt.columns), *(f"{row_id},{neutral}" for row_id in fmt.ids)]
     return "\n".join(lines) + "\n"
 
