@@ -27,6 +27,7 @@ finite. ``tests/scoring/test_parsing_fast.py`` checks both paths agree on random
 from __future__ import annotations
 
 import codecs
+import mmap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +44,8 @@ except ImportError:  # pragma: no cover - pyarrow is a dependency; without it ev
     pa = None
 
 _BOM = codecs.BOM_UTF8
+#: An upload's bytes: ``bytes``, or a buffer over a streamed upload's file (a read-only ``mmap``).
+BytesLike = bytes | bytearray | memoryview | mmap.mmap
 #: Bytes ``bytes.rstrip`` drops (``str.rstrip`` drops these and more, so stripping them is always safe).
 _TRAILING = b" \t\n\r\x0b\x0c"
 #: Trailing whitespace scanned byte by byte before handing the strip to ``bytes.rstrip`` (one copy).
@@ -174,16 +177,17 @@ def _cells_within(strings: Any, shortest: int, longest: int | None, allowed: Any
 
 
 def read_plain_csv(
-    data: bytes, header: bytes, n_values: int, hidden: HiddenIds
+    data: BytesLike, header: bytes, n_values: int, hidden: HiddenIds
 ) -> tuple[np.ndarray, np.ndarray | None] | None:
     """Values (``(n,)`` or ``(n, n_values)`` float64, in file order) and each row's position in the hidden
     order (``None``: the hidden order itself), for an upload the pure-Python path would read the same way;
     ``None`` otherwise.
 
-    ``header`` is the expected header line in lower case ASCII (``b"id,target"``).
+    ``header`` is the expected header line in lower case ASCII (``b"id,target"``). ``data`` may be any buffer
+    (a read-only ``mmap`` of a streamed upload's file: Arrow reads it where it lies, with no copy).
     """
-    start = len(_BOM) if data.startswith(_BOM) else 0
-    if not (data.isascii() if start == 0 else data[start:].isascii()) or b'"' in data or b"\0" in data:
+    start = len(_BOM) if bytes(data[: len(_BOM)]) == _BOM else 0
+    if not _ascii_without_quote_or_nul(data, start):
         return None
     end = _end_without_trailing_space(data)
     newline = data.find(b"\n", start, end)
@@ -212,16 +216,41 @@ def _writable(values: np.ndarray) -> np.ndarray:
     return np.array(values, dtype=np.float64)
 
 
-def _end_without_trailing_space(data: bytes) -> int:
+def _ascii_without_quote_or_nul(data: BytesLike, start: int) -> bool:
+    """``data[start:]`` is ASCII, and ``data`` holds no ``"`` and no NUL (numpy, 4 MB at a time, for a buffer
+    that is not ``bytes``)."""
+    if isinstance(data, bytes):
+        return (data.isascii() if start == 0 else data[start:].isascii()) and b'"' not in data and b"\0" not in data
+    view = np.frombuffer(data, dtype=np.uint8)
+    if (view[:start] == ord('"')).any():  # pragma: no cover - the BOM holds no quote
+        return False
+    for at in range(start, len(view), _COUNT_CHUNK):
+        chunk = view[at : at + _COUNT_CHUNK]
+        if (chunk >= 128).any() or (chunk == ord('"')).any() or (chunk == 0).any():
+            return False
+    return True
+
+
+def _end_without_trailing_space(data: BytesLike) -> int:
     end = len(data)
     for _ in range(_TRAILING_SCAN):
         if end == 0 or data[end - 1] not in _TRAILING:
             return end
         end -= 1
-    return len(data.rstrip(_TRAILING))
+    if isinstance(data, bytes):
+        return len(data.rstrip(_TRAILING))
+    view = np.frombuffer(data, dtype=np.uint8)
+    trailing = np.frombuffer(_TRAILING, dtype=np.uint8)
+    while end > 0:  # back from the end, 4 MB at a time
+        chunk = view[max(0, end - _COUNT_CHUNK) : end]
+        kept = np.flatnonzero(~np.isin(chunk, trailing))
+        if kept.size:
+            return end - len(chunk) + int(kept[-1]) + 1
+        end -= len(chunk)
+    return 0
 
 
-def _arrow_read(data: bytes, start: int, end: int, n_values: int, n_rows: int) -> Any:
+def _arrow_read(data: BytesLike, start: int, end: int, n_values: int, n_rows: int) -> Any:
     """The table of ``data[start:end]`` if it holds exactly ``n_rows`` lines and Arrow reads them as rows.
 
     Counting the lines first (a C pass) keeps a long body of extra lines, which the pure-Python path rejects
@@ -251,7 +280,7 @@ def _arrow_read(data: bytes, start: int, end: int, n_values: int, n_rows: int) -
     return table if table.num_rows == n_rows else None  # a lone "\r" breaks a line for both readers
 
 
-def _count_newlines(data: bytes, start: int, end: int) -> int:
+def _count_newlines(data: BytesLike, start: int, end: int) -> int:
     """``data.count(b"\\n", start, end)``, with numpy's SIMD compare, 4 MB at a time (a bounded temporary)."""
     view = np.frombuffer(data, dtype=np.uint8)
     return sum(

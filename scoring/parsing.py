@@ -23,6 +23,7 @@ from itertools import repeat
 import numpy as np
 
 from scoring import fast_csv
+from scoring.fast_csv import BytesLike
 from scoring.errors import SubmissionError
 from scoring.hidden import IdIndex
 from scoring.ids import IdArray, ids_lines
@@ -112,22 +113,27 @@ def sample_submission_csv(fmt: SubmissionFormat) -> str:
     return "\n".join(lines) + "\n"
 
 
-def parse_submission_csv(data: bytes, fmt: SubmissionFormat, *, keep_text: bool = False) -> ParsedPredictions:
+def parse_submission_csv(data: BytesLike, fmt: SubmissionFormat, *, keep_text: bool = False) -> ParsedPredictions:
     """Validate CSV bytes and return predictions aligned to ``fmt.ids``.
 
     A plain, valid file is read by Arrow's C reader (:mod:`scoring.fast_csv`, which returns nothing when in
     doubt); so is a plain file whose only problems are ids (unknown, repeated) or values (out of range, not
     finite), which then gets exactly the error the exact path would give. Every other file, and every file
     whose decimal strings are kept, goes to the pure-Python path below, which names the first bad line.
+
+    ``data`` may be any buffer (a streamed upload's file mapped read-only): the fast path reads it in place; the
+    exact path copies it to ``bytes`` first.
     """
     if not keep_text and len(data) <= fmt.max_bytes:
         fast = _parse_csv_fast(data, fmt)
         if fast is not None:
             return fast
-    return _parse_csv_exact(data, fmt, keep_text=keep_text)
+    if len(data) > fmt.max_bytes:
+        raise SubmissionError(f"the file is {len(data)} bytes, over the limit of {fmt.max_bytes} bytes")
+    return _parse_csv_exact(data if isinstance(data, bytes) else bytes(data), fmt, keep_text=keep_text)
 
 
-def _parse_csv_fast(data: bytes, fmt: SubmissionFormat) -> ParsedPredictions | None:
+def _parse_csv_fast(data: BytesLike, fmt: SubmissionFormat) -> ParsedPredictions | None:
     hidden = fmt.fast_ids
     if hidden is None:
         return None

@@ -12,7 +12,7 @@ import pytest
 from scoring import HiddenTestSet, ScoringSpec, SubmissionError
 from scoring.hidden import IdIndex
 from scoring.ids import IdArray, ids_from_json, ids_json
-from scoring.parsing import _align_ids, _csv_line
+from scoring.parsing import _align_ids, _csv_line, parse_submission_csv
 
 ODD_IDS = ["a", 'q"uote', "back\\slash", "é", "x y", "a, b", "tab\t", "\x7f", "\u2028", "日本", "nul\x00"]
 
@@ -119,3 +119,27 @@ def test_an_id_array_is_a_sequence_of_its_strings() -> None:
     assert pickle.loads(pickle.dumps(ids)) == ids
     with pytest.raises(IndexError):
         ids[4]
+
+
+def test_an_upload_mapped_from_its_file_parses_as_its_bytes(tmp_path: object) -> None:
+    """A streamed upload is parsed from a read-only ``mmap`` of its file: the same array or the same error."""
+    import mmap
+    from pathlib import Path
+
+
+    rng = np.random.default_rng(3)
+    ids = [f"r{i}" for i in range(200)]
+    fmt = _formats(ids)[1]
+    values = rng.random(200)
+    order = rng.permutation(200)
+    plain = "id,target\n" + "".join(f"{ids[i]},{values[i]!r}\n" for i in order)
+    bodies = [plain, "\ufeff" + plain + "\n \n", plain.replace(ids[order[7]] + ",", "nobody,", 1),
+              plain[: plain.rfind(",")] + ",1.5\n", plain.replace("\n", "\r\n"), plain + "x,0.5\n", "id,target\n",
+              plain.replace(",", ';', 1), plain.replace(ids[order[3]], "é", 1)]
+    for k, body in enumerate(bodies):
+        data = body.encode("utf-8")
+        path = Path(str(tmp_path)) / f"{k}.csv"
+        path.write_bytes(data)
+        with path.open("rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            got, expected = (_outcome(lambda d: parse_submission_csv(d, fmt).values.tolist(), d) for d in (mapped, data))
+        assert got == expected, body[:40]
