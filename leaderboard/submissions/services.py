@@ -39,6 +39,7 @@ from leaderboard.submissions.model_runs import ModelRunFailed, model_predictions
 from leaderboard.submissions.models import DefenseState, Participation, Status, Submission, UploadKind
 from leaderboard.submissions.selectors import QuotaStatus, quota_status
 from scoring import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
+from scoring.fast_csv import BytesLike
 from scoring.parsing import ParsedPredictions
 from scoring.pipeline import SPLITS, ScoringSpec, parse
 from scoring.release import release_submission
@@ -131,7 +132,7 @@ def submission_upload_kind(*, competition: Competition, kind: str) -> str:
     return UploadKind.ONNX
 
 
-def submission_parse(*, competition: Competition, data: bytes, kind: str = UploadKind.CSV) -> ParsedPredictions:
+def submission_parse(*, competition: Competition, data: BytesLike, kind: str = UploadKind.CSV) -> ParsedPredictions:
     """Validate an upload with the scoring core; raises :class:`InvalidUpload` naming the line and the problem."""
     spec = competition_scoring_spec(competition=competition)
     if len(data) > spec.max_bytes:
@@ -151,11 +152,12 @@ def submission_create(
     *,
     competition: Competition,
     participant: Any,
-    data: bytes,
+    data: BytesLike,
     kind: str = UploadKind.CSV,
     filename: str = "",
     now: datetime | None = None,
     idempotency_key: str | None = None,
+    sha256: str | None = None,
 ) -> Submission:
     """Validate an upload, check the quota atomically, store it queued and enqueue scoring on commit.
 
@@ -168,11 +170,18 @@ def submission_create(
     ``replayed``), without charging the quota or validating again; the same key with a different upload
     raises :class:`IdempotencyKeyReused`. Two concurrent uploads with one key create one submission: the second
     finds the first under the participation lock, and the unique constraint backs that up.
+
+    ``data`` may be a read-only ``mmap`` of a streamed upload's file (:mod:`leaderboard.uploads`), parsed in
+    place; ``sha256``, when given, is its digest computed as it arrived.
     """
     now = now or timezone.now()
+    if sha256 is None and idempotency_key:
+        sha256 = hashlib.sha256(data).hexdigest()
     if competition.takes_models and kind != UploadKind.JSON:
         kind = UploadKind.ONNX  # stored (and compared for an Idempotency-Key) as a model
-    if idempotency_key and (earlier := _submission_for_key(competition, participant, idempotency_key, data, kind)):
+    if idempotency_key and (
+        earlier := _submission_for_key(competition, participant, idempotency_key, data, kind, sha256)
+    ):
         return earlier
     _check_open(competition, now)
     # An unlocked look first, so an over-quota participant gets 429 without us parsing a large file.
@@ -180,6 +189,7 @@ def submission_create(
     kind = submission_upload_kind(competition=competition, kind=kind)
     if kind == UploadKind.ONNX:
         # Checked here (nothing runs) so a refused model is a 400 naming the problem; the worker runs it.
+        data = bytes(data)  # a model is small (the sandbox's limit) and onnx reads bytes
         model_validate(competition=competition, data=data)
         parsed = None
     else:
@@ -189,11 +199,13 @@ def submission_create(
     keep_upload = (not float64 or parsed is None
                    or bool(getattr(settings, "LEADERBOARD_KEEP_UPLOADS", False)))
     # Only a replay under the same Idempotency-Key compares uploads (82 ms per 27 MB otherwise spent for nothing).
-    digest = hashlib.sha256(data).hexdigest() if idempotency_key else ""
+    digest = (sha256 or "") if idempotency_key else ""
     Participation.objects.get_or_create(competition=competition, participant=participant)
     with transaction.atomic():
         Participation.objects.select_for_update().get(competition=competition, participant=participant)
-        if idempotency_key and (earlier := _submission_for_key(competition, participant, idempotency_key, data, kind)):
+        if idempotency_key and (
+            earlier := _submission_for_key(competition, participant, idempotency_key, data, kind, sha256)
+        ):
             return earlier
         _check_quota(quota_status(competition=competition, participant=participant, now=now))
         try:
@@ -215,13 +227,13 @@ def submission_create(
                 # decimal text, so it keeps the upload; float64 scores the validated array and keeps only that.
                 blob_write(
                     Submission, submission.pk,
-                    upload=data if keep_upload else b"",
+                    upload=(data if isinstance(data, bytes) else bytes(data)) if keep_upload else b"",
                     predictions_npy=_npy(parsed.values) if float64 and parsed is not None else None,
                 )
         except IntegrityError:
             if not idempotency_key:
                 raise
-            earlier = _submission_for_key(competition, participant, idempotency_key, data, kind)
+            earlier = _submission_for_key(competition, participant, idempotency_key, data, kind, sha256)
             if earlier is None:
                 raise
             return earlier
@@ -230,7 +242,7 @@ def submission_create(
 
 
 def _submission_for_key(
-    competition: Competition, participant: Any, key: str, data: bytes, kind: str
+    competition: Competition, participant: Any, key: str, data: BytesLike, kind: str, sha256: str | None = None
 ) -> Submission | None:
     """The participant's earlier submission under ``key`` on this competition, marked ``replayed``; raises
     :class:`IdempotencyKeyReused` when that key came with a different upload."""
@@ -238,8 +250,8 @@ def _submission_for_key(
     if earlier is None:
         return None
     same = (
-        earlier.upload_sha256 == hashlib.sha256(data).hexdigest() if earlier.upload_sha256
-        else bytes(earlier.upload) == data  # a row stored before uploads had a digest
+        earlier.upload_sha256 == (sha256 or hashlib.sha256(data).hexdigest()) if earlier.upload_sha256
+        else bytes(earlier.upload) == bytes(data)  # a row stored before uploads had a digest
     )
     if earlier.upload_kind != kind or earlier.upload_size != len(data) or not same:
         raise IdempotencyKeyReused(
