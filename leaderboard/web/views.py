@@ -124,10 +124,10 @@ def submission_upload(request: HttpRequest, slug: str) -> HttpResponse:
     status = 200
     if request.method == "POST":
         form = SubmissionUploadForm(request.POST, request.FILES, takes_models=competition.takes_models)
-        refusal = upload_refusal(request)
+        refusal = upload_refusal(request)  # stopped at the size limit: said as the service would say it
         if refusal is not None:
-            form.add_error("file", str(refusal))
-        if form.is_valid():
+            error, status = refusal, refusal.status_code
+        elif form.is_valid():
             upload = form.cleaned_data["file"]
             try:
                 with upload_bytes(upload) as data:
