@@ -86,7 +86,7 @@ class SubmissionUploadHandler(FileUploadHandler):
         self.refused_early = False
         self._spool: _Spool | None = None
 
-    def handle_raw_input(self, input_data: Any, META: Any, content_length: int, boundary: Any,  # noqa: N803
+    def handle_raw_input(self, input_data: Any, META: Any, content_length: int, boundary: Any,
                          encoding: str | None = None) -> tuple[QueryDict, MultiValueDict[str, Any]] | None:
         if content_length > self.limit + MULTIPART_SLACK:
             # Declared too large: answer now, reading nothing (the parser takes this as the whole form).
@@ -176,7 +176,7 @@ def stream_body(request: HttpRequest, *, name: str = "body") -> StreamedUploaded
 def upload_bytes(upload: Any) -> Iterator[bytes | mmap.mmap]:
     """The upload's content: a read-only ``mmap`` of a streamed upload's file (no copy in this process's
     memory), the bytes of any other uploaded file."""
-    if isinstance(upload, StreamedUploadedFile) and upload.size:
+    if isinstance(upload, StreamedUploadedFile) and upload.size and upload.file is not None:
         mapped = mmap.mmap(upload.file.fileno(), 0, access=mmap.ACCESS_READ)
         try:
             yield mapped

@@ -45,7 +45,7 @@ except ImportError:  # pragma: no cover - pyarrow is a dependency; without it ev
 
 _BOM = codecs.BOM_UTF8
 #: An upload's bytes: ``bytes``, or a buffer over a streamed upload's file (a read-only ``mmap``).
-BytesLike = bytes | bytearray | memoryview | mmap.mmap
+BytesLike = bytes | bytearray | mmap.mmap
 #: Bytes ``bytes.rstrip`` drops (``str.rstrip`` drops these and more, so stripping them is always safe).
 _TRAILING = b" \t\n\r\x0b\x0c"
 #: Trailing whitespace scanned byte by byte before handing the strip to ``bytes.rstrip`` (one copy).

@@ -23,8 +23,8 @@ from itertools import repeat
 import numpy as np
 
 from scoring import fast_csv
-from scoring.fast_csv import BytesLike
 from scoring.errors import SubmissionError
+from scoring.fast_csv import BytesLike
 from scoring.hidden import IdIndex
 from scoring.ids import IdArray, ids_lines
 

@@ -91,7 +91,7 @@ def test_the_web_form_shows_the_limit_for_an_upload_declared_over_it(
     from django.test import Client
 
     settings.LEADERBOARD_MAX_UPLOAD_BYTES = 1000
-    client = Client()
+    client: Any = Client()
     client.force_login(participant)
     body, content_type = _multipart(b"id,target\n" + b"r0,0.5\n" * 20_000)
     stream = CountingStream(body)
@@ -110,9 +110,9 @@ def test_a_streamed_upload_scores_as_the_same_bytes_given_to_the_service(
     from leaderboard.submissions.services import submission_create, submission_score
 
     data = predictions_csv(competition, _values())
-    shuffled = data.splitlines(keepends=True)
-    shuffled = b"".join([shuffled[0], *reversed(shuffled[1:])])  # rows in another order: the hash-table path
-    ids = []
+    lines = data.splitlines(keepends=True)
+    shuffled = b"".join([lines[0], *reversed(lines[1:])])  # rows in another order: the hash-table path
+    ids: list[int] = []
     for body in (data, shuffled):
         with django_capture_on_commit_callbacks(execute=True):
             multipart = clients["participant"].post(
