@@ -47,6 +47,9 @@ from scoring.release import release_submission
 logger = logging.getLogger(__name__)
 
 MAX_FINALS = 2
+#: Up to this many bytes of upload and array are written by the INSERT itself (as an SQL literal on PostgreSQL:
+#: 25,000 rows are 200 kB); above it they follow as raw bytes (leaderboard.blobs), where hex would cost more.
+INLINE_BLOB_BYTES = 1 << 20
 # A submission whose scoring was interrupted this many times (worker killed by the hard time limit, machine
 # lost, ...) is failed instead of being retried for ever.
 MAX_ATTEMPTS = 5
@@ -200,9 +203,8 @@ def submission_create(
                    or bool(getattr(settings, "LEADERBOARD_KEEP_UPLOADS", False)))
     # Only a replay under the same Idempotency-Key compares uploads (82 ms per 27 MB otherwise spent for nothing).
     digest = (sha256 or "") if idempotency_key else ""
-    Participation.objects.get_or_create(competition=competition, participant=participant)
     with transaction.atomic():
-        Participation.objects.select_for_update().get(competition=competition, participant=participant)
+        _lock_participation(competition, participant)
         if idempotency_key and (
             earlier := _submission_for_key(competition, participant, idempotency_key, data, kind, sha256)
         ):
@@ -211,10 +213,15 @@ def submission_create(
         try:
             # A savepoint only when a key may collide, so a lost race leaves the outer transaction usable.
             with transaction.atomic() if idempotency_key else contextlib.nullcontext():
+                predictions = _npy(parsed.values) if float64 and parsed is not None else None
+                upload = (data if isinstance(data, bytes) else bytes(data)) if keep_upload else b""
+                # Small columns ride in the INSERT (one statement); large ones follow as raw bytes (leaderboard.blobs).
+                inline = len(upload) + len(predictions or b"") <= INLINE_BLOB_BYTES
                 submission = Submission.objects.create(
                     competition=competition,
                     participant=participant,
-                    upload=b"",
+                    upload=upload if inline else b"",
+                    predictions_npy=predictions if inline else None,
                     upload_kind=kind,
                     upload_name=filename[:255],
                     upload_size=len(data),
@@ -223,13 +230,10 @@ def submission_create(
                     enqueued_at=now,
                     idempotency_key=idempotency_key or None,
                 )
-                # The large columns as raw bytes (see leaderboard.blobs). φ-bit arithmetic reads the submitted
-                # decimal text, so it keeps the upload; float64 scores the validated array and keeps only that.
-                blob_write(
-                    Submission, submission.pk,
-                    upload=(data if isinstance(data, bytes) else bytes(data)) if keep_upload else b"",
-                    predictions_npy=_npy(parsed.values) if float64 and parsed is not None else None,
-                )
+                # φ-bit arithmetic reads the submitted decimal text, so it keeps the upload; float64 scores the
+                # validated array and keeps only that.
+                if not inline:
+                    blob_write(Submission, submission.pk, upload=upload, predictions_npy=predictions)
         except IntegrityError:
             if not idempotency_key:
                 raise
@@ -239,6 +243,15 @@ def submission_create(
             return earlier
         transaction.on_commit(partial(submission_enqueue, submission_id=submission.pk))
     return submission
+
+
+def _lock_participation(competition: Competition, participant: Any) -> None:
+    """Lock the participant's :class:`Participation` row (created on the first upload): one ``SELECT ... FOR
+    UPDATE`` once it exists."""
+    if Participation.objects.select_for_update().filter(competition=competition, participant=participant).exists():
+        return
+    Participation.objects.get_or_create(competition=competition, participant=participant)
+    Participation.objects.select_for_update().get(competition=competition, participant=participant)
 
 
 def _submission_for_key(
@@ -642,9 +655,12 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
     parsed, run_notes = _load_predictions(spec, submission)
     # A split without rows (public fraction 0 or 1) has nothing to score or release.
     splits = tuple(split for split in SPLITS if len(spec.split_rows[split]))
+    stateful = bool(len(spec.chain))
     with transaction.atomic():
         # Lock our row and re-check the claim: if the sweep handed the row to another worker, we must not write.
-        mine = (
+        # Only a chain with state needs the lock held while it reads and writes that state; without one, the
+        # conditional UPDATE that stores the result re-checks the claim by itself (one statement fewer).
+        mine = not stateful or (
             Submission.objects.select_for_update()
             .filter(pk=submission_id, status=Status.SCORING, claim_token=claim)
             .exists()
@@ -655,7 +671,7 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
         # need each submission to see the state the previous one left. An empty chain has no state, so it
         # skips the lock and its three queries (the common, no-defense case stays fast).
         keys = {(name, split): _state_key(spec, name, split) for name in spec.reported_metrics for split in splits}
-        states = _lock_states(competition, submission.participant_id, tuple(keys.values())) if len(spec.chain) else {}
+        states = _lock_states(competition, submission.participant_id, tuple(keys.values())) if stateful else {}
         given: dict[str, dict[str, list[dict[str, Any]]]] = {}
         for (name, split), key in keys.items():
             if key in states and states[key].state:
@@ -689,8 +705,10 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
         updated = Submission.objects.filter(pk=submission_id, status=Status.SCORING, claim_token=claim).update(
             status=Status.SCORED, finished_at=timezone.now(), claim_token="", error="", **values
         )
-        if updated != 1:  # pragma: no cover - we hold the row lock, so this would be a bug
-            raise RuntimeError("lost the claim while holding the row lock")
+        if updated != 1:
+            if not stateful:  # the sweep took the claim meanwhile: its new worker writes the result
+                return ScoreResult("skipped", "the claim was lost to the sweep")
+            raise RuntimeError("lost the claim while holding the row lock")  # pragma: no cover - a bug
     return ScoreResult("scored", notes=notes)
 
 
