@@ -277,7 +277,8 @@ def main() -> None:
                       f" {ours[1]:>8.0f} {base[1]:>8.0f} {ours[1] / file_mb:>5.2f}x")
 
             labels_mb = paths["labels"].stat().st_size / 1e6
-            for tag, result in (("", core), (" [before]", core_before)):
+            cores: list[tuple[str, dict[str, Any] | None]] = [("", core), (" [before]", core_before)]
+            for tag, result in cores:
                 if result is None:
                     continue
                 line(f"core{tag}: labels CSV -> hidden set + spec", result["hidden"], floor["hidden"], labels_mb)

@@ -76,8 +76,11 @@ def blob_read(model: type[models.Model], pk: Any, name: str) -> bytes | None:
         return None if value is None else _as_bytes(value)
     from psycopg import sql
 
+    column: Any = sql.Identifier(_column(model, name))
+    if isinstance(model._meta.get_field(name), models.TextField):
+        column = sql.SQL("convert_to({}, 'UTF8')").format(column)  # a text column's bytes, with no str between
     statement = sql.SQL("SELECT {} FROM {} WHERE {} = %s").format(
-        sql.Identifier(_column(model, name)), sql.Identifier(model._meta.db_table), sql.Identifier(_pk_column(model))
+        column, sql.Identifier(model._meta.db_table), sql.Identifier(_pk_column(model))
     )
     with cursor:
         row = cursor.execute(statement, [pk]).fetchone()

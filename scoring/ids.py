@@ -140,23 +140,35 @@ def ids_json(ids: Sequence[str]) -> str:
 def ids_from_json(raw: bytes | str) -> IdArray:
     """The ids of a stored JSON list (``ids_json``'s output or any ``json.dumps`` of strings).
 
-    Without a backslash in the text every string is the bytes between two consecutive quotes, so the Arrow
-    array is cut from the text by numpy with no Python string per id; otherwise ``json`` reads it.
+    Without a backslash in the text every string is the bytes between two consecutive quotes, so Arrow cuts the
+    array out of the text itself, with no Python string per id; otherwise ``json`` reads it.
     """
-    data = raw.encode("utf-8") if isinstance(raw, str) else bytes(raw)
-    if b"\\" in data:
-        return IdArray.from_strings(json.loads(data))
-    data = data.strip()
-    if b"\\" in data or not (data.startswith(b'["') and data.endswith(b'"]')):
+    data = raw.encode("utf-8") if isinstance(raw, str) else raw
+    begin, end = _strip_bounds(data)
+    if b"\\" in data or data[begin : begin + 2] != b'["' or data[end - 2 : end] != b'"]' or end - begin < 4:
         return IdArray.from_strings(json.loads(data))  # an escape, an empty list, or not json.dumps' spelling
-    inner = data[2:-2]
-    # Arrow splits the text at json.dumps' separator '", "' in C. With no escape in the text no id holds a quote,
-    # so each quote must belong to a separator; any other spelling is json's to read (or refuse).
-    pieces = pa_compute.split_pattern(pa.array([inner], type=pa.large_binary()), '", "')[0].values
-    if inner.count(b'"') != 2 * (len(pieces) - 1):
+    inner_length = end - begin - 4
+    if inner_length >= 2**31:  # pragma: no cover - over 2 GB of ids: one string array cannot hold them
         return IdArray.from_strings(json.loads(data))
-    large = len(inner) >= 2**31
-    return IdArray(pieces.cast(pa.large_string() if large else pa.string()))  # the cast checks the UTF-8
+    # The text between the brackets as one Arrow binary value over the same memory (no copy), split by Arrow at
+    # json.dumps' separator '", "' in C. With no escape in the text no id holds a quote, so each quote must
+    # belong to a separator; any other spelling is json's to read (or refuse).
+    bounds = np.array([begin + 2, end - 2], dtype=np.int32)
+    inner = pa.Array.from_buffers(pa.binary(), 1, [None, pa.py_buffer(bounds), pa.py_buffer(data)])
+    pieces = pa_compute.split_pattern(inner, '", "')[0].values
+    if data.count(b'"', begin + 2, end - 2) != 2 * (len(pieces) - 1):
+        return IdArray.from_strings(json.loads(data))
+    return IdArray(pieces.cast(pa.string()))  # the cast checks the UTF-8
+
+
+def _strip_bounds(data: bytes) -> tuple[int, int]:
+    """``data.strip()``'s start and end, without the copy."""
+    begin, end = 0, len(data)
+    while begin < end and data[begin] in b" \t\n\r\x0b\x0c":
+        begin += 1
+    while end > begin and data[end - 1] in b" \t\n\r\x0b\x0c":
+        end -= 1
+    return begin, end
 
 
 def _json_safe(array: Any) -> bool:
