@@ -278,12 +278,12 @@ def main() -> None:
 
             labels_mb = paths["labels"].stat().st_size / 1e6
             cores: list[tuple[str, dict[str, Any] | None]] = [("", core), (" [before]", core_before)]
-            for tag, result in cores:
-                if result is None:
+            for tag, measured in cores:
+                if measured is None:
                     continue
-                line(f"core{tag}: labels CSV -> hidden set + spec", result["hidden"], floor["hidden"], labels_mb)
-                line(f"core{tag}: parse + validate + score, sample order", result["submission"], floor["submission"])
-                line(f"core{tag}: parse + validate + score, shuffled", result["shuffled"], floor["submission"])
+                line(f"core{tag}: labels CSV -> hidden set + spec", measured["hidden"], floor["hidden"], labels_mb)
+                line(f"core{tag}: parse + validate + score, sample order", measured["submission"], floor["submission"])
+                line(f"core{tag}: parse + validate + score, shuffled", measured["shuffled"], floor["submission"])
             if not args.no_site:
                 sites = [("", measure("site", paths, n_rows, args.repeats))]
                 if before is not None:
