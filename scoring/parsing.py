@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import mmap
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -130,7 +131,12 @@ def parse_submission_csv(data: BytesLike, fmt: SubmissionFormat, *, keep_text: b
             return fast
     if len(data) > fmt.max_bytes:
         raise SubmissionError(f"the file is {len(data)} bytes, over the limit of {fmt.max_bytes} bytes")
-    return _parse_csv_exact(data if isinstance(data, bytes) else bytes(data), fmt, keep_text=keep_text)
+    if isinstance(data, bytes):
+        return _parse_csv_exact(data, fmt, keep_text=keep_text)
+    copied = bytes(data)
+    if isinstance(data, mmap.mmap):  # the copy is what is read from here on: drop the mapped pages from memory
+        data.madvise(mmap.MADV_DONTNEED)
+    return _parse_csv_exact(copied, fmt, keep_text=keep_text)
 
 
 def _parse_csv_fast(data: BytesLike, fmt: SubmissionFormat) -> ParsedPredictions | None:
