@@ -1,7 +1,10 @@
 """Large test sets: a competition of N rows created, then one submission uploaded, validated, stored and scored,
 against the floor — pyarrow reading the same CSVs plus numpy scoring — in the same run.
 
-    .venv/bin/python -m benchmarks.large_sets [--rows 1000000 10000000] [--no-site] [--repeats 3]
+    .venv/bin/python -m benchmarks.large_sets [--rows 1000000 10000000] [--no-site] [--repeats 3] [--before TREE]
+
+``--before TREE`` also runs the core and the site from another checkout on the same files (a before/after in one
+run; e.g. ``git archive main | tar -x -C /tmp/before``).
 
 For each N, a labels CSV (``id,label``, ids ``r0``..) and a submission CSV (``id,target``, full-precision
 values, in the sample submission's order; and shuffled, for the core) are written into a temporary directory
@@ -136,7 +139,7 @@ def run_core(paths: dict[str, str], n_rows: int, repeats: int) -> dict[str, Any]
 
     def competition() -> ScoringSpec:
         ids, labels, k = parse_labels_csv(Path(paths["labels"]).read_bytes())
-        hidden = HiddenTestSet(tuple(ids), labels, k, public_split_mask(len(ids), PUBLIC_FRACTION, SECRET))
+        hidden = HiddenTestSet(ids, labels, k, public_split_mask(len(ids), PUBLIC_FRACTION, SECRET))
         spec = ScoringSpec(hidden, max_bytes=1 << 40)
         assert spec.submission_format.fast_ids is not None
         spec.split_rows  # noqa: B018 - built once per competition, as in a warm worker
@@ -220,11 +223,15 @@ def run_site(paths: dict[str, str], n_rows: int, repeats: int) -> dict[str, Any]
 RUNNERS = {"floor": run_floor, "core": run_core, "site": run_site}
 
 
-def measure(which: str, paths: dict[str, Path], n_rows: int, repeats: int) -> dict[str, Any]:
+def measure(which: str, paths: dict[str, Path], n_rows: int, repeats: int, tree: Path | None = None) -> dict[str, Any]:
+    """Run one contestant in a fresh process; with ``tree``, that checkout's code (its own copy of this script)."""
+    env = dict(os.environ)
+    if tree is not None:
+        env["PYTHONPATH"] = str(tree)
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.large_sets", "--child", which,
          json.dumps({k: str(v) for k, v in paths.items()}), str(n_rows), str(repeats)],
-        capture_output=True, text=True,
+        capture_output=True, text=True, cwd=tree, env=env,
     )
     if done.returncode != 0:
         raise RuntimeError(f"{which} failed:\n{done.stderr[-3000:]}")
@@ -236,6 +243,8 @@ def main() -> None:
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-site", action="store_true", help="skip the site path (no PostgreSQL needed)")
+    parser.add_argument("--before", help="also run the core and the site from this checkout (e.g. main before a "
+                        "change, exported with git archive), beside this one, on the same files")
     parser.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -245,7 +254,7 @@ def main() -> None:
         os._exit(0)  # Arrow's thread pool may abort the interpreter's exit (apache/arrow#34314)
     print("Large test sets: ours against the floor (pyarrow.csv.read_csv + numpy log loss) on the same files; "
           f"time = median of {args.repeats} (per competition: one run); memory = peak RSS added, fresh process each")
-    header = (f"  {'N':>10} {'step':<44} {'ours s':>7} {'floor s':>7} {'ratio':>6} {'ours MB':>8} {'floor MB':>8}"
+    header = (f"  {'N':>10} {'step':<53} {'ours s':>7} {'floor s':>7} {'ratio':>6} {'ours MB':>8} {'floor MB':>8}"
               f" {'x file':>6}")
     for n_rows in args.rows:
         with tempfile.TemporaryDirectory(prefix="lbl-bigsets-") as tmp:
@@ -258,27 +267,35 @@ def main() -> None:
             floor = measure("floor", paths, n_rows, args.repeats)
             core = measure("core", paths, n_rows, args.repeats)
             assert np.allclose(core["scores"], floor["scores"], rtol=1e-12), (core["scores"], floor["scores"])
+            before = Path(args.before).resolve() if args.before else None
+            core_before = measure("core", paths, n_rows, args.repeats, before) if before else None
 
             def line(
                 step: str, ours: list[float], base: list[float], file_mb: float = size, n_rows: int = n_rows
             ) -> None:
-                print(f"  {n_rows:>10,} {step:<44} {ours[0]:>7.2f} {base[0]:>7.2f} {ours[0] / base[0]:>5.2f}x"
+                print(f"  {n_rows:>10,} {step:<53} {ours[0]:>7.2f} {base[0]:>7.2f} {ours[0] / base[0]:>5.2f}x"
                       f" {ours[1]:>8.0f} {base[1]:>8.0f} {ours[1] / file_mb:>5.2f}x")
 
-            line("core: labels CSV -> hidden set + spec", core["hidden"], floor["hidden"],
-                 paths["labels"].stat().st_size / 1e6)
-            line("core: parse + validate + score, sample order", core["submission"], floor["submission"])
-            line("core: parse + validate + score, shuffled", core["shuffled"], floor["submission"])
+            labels_mb = paths["labels"].stat().st_size / 1e6
+            cores: list[tuple[str, dict[str, Any] | None]] = [("", core), (" [before]", core_before)]
+            for tag, measured in cores:
+                if measured is None:
+                    continue
+                line(f"core{tag}: labels CSV -> hidden set + spec", measured["hidden"], floor["hidden"], labels_mb)
+                line(f"core{tag}: parse + validate + score, sample order", measured["submission"], floor["submission"])
+                line(f"core{tag}: parse + validate + score, shuffled", measured["shuffled"], floor["submission"])
             if not args.no_site:
-                site = measure("site", paths, n_rows, args.repeats)
-                assert np.allclose(site["scores"], floor["scores"], rtol=1e-12), (site["scores"], floor["scores"])
-                labels_mb = paths["labels"].stat().st_size / 1e6
-                line("site: competition_create (parse + store)", site["create"], floor["hidden"], labels_mb)
-                line("site: worker loads the competition", site["load"], floor["hidden"], labels_mb)
-                line("site: submission_create (validate + store)", site["submit"], floor["submission"])
-                line("site: submission_score (load + score + store)", site["score"], floor["submission"])
-                both = [site["submit"][0] + site["score"][0], max(site["submit"][1], site["score"][1])]
-                line("site: upload -> scored (create + score)", both, floor["submission"])
+                sites = [("", measure("site", paths, n_rows, args.repeats))]
+                if before is not None:
+                    sites.append((" [before]", measure("site", paths, n_rows, args.repeats, before)))
+                for tag, site in sites:
+                    assert np.allclose(site["scores"], floor["scores"], rtol=1e-12), (site["scores"], floor["scores"])
+                    line(f"site{tag}: competition_create (parse + store)", site["create"], floor["hidden"], labels_mb)
+                    line(f"site{tag}: worker loads the competition", site["load"], floor["hidden"], labels_mb)
+                    line(f"site{tag}: submission_create (validate + store)", site["submit"], floor["submission"])
+                    line(f"site{tag}: submission_score (load + score + store)", site["score"], floor["submission"])
+                    both = [site["submit"][0] + site["score"][0], max(site["submit"][1], site["score"][1])]
+                    line(f"site{tag}: upload -> scored (create + score)", both, floor["submission"])
             sys.stdout.flush()
     os._exit(0)
 

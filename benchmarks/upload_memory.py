@@ -3,8 +3,8 @@ exact path, through the live stack (gunicorn with one worker process, HTTP multi
 
     .venv/bin/python -m benchmarks.upload_memory [--limit-mb 50] [--tree PATH]
 
-``--tree PATH`` runs the site from another checkout (e.g. the commit before issue 14, exported with
-``git archive``), for a before/after on the same uploads.
+``--tree PATH`` runs the site from another checkout (e.g. the commit before a change, exported with
+``git archive``); repeated (``--tree /tmp/before --tree .``), each in turn on the same uploads.
 
 The competition has as many rows as fit a valid upload of about the limit (ids ``r0``.., full-precision
 values). For each upload, the gunicorn worker's peak resident set (``VmHWM`` from ``/proc``, reset through
@@ -60,10 +60,9 @@ def web_worker_pid(master: int) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--limit-mb", type=float, default=50.0)
-    parser.add_argument("--tree", help="run the site from this checkout (default: this one)")
+    parser.add_argument("--tree", action="append", default=[],
+                        help="run the site from this checkout (default: this one); repeat for a before/after")
     args = parser.parse_args()
-    if args.tree:
-        processes.REPO = Path(args.tree).resolve()  # the launcher's processes run with cwd and PYTHONPATH there
     limit = int(args.limit_mb * 1024 * 1024)
     n_rows = int(limit * 0.97 / 28)
     ids = [f"r{i}" for i in range(n_rows)]
@@ -84,12 +83,20 @@ def main() -> None:
     newlines = b"id,target\n" + b"\n" * (len(valid) - 11)
     uploads = [("valid, hidden order", valid), ("valid, shuffled", rows_csv(ids, values, rng.permutation(n_rows))),
                ("hostile: last value out of range", bad_last), ("hostile: shuffled, last id unknown", shuffled),
-               ("hostile: a tenth valid, then one junk line", junk), ("hostile: only newlines", newlines)]
+               ("hostile: a tenth valid, then one junk line", junk), ("hostile: only newlines", newlines),
+               ("over the limit: twice its size", valid + valid)]
 
     os.environ.setdefault("REDIS_URL", "redis://127.0.0.1:6379/0")
     os.environ.update(DJANGO_DEBUG="0", LEADERBOARD_MAX_UPLOAD_BYTES=str(limit),
                       LEADERBOARD_CELERY_QUEUE=f"bench-{uuid.uuid4().hex[:8]}")
     os.environ.setdefault("DJANGO_SECRET_KEY", uuid.uuid4().hex * 2)
+    for tree in [Path(t).resolve() for t in args.tree] or [processes.REPO]:
+        processes.REPO = tree  # the launcher's processes run with cwd and PYTHONPATH there
+        measure_site(limit, n_rows, ids, labels, uploads)
+
+
+def measure_site(limit: int, n_rows: int, ids: list[str], labels: np.ndarray,
+                 uploads: list[tuple[str, bytes]]) -> None:
     with contextlib.ExitStack() as stack_cm:
         tmp = Path(stack_cm.enter_context(tempfile.TemporaryDirectory(prefix="lbl-upmem-")))
         os.environ["DATABASE_URL"] = stack_cm.enter_context(fresh_postgres("lbl_upmem"))
@@ -112,13 +119,18 @@ def main() -> None:
                 Path(f"/proc/{worker}/clear_refs").write_text("5")
                 before = status_field(worker, "VmRSS")
                 started = time.perf_counter()
-                answer = session.post(f"{stack.url}/api/v1/competitions/mem/submissions/",
-                                      files={"file": ("p.csv", body, "text/csv")}, timeout=600)
+                try:
+                    answer = session.post(f"{stack.url}/api/v1/competitions/mem/submissions/",
+                                          files={"file": ("p.csv", body, "text/csv")}, timeout=600)
+                    code, detail = str(answer.status_code), answer.json().get("detail", answer.json().get("status", ""))
+                except requests.ConnectionError as exc:  # the site answered and closed before taking the whole body
+                    code, detail = "reset", f"{type(exc).__name__}"
+                    session = requests.Session()
+                    session.headers["Authorization"] = f"Token {token}"
                 seconds = time.perf_counter() - started
                 peak = (status_field(worker, "VmHWM") - before) / 1e6
                 if not warm:
-                    detail = answer.json().get("detail", answer.json().get("status", ""))
-                    print(f"  {name:<44} {len(body) / 1e6:>6.1f} {answer.status_code:>6} {seconds:>6.2f} {peak:>8.0f}"
+                    print(f"  {name:<44} {len(body) / 1e6:>6.1f} {code:>6} {seconds:>6.2f} {peak:>8.0f}"
                           f" {peak / (len(body) / 1e6):>5.2f}x  {str(detail)[:60]}")
 
 

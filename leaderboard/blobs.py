@@ -61,22 +61,29 @@ def blob_write(model: type[models.Model], pk: Any, **values: bytes | None) -> No
         cursor.execute(statement, [*values.values(), pk])
 
 
+def _as_bytes(value: Any) -> bytes:
+    return value.encode("utf-8") if isinstance(value, str) else bytes(value)  # a text column: its UTF-8
+
+
 def blob_read(model: type[models.Model], pk: Any, name: str) -> bytes | None:
-    """The raw bytes of ``model``'s column ``name`` on row ``pk`` (``None`` for NULL); raises
-    ``model.DoesNotExist`` when there is no such row."""
+    """The raw bytes of ``model``'s column ``name`` on row ``pk`` (``None`` for NULL; a text column's UTF-8);
+    raises ``model.DoesNotExist`` when there is no such row."""
     cursor = _raw_cursor(binary=True)
     if cursor is None:
         value = model._default_manager.filter(pk=pk).values_list(name, flat=True).first()
         if value is None and not model._default_manager.filter(pk=pk).exists():
             raise model.DoesNotExist  # type: ignore[attr-defined]
-        return None if value is None else bytes(value)
+        return None if value is None else _as_bytes(value)
     from psycopg import sql
 
+    column: Any = sql.Identifier(_column(model, name))
+    if isinstance(model._meta.get_field(name), models.TextField):
+        column = sql.SQL("convert_to({}, 'UTF8')").format(column)  # a text column's bytes, with no str between
     statement = sql.SQL("SELECT {} FROM {} WHERE {} = %s").format(
-        sql.Identifier(_column(model, name)), sql.Identifier(model._meta.db_table), sql.Identifier(_pk_column(model))
+        column, sql.Identifier(model._meta.db_table), sql.Identifier(_pk_column(model))
     )
     with cursor:
         row = cursor.execute(statement, [pk]).fetchone()
     if row is None:
         raise model.DoesNotExist  # type: ignore[attr-defined]
-    return None if row[0] is None else bytes(row[0])
+    return None if row[0] is None else _as_bytes(row[0])

@@ -27,11 +27,14 @@ finite. ``tests/scoring/test_parsing_fast.py`` checks both paths agree on random
 from __future__ import annotations
 
 import codecs
+import mmap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from scoring.ids import IdArray
 
 try:  # imported with the module, not within a parse: the first upload's time and memory are not the import's
     import pyarrow as pa
@@ -41,6 +44,8 @@ except ImportError:  # pragma: no cover - pyarrow is a dependency; without it ev
     pa = None
 
 _BOM = codecs.BOM_UTF8
+#: An upload's bytes: ``bytes``, or a buffer over a streamed upload's file (a read-only ``mmap``).
+BytesLike = bytes | bytearray | mmap.mmap
 #: Bytes ``bytes.rstrip`` drops (``str.rstrip`` drops these and more, so stripping them is always safe).
 _TRAILING = b" \t\n\r\x0b\x0c"
 #: Trailing whitespace scanned byte by byte before handing the strip to ``bytes.rstrip`` (one copy).
@@ -71,6 +76,12 @@ def hidden_ids(ids: Sequence[str]) -> HiddenIds | None:
     upload takes the pure-Python path)."""
     if pa is None:  # pragma: no cover
         return None
+    if isinstance(ids, IdArray):  # no Python string per id: the check runs on Arrow's buffers
+        array = ids.arrow
+        if not len(array) or array.type != pa.string():
+            return None
+        plain = _cells_within(array, 1, None, lambda c: (c > 32) & (c < 127) & (c != ord(",")) & (c != ord('"')))
+        return HiddenIds(array) if plain else None
     if not ids or not all(ids):
         return None
     joined = "".join(ids)
@@ -88,7 +99,7 @@ def hidden_ids(ids: Sequence[str]) -> HiddenIds | None:
 _LABEL_DIGITS = 9
 
 
-def read_labels_csv(data: bytes) -> tuple[list[str], np.ndarray] | None:
+def read_labels_csv(data: bytes) -> tuple[IdArray, np.ndarray] | None:
     """Ids and labels of a host's ``id,label`` CSV in file order, for a file the pure-Python reader
     (:func:`scoring.hidden.parse_labels_csv`) reads the same way with no error; ``None`` otherwise.
 
@@ -135,13 +146,12 @@ def read_labels_csv(data: bytes) -> tuple[list[str], np.ndarray] | None:
         return None
     if not _cells_within(labels, 1, _LABEL_DIGITS, lambda chars: (chars >= 48) & (chars <= 57)):
         return None
-    id_list = ids.to_pylist()
-    if not _distinct(ids, id_list):
+    if not _distinct(ids):
         return None
-    return id_list, np.asarray(pa_compute.cast(labels, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
+    return IdArray(ids), np.asarray(pa_compute.cast(labels, pa.int64()).to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
-def _distinct(strings: Any, as_list: list[str]) -> bool:
+def _distinct(strings: Any) -> bool:
     """No string repeats: no two 64-bit hashes of the padded bytes are equal, sorted in numpy (a tenth of a
     Python ``set`` of a million fresh strings); on a shared hash, or for ids over 64 bytes, the ``set`` decides."""
     n = len(strings)
@@ -152,7 +162,7 @@ def _distinct(strings: Any, as_list: list[str]) -> bool:
         hashes = np.sort(_hash(words))
         if not (hashes[1:] == hashes[:-1]).any():
             return True
-    return len(set(as_list)) == n
+    return len(set(strings.to_pylist())) == n
 
 
 def _cells_within(strings: Any, shortest: int, longest: int | None, allowed: Any) -> bool:
@@ -163,20 +173,22 @@ def _cells_within(strings: Any, shortest: int, longest: int | None, allowed: Any
     if int(lengths.min()) < shortest or (longest is not None and int(lengths.max()) > longest):
         return False
     chars = np.frombuffer(strings.buffers()[2], dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
-    return bool(allowed(chars).all())
+    # 4 MB at a time: each comparison of ten million ids' bytes at once was an 80 MB temporary.
+    return all(bool(allowed(chars[at : at + _COUNT_CHUNK]).all()) for at in range(0, len(chars), _COUNT_CHUNK))
 
 
 def read_plain_csv(
-    data: bytes, header: bytes, n_values: int, hidden: HiddenIds
+    data: BytesLike, header: bytes, n_values: int, hidden: HiddenIds
 ) -> tuple[np.ndarray, np.ndarray | None] | None:
     """Values (``(n,)`` or ``(n, n_values)`` float64, in file order) and each row's position in the hidden
     order (``None``: the hidden order itself), for an upload the pure-Python path would read the same way;
     ``None`` otherwise.
 
-    ``header`` is the expected header line in lower case ASCII (``b"id,target"``).
+    ``header`` is the expected header line in lower case ASCII (``b"id,target"``). ``data`` may be any buffer
+    (a read-only ``mmap`` of a streamed upload's file: Arrow reads it where it lies, with no copy).
     """
-    start = len(_BOM) if data.startswith(_BOM) else 0
-    if not (data.isascii() if start == 0 else data[start:].isascii()) or b'"' in data or b"\0" in data:
+    start = len(_BOM) if bytes(data[: len(_BOM)]) == _BOM else 0
+    if not _ascii_without_quote_or_nul(data, start):
         return None
     end = _end_without_trailing_space(data)
     newline = data.find(b"\n", start, end)
@@ -205,16 +217,36 @@ def _writable(values: np.ndarray) -> np.ndarray:
     return np.array(values, dtype=np.float64)
 
 
-def _end_without_trailing_space(data: bytes) -> int:
+def _ascii_without_quote_or_nul(data: BytesLike, start: int) -> bool:
+    """``data[start:]`` is ASCII, and ``data`` holds no ``"`` and no NUL (for a buffer that is not ``bytes``:
+    ``find`` over it in place, and the ASCII test 4 MB at a time)."""
+    if isinstance(data, bytes):
+        return (data.isascii() if start == 0 else data[start:].isascii()) and b'"' not in data and b"\0" not in data
+    if data.find(b'"') >= 0 or data.find(b"\0") >= 0:
+        return False
+    return all(bytes(data[at : at + _COUNT_CHUNK]).isascii() for at in range(start, len(data), _COUNT_CHUNK))
+
+
+def _end_without_trailing_space(data: BytesLike) -> int:
     end = len(data)
     for _ in range(_TRAILING_SCAN):
         if end == 0 or data[end - 1] not in _TRAILING:
             return end
         end -= 1
-    return len(data.rstrip(_TRAILING))
+    if isinstance(data, bytes):
+        return len(data.rstrip(_TRAILING))
+    view = np.frombuffer(data, dtype=np.uint8)
+    trailing = np.frombuffer(_TRAILING, dtype=np.uint8)
+    while end > 0:  # back from the end, 4 MB at a time
+        chunk = view[max(0, end - _COUNT_CHUNK) : end]
+        kept = np.flatnonzero(~np.isin(chunk, trailing))
+        if kept.size:
+            return end - len(chunk) + int(kept[-1]) + 1
+        end -= len(chunk)
+    return 0
 
 
-def _arrow_read(data: bytes, start: int, end: int, n_values: int, n_rows: int) -> Any:
+def _arrow_read(data: BytesLike, start: int, end: int, n_values: int, n_rows: int) -> Any:
     """The table of ``data[start:end]`` if it holds exactly ``n_rows`` lines and Arrow reads them as rows.
 
     Counting the lines first (a C pass) keeps a long body of extra lines, which the pure-Python path rejects
@@ -244,7 +276,7 @@ def _arrow_read(data: bytes, start: int, end: int, n_values: int, n_rows: int) -
     return table if table.num_rows == n_rows else None  # a lone "\r" breaks a line for both readers
 
 
-def _count_newlines(data: bytes, start: int, end: int) -> int:
+def _count_newlines(data: BytesLike, start: int, end: int) -> int:
     """``data.count(b"\\n", start, end)``, with numpy's SIMD compare, 4 MB at a time (a bounded temporary)."""
     view = np.frombuffer(data, dtype=np.uint8)
     return sum(
@@ -270,30 +302,52 @@ def _positions(submitted: Any, hidden: HiddenIds) -> _Found | None:
         return None
     if submitted.equals(hidden.ids):  # the sample submission's order: one comparison in C
         return _Found(None)
-    table = hidden.table
-    size = 8 * table.width
-    order = np.empty(n, dtype=np.int64)
-    # 262,144 rows at a time: the padded words, hashes and probed slots of ten million rows at once were 400 MB of
-    # temporaries (the lookup is per row, so chunks change nothing but the peak).
-    for start in range(0, n, _LOOKUP_CHUNK):
-        chunk = submitted.slice(start, _LOOKUP_CHUNK)
-        lengths = _lengths(chunk)
-        if int(lengths.min()) < 1:
-            return None  # an empty id: the exact path's
-        fits = lengths <= size  # a longer id is no hidden id
-        found = np.full(len(chunk), -1, dtype=np.int64)
-        if fits.any():
-            words = _padded_words(chunk if fits.all() else chunk.filter(pa.array(fits)), table.width)
-            if words is None:  # pragma: no cover - ASCII, non-empty, fitting: always padded
-                return None
-            found[fits] = table.lookup(words)
-        order[start : start + len(chunk)] = found
+    if int(_lengths(submitted).min()) < 1:
+        return None  # an empty id: the exact path's
+    order = lookup_ids(hidden, submitted)
     seen = np.zeros(n, dtype=bool)
     seen[order[order >= 0]] = True
     if seen.all():  # n rows, every hidden id among them: none repeated, none unknown
         return _Found(order)
     _raise_first_id_problem(submitted, order)
     return None
+
+
+def lookup_ids(hidden: HiddenIds, strings: Any) -> np.ndarray:
+    """Each string's position among the hidden ids (an exact match of its bytes), -1 where it is none.
+
+    ``strings`` is any Arrow string array (an upload's ids, whatever they hold): a string that is empty, longer
+    than the longest hidden id, not ASCII or holding a NUL (which the padding would hide) is no plain hidden id.
+    """
+    table = hidden.table
+    size = 8 * table.width
+    n = len(strings)
+    order = np.full(n, -1, dtype=np.int64)
+    # 262,144 rows at a time: the padded words, hashes and probed slots of ten million rows at once were 400 MB of
+    # temporaries (the lookup is per row, so chunks change nothing but the peak).
+    for start in range(0, n, _LOOKUP_CHUNK):
+        chunk = strings.slice(start, _LOOKUP_CHUNK)
+        lengths = _lengths(chunk)
+        fits = (lengths >= 1) & (lengths <= size)
+        if fits.any() and not _plain_ascii(chunk):
+            fits &= np.asarray(pa_compute.string_is_ascii(chunk).fill_null(False), dtype=bool)
+            fits &= ~np.asarray(pa_compute.match_substring(chunk, "\x00").fill_null(True), dtype=bool)
+        if fits.any():
+            words = _padded_words(chunk if fits.all() else chunk.filter(pa.array(fits)), table.width)
+            if words is None:  # pragma: no cover - ASCII, non-empty, fitting: always padded
+                raise AssertionError("unpadded ids")
+            order[start : start + len(chunk)][fits] = table.lookup(words)
+    return order
+
+
+def _plain_ascii(strings: Any) -> bool:
+    """Every byte of the strings is ASCII and none is NUL (one numpy pass over the data buffer)."""
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)[strings.offset : strings.offset + len(strings) + 1]
+    data_buffer = strings.buffers()[2]
+    if data_buffer is None:
+        return True
+    chars = np.frombuffer(data_buffer, dtype=np.uint8)[int(offsets[0]) : int(offsets[-1])]
+    return bool(((chars > 0) & (chars < 128)).all())
 
 
 def _lengths(strings: Any) -> np.ndarray:
@@ -353,12 +407,14 @@ def _padded_words(strings: Any, width: int) -> np.ndarray | None:
 class _IdTable:
     """An open-addressing (linear probing) hash table of the hidden ids, probed for all rows at once in numpy.
 
-    Slot ``s`` is row ``s`` of ``slots``: an id's padded words, then its position + 1 (0: an empty slot). So
-    one gather per probe brings both, and a row is taken only when all its bytes equal the id's: a colliding
-    (or forged) hash costs a probe, never a wrong match.
+    ``slots`` holds a position + 1 per slot (0: empty), at least two slots per id; ``words`` the ids' padded
+    words in hidden order. A row is taken only when all its bytes equal the id's: a colliding (or forged) hash
+    costs a probe, never a wrong match. Ten million ids of 8 bytes take 134 MB of slots and 80 MB of words
+    (slots holding the words themselves, four per id, took 1.07 GB).
     """
 
     width: int
+    words: np.ndarray
     slots: np.ndarray
     shift: np.uint64
 
@@ -369,40 +425,39 @@ class _IdTable:
         width = max(1, -(-int(np.diff(offsets).max()) // 8))
         words = _padded_words(ids, width)
         assert words is not None  # hidden ids are plain ASCII, non-empty, at most 8 * width bytes
-        bits = max(4, int(4 * n - 1).bit_length())  # at least four slots per id: most sit in their home slot
-        slots = np.zeros((1 << bits, width + 1), dtype=np.uint64)
+        words = np.ascontiguousarray(words)  # our own copy: the padded Arrow buffer is a temporary
+        bits = max(4, int(2 * n - 1).bit_length())  # at least two slots per id: most sit in their home slot
+        slots = np.zeros(1 << bits, dtype=np.int32)
         shift = np.uint64(64 - bits)
         at = _hash(words) >> shift
         mask = np.uint64((1 << bits) - 1)
-        positions = np.arange(1, n + 1, dtype=np.uint64)
+        positions = np.arange(1, n + 1, dtype=np.int32)
         pending = np.arange(n)
         while pending.size:
             here = at[pending]
-            free = slots[here, width] == 0
+            free = slots[here] == 0
             trying, trying_at = pending[free], here[free]
-            slots[trying_at, width] = positions[trying]  # one of several ids aiming at a slot wins it
-            winners = trying[slots[trying_at, width] == positions[trying]]
-            slots[at[winners], :width] = words[winners]
+            slots[trying_at] = positions[trying]  # one of several ids aiming at a slot wins it
+            winners = trying[slots[trying_at] == positions[trying]]
             won = np.zeros(n, dtype=bool)
             won[winners] = True
             pending = pending[~won[pending]]
             at[pending] = (at[pending] + np.uint64(1)) & mask
-        return cls(width, slots, shift)
+        return cls(width, words, slots, shift)
 
     def lookup(self, words: np.ndarray) -> np.ndarray:
         """Hidden position of each row; -1 for a row that is no hidden id."""
-        width = self.width
         mask = np.uint64(len(self.slots) - 1)
         at = _hash(words) >> self.shift
-        rows = self.slots.take(at, axis=0)
-        found = rows[:, width].view(np.int64) - 1
-        pending = np.flatnonzero(_differ(rows[:, :width], words))
+        found = np.full(len(words), -1, dtype=np.int64)
+        pending = np.arange(len(words))
         while pending.size:
-            pending = pending[found[pending] >= 0]  # an empty slot before a match: no hidden id (stays -1)
+            candidate = self.slots[at[pending]].astype(np.int64) - 1
+            pending, candidate = pending[candidate >= 0], candidate[candidate >= 0]  # an empty slot: no hidden id
+            same = ~_differ(self.words[candidate], words[pending])
+            found[pending[same]] = candidate[same]
+            pending = pending[~same]
             at[pending] = (at[pending] + np.uint64(1)) & mask
-            rows = self.slots.take(at[pending], axis=0)
-            found[pending] = rows[:, width].view(np.int64) - 1
-            pending = pending[_differ(rows[:, :width], words[pending])]
         return found
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import mmap
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -24,6 +25,9 @@ import numpy as np
 
 from scoring import fast_csv
 from scoring.errors import SubmissionError
+from scoring.fast_csv import BytesLike
+from scoring.hidden import IdIndex
+from scoring.ids import IdArray, ids_lines
 
 ROW_SUM_TOLERANCE = 1e-4
 #: What ``str.splitlines`` treats as a line break ("\r\n" counts once).
@@ -49,7 +53,7 @@ def submission_columns(n_classes: int) -> list[str]:
 class SubmissionFormat:
     """What a competition accepts: the hidden ids in canonical order and the number of classes."""
 
-    ids: tuple[str, ...]
+    ids: Sequence[str]  # a tuple, or an IdArray (scoring.ids: one Arrow array, no Python string per id)
     id_index: Mapping[str, int]
     n_classes: int
     max_bytes: int = DEFAULT_MAX_BYTES
@@ -68,6 +72,8 @@ class SubmissionFormat:
     @cached_property
     def fast_ids(self) -> fast_csv.HiddenIds | None:
         """The hidden ids as the CSV fast path reads them (built on first use; ``None``: no fast path)."""
+        if isinstance(self.id_index, IdIndex):  # one table for both paths
+            return self.id_index.fast_ids
         return fast_csv.hidden_ids(self.ids)
 
 
@@ -102,26 +108,38 @@ def sample_submission_csv(fmt: SubmissionFormat) -> str:
         neutral = ",".join(["0.0"] * fmt.n_value_columns)
     else:
         neutral = "0.5" if fmt.n_classes == 2 else ",".join([repr(1.0 / fmt.n_classes)] * fmt.n_classes)
+    if isinstance(fmt.ids, IdArray):
+        return ",".join(fmt.columns) + "\n" + ids_lines(fmt.ids, "," + neutral)
     lines = [",".join(fmt.columns), *(f"{row_id},{neutral}" for row_id in fmt.ids)]
     return "\n".join(lines) + "\n"
 
 
-def parse_submission_csv(data: bytes, fmt: SubmissionFormat, *, keep_text: bool = False) -> ParsedPredictions:
+def parse_submission_csv(data: BytesLike, fmt: SubmissionFormat, *, keep_text: bool = False) -> ParsedPredictions:
     """Validate CSV bytes and return predictions aligned to ``fmt.ids``.
 
     A plain, valid file is read by Arrow's C reader (:mod:`scoring.fast_csv`, which returns nothing when in
     doubt); so is a plain file whose only problems are ids (unknown, repeated) or values (out of range, not
     finite), which then gets exactly the error the exact path would give. Every other file, and every file
     whose decimal strings are kept, goes to the pure-Python path below, which names the first bad line.
+
+    ``data`` may be any buffer (a streamed upload's file mapped read-only): the fast path reads it in place; the
+    exact path copies it to ``bytes`` first.
     """
     if not keep_text and len(data) <= fmt.max_bytes:
         fast = _parse_csv_fast(data, fmt)
         if fast is not None:
             return fast
-    return _parse_csv_exact(data, fmt, keep_text=keep_text)
+    if len(data) > fmt.max_bytes:
+        raise SubmissionError(f"the file is {len(data)} bytes, over the limit of {fmt.max_bytes} bytes")
+    if isinstance(data, bytes):
+        return _parse_csv_exact(data, fmt, keep_text=keep_text)
+    copied = bytes(data)
+    if isinstance(data, mmap.mmap):  # the copy is what is read from here on: drop the mapped pages from memory
+        data.madvise(mmap.MADV_DONTNEED)
+    return _parse_csv_exact(copied, fmt, keep_text=keep_text)
 
 
-def _parse_csv_fast(data: bytes, fmt: SubmissionFormat) -> ParsedPredictions | None:
+def _parse_csv_fast(data: BytesLike, fmt: SubmissionFormat) -> ParsedPredictions | None:
     hidden = fmt.fast_ids
     if hidden is None:
         return None
@@ -213,8 +231,9 @@ def parse_submission_json(payload: object, fmt: SubmissionFormat, *, keep_text: 
             if fmt.n_classes == 2 and all(type(v) is str for v in preds):
                 # Fast path (the bot's): numbers arrive as their JSON text; one column, already in id order.
                 return _finish(fmt, [list(preds)], np.arange(len(preds)), _json_item, keep_text)
-            row_ids = list(fmt.ids)
-            cells = [_as_cells(v, fmt, f"item {i}") for i, v in enumerate(preds)]
+            cells = [_as_cells(v, fmt, f"item {i}") for i, v in enumerate(preds)]  # in the hidden order
+            column_texts = [[_cell_text(row[c]) for row in cells] for c in range(len(value_columns))]
+            return _finish(fmt, column_texts, np.arange(len(preds)), _json_item, keep_text)
     else:
         raise SubmissionError('"predictions" must be a list or an object')
     if not cells:
@@ -321,31 +340,53 @@ def _split_line(line: str, *, line_number: int = 1) -> list[str]:
 def _align_ids(
     row_ids: Sequence[str], fmt: SubmissionFormat, fail: Locator, unit: str, position: Callable[[int], int]
 ) -> np.ndarray:
-    """Position in the hidden order of each submitted row; rejects unknown, duplicate and missing ids."""
-    if len(row_ids) == len(fmt.ids) and tuple(row_ids) == fmt.ids:
-        return np.arange(len(row_ids))
+    """Position in the hidden order of each submitted row; rejects unknown, duplicate and missing ids.
+
+    The rows are looked up all at once (:meth:`scoring.hidden.IdIndex.positions`: a numpy hash table for plain
+    ids); the error is the one a row-by-row reading meets first: the first row whose id is unknown or was given
+    on an earlier row, named by its line (or item).
+    """
+    n = len(fmt.ids)
+    if isinstance(fmt.ids, tuple) and len(row_ids) == n and tuple(row_ids) == fmt.ids:
+        return np.arange(n)
     index = fmt.id_index
-    order = np.empty(len(row_ids), dtype=np.int64)
-    # Where each hidden id was first given (-1: not yet): an array, not a dict of a million boxed ints.
-    first_seen = np.full(len(fmt.ids), -1, dtype=np.int64)
-    for i, row_id in enumerate(row_ids):
-        pos = index.get(row_id)
-        if pos is None:
-            shown = row_id if len(row_id) <= 40 else row_id[:40] + "..."
-            if not row_id:
-                raise fail(i, "empty id")
-            raise fail(i, f"id {shown!r} is not in the test set")
-        if first_seen[pos] >= 0:
-            earlier = position(int(first_seen[pos]))
-            raise fail(i, f"duplicate id {row_id!r} (first given on {unit} {earlier})")
-        first_seen[pos] = i
-        order[i] = pos
-    if len(row_ids) != len(fmt.ids):
-        missing = [fmt.ids[p] for p in np.flatnonzero(first_seen < 0).tolist()]
-        shown = ", ".join(repr(m) for m in missing[:5])
+    if isinstance(index, IdIndex):
+        order = index.positions(row_ids)
+    else:  # a plain mapping (tests, callers of the core with their own index)
+        order = np.fromiter((index.get(row_id, -1) for row_id in row_ids), dtype=np.int64, count=len(row_ids))
+    unknown = np.flatnonzero(order < 0)
+    first_unknown = int(unknown[0]) if unknown.size else len(order)
+    repeat = _first_repeat(order)
+    if repeat is not None and repeat[0] < first_unknown:
+        i, earlier = repeat
+        raise fail(i, f"duplicate id {row_ids[i]!r} (first given on {unit} {position(earlier)})")
+    if first_unknown < len(order):
+        row_id = row_ids[first_unknown]
+        if not row_id:
+            raise fail(first_unknown, "empty id")
+        shown = row_id if len(row_id) <= 40 else row_id[:40] + "..."
+        raise fail(first_unknown, f"id {shown!r} is not in the test set")
+    if len(row_ids) != n:
+        given = np.zeros(n, dtype=bool)
+        given[order] = True
+        missing = np.flatnonzero(~given)
+        shown = ", ".join(repr(fmt.ids[int(p)]) for p in missing[:5])
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
         raise SubmissionError(f"{len(missing)} ids are missing: {shown}{more}")
     return order
+
+
+def _first_repeat(order: np.ndarray) -> tuple[int, int] | None:
+    """``(row, earlier_row)`` for the first row whose (known, ``>= 0``) position an earlier row already had."""
+    known = np.flatnonzero(order >= 0)
+    by_position = known[np.argsort(order[known], kind="stable")]  # rows grouped by position, in row order within
+    positions = order[by_position]
+    repeats = np.flatnonzero(positions[1:] == positions[:-1]) + 1
+    if not repeats.size:
+        return None
+    at = int(repeats[np.argmin(by_position[repeats])])
+    first_of_group = int(np.searchsorted(positions, positions[at]))
+    return int(by_position[at]), int(by_position[first_of_group])
 
 
 def _to_floats(texts: list[str], column: str, fail: Locator) -> np.ndarray:

@@ -20,6 +20,7 @@ from defenses.base import Score
 from defenses.rounding import round_decimals
 from scoring.arithmetic import Arithmetic
 from scoring.errors import ConfigurationError, NonFiniteScoreError
+from scoring.fast_csv import BytesLike
 from scoring.hidden import HiddenTestSet
 from scoring.metrics import Metric, check_metric_for, get_metric, mpfr_canonical_form, score_mpfr
 from scoring.parsing import (
@@ -159,10 +160,12 @@ class Evaluation:
     reject: str | None = None
 
 
-def parse(spec: ScoringSpec, data: bytes | dict[str, Any], *, as_json: bool = False) -> ParsedPredictions:
+def parse(spec: ScoringSpec, data: BytesLike | dict[str, Any], *, as_json: bool = False) -> ParsedPredictions:
     """Parse an upload (CSV bytes, or JSON bytes/dict) for ``spec``; raises ``SubmissionError``."""
     keep_text = not spec.arithmetic.is_float64
     if as_json or isinstance(data, dict):
+        if not isinstance(data, (dict, bytes, str)):
+            data = bytes(data)
         return parse_submission_json(data, spec.submission_format, keep_text=keep_text)
     return parse_submission_csv(data, spec.submission_format, keep_text=keep_text)
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
+from django.core.files.uploadedfile import UploadedFile
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
@@ -44,6 +46,15 @@ from leaderboard.submissions.selectors import (
     submission_list_for_participant,
 )
 from leaderboard.submissions.services import submission_create, submission_select_final
+from leaderboard.uploads import (
+    StreamedUploadedFile,
+    stream_body,
+    streams_uploads,
+    too_large,
+    upload_bytes,
+    upload_limit,
+    upload_refusal,
+)
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 
@@ -85,8 +96,9 @@ class QuotaApi(APIView):
         return Response(s.QuotaSerializer(quota_status(competition=competition, participant=request.user)).data)
 
 
-def _read_upload(request: Request) -> tuple[bytes, str, str]:
-    """The upload's bytes, kind and file name: multipart ``file``, a raw CSV body, or a JSON body.
+def _read_upload(request: Request) -> tuple[bytes | StreamedUploadedFile | UploadedFile, str, str]:
+    """The upload, its kind and file name: multipart ``file`` or a raw CSV body (each streamed to a temporary
+    file: :mod:`leaderboard.uploads`), or a JSON body (bytes).
 
     JSON is read as raw bytes (not ``request.data``) so that numbers keep their exact decimal text.
     """
@@ -95,18 +107,18 @@ def _read_upload(request: Request) -> tuple[bytes, str, str]:
         if content_type == "application/json" or content_type.endswith("+json"):
             return request.body, UploadKind.JSON, ""
         if content_type in {"text/csv", "text/plain", "application/csv", "application/octet-stream"}:
-            return request.body, UploadKind.CSV, ""
+            return stream_body(request._request), UploadKind.CSV, ""
         if content_type == "multipart/form-data":
             upload = request.FILES.get("file")
+            refusal = upload_refusal(request._request)
+            if refusal is not None:
+                raise refusal
             if upload is None:
                 raise InvalidUpload('send the predictions as the multipart field "file" (a CSV file)')
-            from django.conf import settings
-
-            if upload.size is not None and upload.size > settings.LEADERBOARD_MAX_UPLOAD_BYTES:
-                raise InvalidUpload(
-                    f"the file is {upload.size} bytes, over the limit of {settings.LEADERBOARD_MAX_UPLOAD_BYTES} bytes"
-                )
-            return upload.read(), UploadKind.CSV, upload.name or ""
+            limit = upload_limit()
+            if upload.size is not None and upload.size > limit:
+                raise too_large(upload.size, limit)
+            return upload, UploadKind.CSV, upload.name or ""
     except RequestDataTooBig:
         raise InvalidUpload("the upload is over the size limit") from None
     raise InvalidUpload(
@@ -162,6 +174,7 @@ class PredictApi(APIView):
         }).data)
 
 
+@streams_uploads
 class CompetitionSubmissionsApi(APIView):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, JSONParser]
@@ -198,11 +211,12 @@ class CompetitionSubmissionsApi(APIView):
     def post(self, request: Request, slug: str) -> Response:
         competition = competition_get(slug=slug)
         key = _idempotency_key(request)
-        data, kind, name = _read_upload(request)
-        submission = submission_create(
-            competition=competition, participant=request.user, data=data, kind=kind, filename=name,
-            idempotency_key=key,
-        )
+        upload, kind, name = _read_upload(request)
+        with upload_bytes(upload) if not isinstance(upload, bytes) else contextlib.nullcontext(upload) as data:
+            submission = submission_create(
+                competition=competition, participant=request.user, data=data, kind=kind, filename=name,
+                idempotency_key=key, sha256=getattr(upload, "sha256", None),
+            )
         quota = quota_status(competition=competition, participant=request.user)
         body = {
             "id": submission.pk,

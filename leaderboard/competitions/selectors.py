@@ -12,12 +12,15 @@ from defenses import DefenseChain
 from leaderboard.blobs import blob_read
 from leaderboard.competitions.models import Competition, HiddenTestData, npy_array
 from scoring import Arithmetic, HiddenTestSet, ScoringSpec, sample_submission_csv
+from scoring.ids import ids_from_json
 
 _SPEC_CACHE: OrderedDict[tuple[int, str], ScoringSpec] = OrderedDict()
 _SPEC_CACHE_SIZE = 16
 _SPEC_LOCK = threading.Lock()
 #: The hidden set's arrays, read as raw bytes (leaderboard.blobs) rather than through the ORM's hex text.
 NPY_COLUMNS = ("labels_npy", "public_mask_npy")
+#: Deferred on the ORM read: the ids come as raw bytes too (10M ids are 119 MB of JSON; one copy, no str).
+BLOB_COLUMNS = ("ids_json", *NPY_COLUMNS)
 
 
 def competition_list() -> QuerySet[Competition]:
@@ -66,10 +69,11 @@ def competition_scoring_spec(*, competition: Competition) -> ScoringSpec:
         if spec is not None:
             _SPEC_CACHE.move_to_end(key)
             return spec
-    hidden = HiddenTestData.objects.defer(*NPY_COLUMNS).get(competition_id=competition.pk)
+    hidden = HiddenTestData.objects.defer(*BLOB_COLUMNS).get(competition_id=competition.pk)
     labels, mask = (npy_array(blob_read(HiddenTestData, competition.pk, name) or b"") for name in NPY_COLUMNS)
+    ids = ids_from_json(blob_read(HiddenTestData, competition.pk, "ids_json") or b"[]")
     spec = ScoringSpec(
-        hidden=HiddenTestSet(tuple(hidden.ids), labels, competition.n_classes, mask),
+        hidden=HiddenTestSet(ids, labels, competition.n_classes, mask),
         metric_name=competition.metric,
         eps=competition.eps,
         decimals=competition.score_decimals,

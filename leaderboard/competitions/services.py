@@ -7,6 +7,7 @@ Every function here validates with the pure scoring core and the defense registr
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -47,7 +48,7 @@ def competition_validate_defenses(
         raise CompetitionConfigError(f"invalid defense chain: {exc}") from None
 
 
-def competition_parse_labels(*, labels_csv: bytes | str) -> tuple[list[str], np.ndarray, int]:
+def competition_parse_labels(*, labels_csv: bytes | str) -> tuple[Sequence[str], np.ndarray, int]:
     """Ids, labels and the number of classes of a host's ``id,label`` CSV; errors name the line."""
     try:
         return parse_labels_csv(labels_csv)
@@ -57,7 +58,7 @@ def competition_parse_labels(*, labels_csv: bytes | str) -> tuple[list[str], np.
         raise CompetitionConfigError("invalid labels file: it is not valid UTF-8") from None
 
 
-def competition_parse_features(*, features_csv: bytes | str, ids: list[str]) -> np.ndarray:
+def competition_parse_features(*, features_csv: bytes | str, ids: Sequence[str]) -> np.ndarray:
     """The hidden test features of a host's ``id,f1,...,fd`` CSV, in the order of the labels' ``ids``."""
     try:
         return parse_features_csv(features_csv, ids)
@@ -133,7 +134,7 @@ def competition_create(
 
 
 def hidden_test_data_create(
-    *, competition: Competition, ids: list[str], labels: np.ndarray, secret: int | None = None,
+    *, competition: Competition, ids: Sequence[str], labels: np.ndarray, secret: int | None = None,
     features: np.ndarray | None = None,
 ) -> HiddenTestData:
     """Store the hidden set and draw the fixed public/private split from a new 128-bit secret."""

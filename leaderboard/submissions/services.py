@@ -40,6 +40,7 @@ from leaderboard.submissions.model_runs import ModelRunFailed, model_predictions
 from leaderboard.submissions.models import DefenseState, Participation, Status, Submission, UploadKind
 from leaderboard.submissions.selectors import QuotaStatus, quota_status
 from scoring import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
+from scoring.fast_csv import BytesLike
 from scoring.inversion import parse_reconstructions
 from scoring.parsing import ParsedPredictions
 from scoring.pipeline import SPLITS, ScoringSpec, parse
@@ -48,6 +49,9 @@ from scoring.release import release_submission
 logger = logging.getLogger(__name__)
 
 MAX_FINALS = 2
+#: Up to this many bytes of upload and array are written by the INSERT itself (as an SQL literal on PostgreSQL:
+#: 25,000 rows are 200 kB); above it they follow as raw bytes (leaderboard.blobs), where hex would cost more.
+INLINE_BLOB_BYTES = 1 << 20
 # A submission whose scoring was interrupted this many times (worker killed by the hard time limit, machine
 # lost, ...) is failed instead of being retried for ever.
 MAX_ATTEMPTS = 5
@@ -133,7 +137,7 @@ def submission_upload_kind(*, competition: Competition, kind: str) -> str:
     return UploadKind.ONNX
 
 
-def submission_parse(*, competition: Competition, data: bytes, kind: str = UploadKind.CSV) -> ParsedPredictions:
+def submission_parse(*, competition: Competition, data: BytesLike, kind: str = UploadKind.CSV) -> ParsedPredictions:
     """Validate an upload with the scoring core; raises :class:`InvalidUpload` naming the line and the problem.
 
     On a model-inversion challenge the upload is the reconstructions (JSON), kept as the array scoring reads."""
@@ -142,7 +146,7 @@ def submission_parse(*, competition: Competition, data: bytes, kind: str = Uploa
     if challenge is not None:
         # Read as JSON whatever the transport (a JSON body, or a .json file through the web form's file field).
         try:
-            return ParsedPredictions(values=parse_reconstructions(challenge.task, data))
+            return ParsedPredictions(values=parse_reconstructions(challenge.task, bytes(data)))
         except SubmissionError as exc:
             raise InvalidUpload(str(exc)) from None
     if len(data) > spec.max_bytes:
@@ -162,11 +166,12 @@ def submission_create(
     *,
     competition: Competition,
     participant: Any,
-    data: bytes,
+    data: BytesLike,
     kind: str = UploadKind.CSV,
     filename: str = "",
     now: datetime | None = None,
     idempotency_key: str | None = None,
+    sha256: str | None = None,
 ) -> Submission:
     """Validate an upload, check the quota atomically, store it queued and enqueue scoring on commit.
 
@@ -179,11 +184,18 @@ def submission_create(
     ``replayed``), without charging the quota or validating again; the same key with a different upload
     raises :class:`IdempotencyKeyReused`. Two concurrent uploads with one key create one submission: the second
     finds the first under the participation lock, and the unique constraint backs that up.
+
+    ``data`` may be a read-only ``mmap`` of a streamed upload's file (:mod:`leaderboard.uploads`), parsed in
+    place; ``sha256``, when given, is its digest computed as it arrived.
     """
     now = now or timezone.now()
+    if sha256 is None and idempotency_key:
+        sha256 = hashlib.sha256(data).hexdigest()
     if competition.takes_models and kind != UploadKind.JSON:
         kind = UploadKind.ONNX  # stored (and compared for an Idempotency-Key) as a model
-    if idempotency_key and (earlier := _submission_for_key(competition, participant, idempotency_key, data, kind)):
+    if idempotency_key and (
+        earlier := _submission_for_key(competition, participant, idempotency_key, data, kind, sha256)
+    ):
         return earlier
     _check_open(competition, now)
     # An unlocked look first, so an over-quota participant gets 429 without us parsing a large file.
@@ -191,6 +203,7 @@ def submission_create(
     kind = submission_upload_kind(competition=competition, kind=kind)
     if kind == UploadKind.ONNX:
         # Checked here (nothing runs) so a refused model is a 400 naming the problem; the worker runs it.
+        data = bytes(data)  # a model is small (the sandbox's limit) and onnx reads bytes
         model_validate(competition=competition, data=data)
         parsed = None
     else:
@@ -200,20 +213,26 @@ def submission_create(
     keep_upload = (not float64 or parsed is None
                    or bool(getattr(settings, "LEADERBOARD_KEEP_UPLOADS", False)))
     # Only a replay under the same Idempotency-Key compares uploads (82 ms per 27 MB otherwise spent for nothing).
-    digest = hashlib.sha256(data).hexdigest() if idempotency_key else ""
-    Participation.objects.get_or_create(competition=competition, participant=participant)
+    digest = (sha256 or "") if idempotency_key else ""
     with transaction.atomic():
-        Participation.objects.select_for_update().get(competition=competition, participant=participant)
-        if idempotency_key and (earlier := _submission_for_key(competition, participant, idempotency_key, data, kind)):
+        _lock_participation(competition, participant)
+        if idempotency_key and (
+            earlier := _submission_for_key(competition, participant, idempotency_key, data, kind, sha256)
+        ):
             return earlier
         _check_quota(quota_status(competition=competition, participant=participant, now=now))
         try:
             # A savepoint only when a key may collide, so a lost race leaves the outer transaction usable.
             with transaction.atomic() if idempotency_key else contextlib.nullcontext():
+                predictions = _npy(parsed.values) if float64 and parsed is not None else None
+                upload = (data if isinstance(data, bytes) else bytes(data)) if keep_upload else b""
+                # Small columns ride in the INSERT (one statement); large ones follow as raw bytes (leaderboard.blobs).
+                inline = len(upload) + len(predictions or b"") <= INLINE_BLOB_BYTES
                 submission = Submission.objects.create(
                     competition=competition,
                     participant=participant,
-                    upload=b"",
+                    upload=upload if inline else b"",
+                    predictions_npy=predictions if inline else None,
                     upload_kind=kind,
                     upload_name=filename[:255],
                     upload_size=len(data),
@@ -222,17 +241,14 @@ def submission_create(
                     enqueued_at=now,
                     idempotency_key=idempotency_key or None,
                 )
-                # The large columns as raw bytes (see leaderboard.blobs). φ-bit arithmetic reads the submitted
-                # decimal text, so it keeps the upload; float64 scores the validated array and keeps only that.
-                blob_write(
-                    Submission, submission.pk,
-                    upload=data if keep_upload else b"",
-                    predictions_npy=_npy(parsed.values) if float64 and parsed is not None else None,
-                )
+                # φ-bit arithmetic reads the submitted decimal text, so it keeps the upload; float64 scores the
+                # validated array and keeps only that.
+                if not inline:
+                    blob_write(Submission, submission.pk, upload=upload, predictions_npy=predictions)
         except IntegrityError:
             if not idempotency_key:
                 raise
-            earlier = _submission_for_key(competition, participant, idempotency_key, data, kind)
+            earlier = _submission_for_key(competition, participant, idempotency_key, data, kind, sha256)
             if earlier is None:
                 raise
             return earlier
@@ -240,8 +256,17 @@ def submission_create(
     return submission
 
 
+def _lock_participation(competition: Competition, participant: Any) -> None:
+    """Lock the participant's :class:`Participation` row (created on the first upload): one ``SELECT ... FOR
+    UPDATE`` once it exists."""
+    if Participation.objects.select_for_update().filter(competition=competition, participant=participant).exists():
+        return
+    Participation.objects.get_or_create(competition=competition, participant=participant)
+    Participation.objects.select_for_update().get(competition=competition, participant=participant)
+
+
 def _submission_for_key(
-    competition: Competition, participant: Any, key: str, data: bytes, kind: str
+    competition: Competition, participant: Any, key: str, data: BytesLike, kind: str, sha256: str | None = None
 ) -> Submission | None:
     """The participant's earlier submission under ``key`` on this competition, marked ``replayed``; raises
     :class:`IdempotencyKeyReused` when that key came with a different upload."""
@@ -249,8 +274,8 @@ def _submission_for_key(
     if earlier is None:
         return None
     same = (
-        earlier.upload_sha256 == hashlib.sha256(data).hexdigest() if earlier.upload_sha256
-        else bytes(earlier.upload) == data  # a row stored before uploads had a digest
+        earlier.upload_sha256 == (sha256 or hashlib.sha256(data).hexdigest()) if earlier.upload_sha256
+        else bytes(earlier.upload) == bytes(data)  # a row stored before uploads had a digest
     )
     if earlier.upload_kind != kind or earlier.upload_size != len(data) or not same:
         raise IdempotencyKeyReused(
@@ -651,9 +676,12 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
     parsed, run_notes = _load_predictions(spec, submission)
     # A split without rows (public fraction 0 or 1) has nothing to score or release.
     splits = tuple(split for split in SPLITS if len(spec.split_rows[split]))
+    stateful = bool(len(spec.chain))
     with transaction.atomic():
         # Lock our row and re-check the claim: if the sweep handed the row to another worker, we must not write.
-        mine = (
+        # Only a chain with state needs the lock held while it reads and writes that state; without one, the
+        # conditional UPDATE that stores the result re-checks the claim by itself (one statement fewer).
+        mine = not stateful or (
             Submission.objects.select_for_update()
             .filter(pk=submission_id, status=Status.SCORING, claim_token=claim)
             .exists()
@@ -664,7 +692,7 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
         # need each submission to see the state the previous one left. An empty chain has no state, so it
         # skips the lock and its three queries (the common, no-defense case stays fast).
         keys = {(name, split): _state_key(spec, name, split) for name in spec.reported_metrics for split in splits}
-        states = _lock_states(competition, submission.participant_id, tuple(keys.values())) if len(spec.chain) else {}
+        states = _lock_states(competition, submission.participant_id, tuple(keys.values())) if stateful else {}
         given: dict[str, dict[str, list[dict[str, Any]]]] = {}
         for (name, split), key in keys.items():
             if key in states and states[key].state:
@@ -701,8 +729,10 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
         updated = Submission.objects.filter(pk=submission_id, status=Status.SCORING, claim_token=claim).update(
             status=Status.SCORED, finished_at=timezone.now(), claim_token="", error="", **values
         )
-        if updated != 1:  # pragma: no cover - we hold the row lock, so this would be a bug
-            raise RuntimeError("lost the claim while holding the row lock")
+        if updated != 1:
+            if not stateful:  # the sweep took the claim meanwhile: its new worker writes the result
+                return ScoreResult("skipped", "the claim was lost to the sweep")
+            raise RuntimeError("lost the claim while holding the row lock")  # pragma: no cover - a bug
     return ScoreResult("scored", notes=notes)
 
 

@@ -46,6 +46,7 @@ from leaderboard.submissions.selectors import (
     submission_list_for_participant,
 )
 from leaderboard.submissions.services import MAX_FINALS, submission_create, submission_select_final
+from leaderboard.uploads import streams_uploads, upload_bytes, upload_refusal
 from leaderboard.web import charts as charts_module
 from leaderboard.web import games as game_reports
 from leaderboard.web.forms import AuditStartForm, SelectFinalForm, SubmissionUploadForm
@@ -123,6 +124,7 @@ def sample_submission(request: HttpRequest, slug: str) -> HttpResponse:
     return response
 
 
+@streams_uploads
 @participant_login_required
 def submission_upload(request: HttpRequest, slug: str) -> HttpResponse:
     competition = _competition(slug)
@@ -130,16 +132,21 @@ def submission_upload(request: HttpRequest, slug: str) -> HttpResponse:
     status = 200
     if request.method == "POST":
         form = SubmissionUploadForm(request.POST, request.FILES, takes_models=competition.takes_models)
-        if form.is_valid():
+        refusal = upload_refusal(request)  # stopped at the size limit: said as the service would say it
+        if refusal is not None:
+            error, status = refusal, refusal.status_code
+        elif form.is_valid():
             upload = form.cleaned_data["file"]
             try:
-                submission = submission_create(
-                    competition=competition,
-                    participant=request.user,
-                    data=upload.read(),
-                    kind=UploadKind.CSV,
-                    filename=upload.name or "",
-                )
+                with upload_bytes(upload) as data:
+                    submission = submission_create(
+                        competition=competition,
+                        participant=request.user,
+                        data=data,
+                        kind=UploadKind.CSV,
+                        filename=upload.name or "",
+                        sha256=getattr(upload, "sha256", None),
+                    )
             except ApplicationError as exc:
                 error, status = exc, exc.status_code
             else:

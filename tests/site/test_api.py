@@ -126,7 +126,7 @@ def test_a_raw_csv_body_is_accepted(clients, competition) -> None:
         data=predictions_csv(competition, _probs(3)),
         content_type="text/csv",
     )
-    assert response.status_code == 202
+    assert response.status_code == 202, response.content
 
 
 def _good_lines(competition: Any) -> list[str]:

@@ -106,7 +106,7 @@ def feature_leaks(body: str, renderings: set[str]) -> list[str]:
 def _forbidden(competition: Any, me: Any | None) -> Forbidden:
     forbidden = Forbidden()
     hidden = HiddenTestData.objects.get(competition=competition)
-    for text in label_renderings(hidden.ids, hidden.labels):
+    for text in label_renderings(list(hidden.ids), hidden.labels):
         forbidden.add(text, "the hidden labels")
     forbidden.add(hidden.secret, "the competition secret")
     for submission in Submission.objects.all():

@@ -200,7 +200,7 @@ class Scenario:
             hidden = HiddenTestData.objects.get(competition=competition)
             forbidden.add(hidden.secret, "the competition secret")
             forbidden.add(str(hidden.secret_int), "the competition secret")
-            for rendering in label_renderings(hidden.ids, hidden.labels):
+            for rendering in label_renderings(list(hidden.ids), hidden.labels):
                 forbidden.add(rendering, "the hidden labels")
         for word in CHAIN_WORDS:
             forbidden.add(word, "the undisclosed defense chain")
