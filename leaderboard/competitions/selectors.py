@@ -28,8 +28,9 @@ def competition_list() -> QuerySet[Competition]:
 
 
 def competition_get(*, slug: str) -> Competition:
-    """Raises ``Competition.DoesNotExist`` (the API maps it to 404)."""
-    return Competition.objects.get(slug=slug)
+    """Raises ``Competition.DoesNotExist`` (the API maps it to 404). A model-inversion challenge (the reverse
+    one-to-one ``inversion``) comes in the same query: the upload path asks for it."""
+    return Competition.objects.select_related("inversion").get(slug=slug)
 
 
 def competition_is_host(*, user: Any, competition: Competition) -> bool:

@@ -18,8 +18,13 @@ from scoring.inversion import evaluate_reconstructions
 
 
 def inversion_of(*, competition: Competition) -> InversionChallenge | None:
-    """The competition's model-inversion challenge, or ``None`` for any other kind."""
-    return InversionChallenge.objects.select_related("competition").filter(competition=competition).first()
+    """The competition's model-inversion challenge, or ``None`` for any other kind. Free when the competition
+    was loaded with ``select_related("inversion")`` (the upload and scoring paths do), else one query."""
+    try:
+        challenge: InversionChallenge = competition.inversion  # type: ignore[attr-defined]
+    except InversionChallenge.DoesNotExist:
+        return None
+    return challenge
 
 
 @dataclass(frozen=True)

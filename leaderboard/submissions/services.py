@@ -664,7 +664,8 @@ def _lock_states(competition: Competition, participant_id: int, splits: tuple[st
 def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
     # The raw upload is only read when the stored array cannot serve (MPFR arithmetic reads the decimal text).
     submission = (
-        Submission.objects.select_related("competition").defer("upload", "predictions_npy").get(pk=submission_id)
+        Submission.objects.select_related("competition", "competition__inversion")
+        .defer("upload", "predictions_npy").get(pk=submission_id)
     )
     if submission.attempts > MAX_ATTEMPTS:
         return _finish_failed(
