@@ -40,7 +40,9 @@ from itertools import product
 import numpy as np
 
 from attacks.capacity.attack import CapacityState
+from attacks import server_model
 from attacks.capacity.decoder import PRECISION_BITS, Digit, Group, Query, lattice_range, loss_window
+from attacks.capacity.row_loss import RowLoss
 from attacks.capacity.design import TOP_V_MAX, ServerModel, counting_bound, max_weight_real
 from attacks.confirm import check_claims
 from attacks.exact import gmpy2, local_precision, mpfr
@@ -78,14 +80,31 @@ def fresh_group(rows: list[int] | np.ndarray, classes: int) -> Group:
 
 def build_model(
     n_rows: int, classes: int, eps: float, decimals: int | None, noise_bound: float = 0.0,
-    n_scored: int | None = None,
+    n_scored: int | None = None, loss: RowLoss | None = None,
 ) -> ServerModel:
     """The lattice for a ``K``-class server: the window with free rows at ``1/K`` and rows renormalised, and
-    the cap ``W`` with ``W·u <= -ln(K·eps)`` (no probability below ``eps``)."""
-    a_max = -math.log(classes * eps) - 1e-6
+    the cap ``W`` with ``W·u <= -ln(K·eps)`` (no probability below ``eps``). Another metric's ``loss``
+    (:class:`~attacks.capacity.row_loss.RowLoss`) sets the cap from its box and widens the step by its own
+    rounding (a loss of ``≈ 1/q`` rounds in proportion)."""
+    batch_weight = float(TOP_ROWS_MAX_K + 4)
+    if loss is None or loss.is_log:
+        a_max = -math.log(classes * eps) - 1e-6
+        return ServerModel.build(
+            n_rows, eps, decimals, noise_bound, n_scored=n_scored, batch_weight=batch_weight,
+            max_real=min(a_max, max_weight_real(eps)), classes=classes,
+        )
+    scored = n_rows if n_scored is None else n_scored
+    server = server_model.ServerModel(n_rows, n_classes=classes, eps=eps, decimals=decimals,
+                                      noise_bound=noise_bound, n_scored=scored)
+    free, free_error = loss.free(server)
+    with local_precision(PRECISION_BITS):
+        heavy = batch_weight * loss.max_real + 64 * (float(free) + classes + 3)
+        total = scored * free + heavy
+        rows = scored * free_error + server.formula_row_error(heavy, None if classes == 2 else classes)
+        width = float(2 * server.error_bound(total, rows))
     return ServerModel.build(
-        n_rows, eps, decimals, noise_bound, n_scored=n_scored, batch_weight=float(TOP_ROWS_MAX_K + 4),
-        max_real=min(a_max, max_weight_real(eps)), classes=classes,
+        n_rows, eps, decimals, noise_bound, n_scored=n_scored, batch_weight=batch_weight,
+        max_real=loss.max_real, classes=classes, min_unit=width * (1.0 + 1e-6),
     )
 
 
@@ -275,12 +294,18 @@ def plan_query_k(
     return Query(digits)
 
 
-def kary_predictions(n_rows: int, classes: int, rows: np.ndarray, ks: np.ndarray, unit: float) -> np.ndarray:
-    """``1/K`` everywhere except the batch rows: ``q_c = exp(-k_c·u) / Σ exp(-k·u)``."""
+def kary_predictions(
+    n_rows: int, classes: int, rows: np.ndarray, ks: np.ndarray, unit: float, loss: RowLoss | None = None
+) -> np.ndarray:
+    """``1/K`` everywhere except the batch rows: ``q_c = exp(-k_c·u) / Σ exp(-k·u)`` (log loss), or the row
+    another metric's ``loss`` designs for the same offsets."""
     out = np.full((n_rows, classes), 1.0 / classes)
     if len(rows):
-        e = np.exp(-ks.astype(np.float64) * unit)
-        out[rows] = e / e.sum(axis=1, keepdims=True)
+        if loss is None or loss.is_log:
+            e = np.exp(-ks.astype(np.float64) * unit)
+            out[rows] = e / e.sum(axis=1, keepdims=True)
+        else:
+            out[rows] = loss.design(ks, unit)
     return out
 
 
@@ -326,6 +351,32 @@ def kary_window(
         return lattice_range(lo - constant - deviation, hi - constant, model.unit)
 
 
+def metric_window(
+    released: float, model: ServerModel, sent_rows: np.ndarray, ks: np.ndarray, n_free: int, loss: RowLoss
+) -> range:
+    """:func:`kary_window` for any metric of :class:`~attacks.capacity.row_loss.RowLoss`: every batch row's
+    losses computed exactly (128 bits) from the floats sent (``sent_rows``: what was uploaded, ``p`` on a
+    2-class board), the free rows' loss likewise, the server's float64 error of each from the metric's formula."""
+    free, free_error = loss.free(model)
+    with local_precision(PRECISION_BITS):
+        u = mpfr(model.unit)
+        base = mpfr(0)
+        deviation = mpfr(0)
+        row_error = n_free * free_error
+        loss_bound = n_free * float(free) * (1 + 1e-12)
+        for row, k_row in zip(sent_rows.tolist(), ks.tolist(), strict=True):
+            losses = loss.exact_losses(row)
+            shifted = [value - k * u for value, k in zip(losses, k_row, strict=True)]
+            b = min(shifted)
+            base += b
+            deviation += max(shifted) - b
+            loss_bound += float(max(abs(x) for x in losses)) * (1 + 1e-12)
+            row_error += loss.row_error(model, row, losses)
+        lo, hi = loss_window(released, model, loss_bound, float(row_error))
+        constant = n_free * free + base
+        return lattice_range(lo - constant - deviation, hi - constant, model.unit)
+
+
 def all_labelings(n: int, classes: int) -> list[tuple[int, ...]]:
     """Every labeling of ``n`` rows (the brute-force reference of the tests, small ``n``)."""
     return list(product(range(classes), repeat=n))
@@ -335,14 +386,18 @@ def all_labelings(n: int, classes: int) -> list[tuple[int, ...]]:
 
 
 def kary_capacity_attack(
-    oracle: Oracle, *, noise_bound: float = 0.0, check: bool = True, max_queries: int | None = None
+    oracle: Oracle, *, noise_bound: float = 0.0, check: bool = True, max_queries: int | None = None,
+    loss: RowLoss | None = None,
 ) -> AttackResult:
-    """Recover every label of a ``K``-class log-loss board that scores every row. ``max_queries`` cuts the run
-    and keeps what is decoded (``details["complete"]`` is then ``False``)."""
+    """Recover every label of a ``K``-class board that scores every row: log loss, or the metric of ``loss``
+    (:class:`~attacks.capacity.row_loss.RowLoss`: ``kl``, ``brier``, ``norm_like``, ``itakura_saito``, also
+    on 2 classes). ``max_queries`` cuts the run and keeps what is decoded (``details["complete"]`` is then
+    ``False``)."""
     started = time.perf_counter()
     queries_before = oracle.queries
     n, classes = oracle.n_rows, int(oracle.n_classes)
-    model = build_model(n, classes, oracle.eps, oracle.decimals, noise_bound)
+    model = build_model(n, classes, oracle.eps, oracle.decimals, noise_bound, loss=loss)
+    general = loss is not None and not loss.is_log
     state = CapacityState(labels=np.full(n, -1, dtype=np.int64), fresh=deque(range(n)))
     spans: list[list[int]] = []
     while state.fresh or state.carried:
@@ -350,11 +405,15 @@ def kary_capacity_attack(
             break
         query = plan_query_k(state.fresh, state.carried, model, classes)
         batch_rows, ks = query.row_weights()
-        sent, pred = to_submission(kary_predictions(n, classes, batch_rows, ks, model.unit))
+        sent, pred = to_submission(kary_predictions(n, classes, batch_rows, ks, model.unit, loss))
         released = oracle.submit(sent)
         if released is None:
             raise AttackFailed("the leaderboard released nothing for a query; the capacity attack needs every score")
-        window = kary_window(float(released), model, pred[batch_rows], ks, model.scored - len(batch_rows))
+        if general:
+            assert loss is not None
+            window = metric_window(float(released), model, sent[batch_rows], ks, model.scored - len(batch_rows), loss)
+        else:
+            window = kary_window(float(released), model, pred[batch_rows], ks, model.scored - len(batch_rows))
         masks = query.decode(window)
         resolved = sum(state.absorb(d.group, m) for d, m in zip(query.digits, masks, strict=True))
         state.per_query.append(resolved)
@@ -377,8 +436,10 @@ def kary_capacity_attack(
             "design_queries": design_queries,
             "labels_per_query": recovered / max(design_queries, 1),
             "counting_bound": counting_bound(
-                model.scored, oracle.decimals, eps=oracle.eps, noise_bound=noise_bound, classes=classes
+                model.scored, oracle.decimals, eps=oracle.eps, noise_bound=noise_bound, classes=classes,
+                spread=None if loss is None else loss.spread,
             ),
+            "metric": oracle.metric,
             "complete": complete,
             "spans": spans[:20],
         },

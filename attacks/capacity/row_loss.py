@@ -1,0 +1,188 @@
+"""One row's loss as a function of its label, for every metric the K-ary capacity construction runs on.
+
+The lattice of :mod:`attacks.capacity.kary` needs three things of a metric: a prediction row whose labels'
+losses differ by chosen offsets ``k_c·u`` (:meth:`RowLoss.design`), each label's loss of the floats actually
+sent, exactly (:meth:`RowLoss.exact_losses`, 128 bits, read as the server reads them), and a bound on the
+server's float64 error in that loss (:meth:`RowLoss.row_error`). Every loss here has paper 001's form
+``loss_c(q) = scale·(H(q) + φ(q_c))`` (:mod:`attacks.paper001.losses`): log loss and ``kl`` (``φ = −ln q``),
+``itakura_saito``, ``brier`` (``φ = −2q``), ``norm_like`` (``φ = −α·q^(α−1)``).
+
+A row sums to 1, so not every offset vector is reachable: a row is found for offsets ``d ≥ 0`` with ``min d =
+0`` by solving ``Σ_c φ⁻¹(t + d_c) = 1`` for the label term ``t`` of the lightest class (φ decreasing;
+bisection, every row of a query at once). :attr:`RowLoss.max_real` is the largest ``A`` such that *every*
+vector of ``[0, A]^K`` (one entry 0) is reachable — the box the capacity designs draw their weights from; its
+worst corner is one class at ``A`` and the other ``K − 1`` at 0:
+
+* log loss, ``kl``: ``−ln(K·eps)`` (no probability below ``eps``), the whole spread;
+* ``brier``: ``2/(K − 1)`` (``1`` binary, the whole spread); ``norm_like``: ``α/(K − 1)^(α−1)`` (α binary);
+* ``itakura_saito``: ``φ(e) − φ(1/(K−1))`` for the smallest probability ``e`` a row may use, whose float64
+  rounding (the loss is ``≈ 1/q``) sizes the lattice step instead of the released decimals.
+
+So the box is the whole label spread for K = 2 and for the log losses, but shrinks with ``K`` for Brier
+(``2/(K−1)`` of 2) and the norm-like loss: the capacity designs there lose ``log2`` of that ratio per query
+(``benchmarks/capacity_multiclass.py`` measures what is left).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from attacks.exact import gmpy2, local_precision, mpfr
+from attacks.paper001.losses import LossFamily, family_for
+from attacks.result import AttackFailed
+from attacks.server_model import ServerModel
+
+PRECISION_BITS = 128
+LOG_LOSSES = ("binary_logloss", "multiclass_logloss", "kl")
+#: The smallest probability an Itakura–Saito design row uses, beside the clipping: ``1/q`` must stay a
+#: number whose float64 rounding the lattice step can absorb (see :func:`RowLoss.for_metric`).
+IS_SMALLEST = 0.0
+BISECTION_STEPS = 200
+
+Big = Any
+
+
+@dataclass(frozen=True)
+class RowLoss:
+    """A metric's row model for the capacity lattice (see the module). ``family`` is ``None`` for the log
+    losses (their exponential design and exact logarithms); ``spread`` is the metric's whole label spread (the
+    counting bound's ``A``), ``max_real`` the box every weight vector is drawn from."""
+
+    metric: str
+    classes: int
+    eps: float
+    family: LossFamily | None
+    max_real: float
+    spread: float
+    lowest: float = 0.0
+    _free: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @classmethod
+    def for_metric(cls, metric: str, classes: int, eps: float) -> RowLoss:
+        """The row model of ``metric`` on a ``classes``-class board; :class:`AttackFailed` for a metric the
+        capacity construction does not cover."""
+        k = int(classes)
+        if metric in LOG_LOSSES:
+            spread = math.log1p(-eps) - math.log(eps)
+            box = min(spread, -math.log(k * eps)) - 1e-6
+            return cls(metric, k, eps, None, box, spread)
+        try:
+            family = family_for(metric)
+        except AttackFailed as exc:
+            raise AttackFailed(
+                f"the capacity attacks need a log loss or one of paper 001's Bregman losses (kl, itakura_saito, "
+                f"brier, norm_like), not {metric!r}"
+            ) from exc
+        if family.name == "squared_euclidean":
+            spread = 1.0 if k == 2 else 2.0
+            box = spread if k == 2 else 2.0 / (k - 1)
+            return cls(metric, k, eps, family, box * (1 - 1e-9), spread)
+        if family.name == "norm_like":
+            alpha = family.alpha
+            return cls(metric, k, eps, family, alpha / (k - 1) ** (alpha - 1.0) * (1 - 1e-9), alpha)
+        if family.name == "itakura_saito":
+            low = max(eps, IS_SMALLEST) * 1.000001  # never clipped
+            spread = 1.0 / eps + math.log(eps) - 1.0
+            top = family.phi(0.5 if k == 2 else 1.0 / (k - 1))
+            return cls(metric, k, eps, family, family.phi(low) - top, spread, lowest=low)
+        raise AttackFailed(f"the capacity attacks do not model {metric!r}")
+
+    @property
+    def is_log(self) -> bool:
+        return self.family is None
+
+    # --- design ---------------------------------------------------------------------------------------------
+
+    def design(self, ks: np.ndarray, unit: float) -> np.ndarray:
+        """Prediction rows (``rows × K``, summing to 1) whose label ``c`` scores ``ks[:, c]·unit`` more than the
+        row's lightest label (each row of ``ks`` has a 0)."""
+        d = ks.astype(np.float64) * unit
+        if self.family is None:
+            e = np.exp(-d)
+            return e / e.sum(axis=1, keepdims=True)
+        scale = self.family.binary_scale if self.classes == 2 else 1.0
+        d = d / scale
+        lo = np.full(len(d), self.family.phi(1.0))  # t of a row whose lightest class has q = 1
+        hi = np.full(len(d), self.family.phi(1.0 / self.classes))  # … q = 1/K (the lightest is the largest q)
+        for _ in range(BISECTION_STEPS):  # Σ φ⁻¹(t + d) decreases in t; t of a heavy row is tiny: to the end
+            mid = 0.5 * (lo + hi)
+            over = self._inverse(mid[:, None] + d).sum(axis=1) > 1.0
+            if np.all((mid == lo) | (mid == hi)):
+                break
+            lo = np.where(over, mid, lo)
+            hi = np.where(over, hi, mid)
+        q = self._inverse(hi[:, None] + d)
+        # What is left to 1 goes to the lightest classes (offset 0, the largest probabilities): the heavy
+        # classes' probabilities, whose losses are steep, stay as solved.
+        light = d == 0
+        q += light * ((1.0 - q.sum(axis=1, keepdims=True)) / light.sum(axis=1, keepdims=True))
+        if np.any(q < self.lowest * 0.999) or np.any(~np.isfinite(q)):
+            raise AttackFailed(f"the capacity design asked {self.metric} for offsets no prediction row reaches")
+        return q
+
+    def _inverse(self, y: np.ndarray) -> np.ndarray:
+        """φ⁻¹ elementwise (0 where φ cannot reach ``y``: the sum then undershoots, and the bisection moves)."""
+        family = self.family
+        assert family is not None
+        if family.name == "squared_euclidean":
+            return np.clip(-y / 2.0, 0.0, None)
+        if family.name == "norm_like":
+            return np.clip(-y / family.alpha, 0.0, None) ** (1.0 / (family.alpha - 1.0))
+        # Itakura–Saito: Newton on u = ln q for e^-u + u − 1 = y (convex, decreasing; from the left it rises).
+        y = np.maximum(y, 0.0)
+        u = np.where(y < 0.125, np.log1p(-np.sqrt(2.0 * np.minimum(y, 0.125))),
+                     -np.log(2.0 + y + 2.0 * np.log(2.0 + y)))
+        for _ in range(80):
+            value = np.exp(-u) + u - 1.0 - y
+            slope = 1.0 - np.exp(-u)
+            step = np.where((value > 0) & (slope < 0), -value / np.where(slope < 0, slope, -1.0), 0.0)
+            u = u + step
+            if np.all(np.abs(step) <= 4e-16 * np.maximum(1.0, np.abs(u))):
+                break
+        return np.minimum(np.exp(u), 1.0)
+
+    # --- exact losses and the server's error ----------------------------------------------------------------
+
+    def exact_losses(self, row: Any) -> list[Big]:
+        """Every label's loss (128 bits) of one row as the server reads the floats sent (a 2-class row is the
+        uploaded ``p``, read as ``(1 − p, p)``; clipped to ``[eps, 1 − eps]`` where the metric clips)."""
+        with local_precision(PRECISION_BITS):
+            if np.ndim(row) == 0:
+                values = [mpfr(1) - mpfr(float(row)), mpfr(float(row))]
+                binary = True
+            else:
+                values = [mpfr(float(v)) for v in row]
+                binary = len(values) == 2 and self.classes == 2
+            if self.family is None or self.family.clipped:
+                lo, hi = mpfr(self.eps), 1 - mpfr(self.eps)
+                values = [min(max(v, lo), hi) for v in values]
+            if self.family is None:
+                total = sum(values, mpfr(0))
+                return [gmpy2.log(total) - gmpy2.log(v) for v in values]
+            return list(self.family.row_losses(values, binary=binary or self.classes == 2))
+
+    def row_error(self, server: ServerModel, row: Any, losses: list[Big]) -> Big:
+        """Bound on the server's float64 error in this row's loss under any label."""
+        classes = None if self.classes == 2 and (np.ndim(row) == 0 or self.family is not None) else self.classes
+        if self.family is None:
+            return server.row_error(float(max(losses)), classes)
+        with local_precision(PRECISION_BITS):
+            values = [mpfr(1) - mpfr(float(row)), mpfr(float(row))] if np.ndim(row) == 0 else [
+                mpfr(float(v)) for v in row]
+            return self.family.row_error(server, values, binary=self.classes == 2)
+
+    def free_row(self) -> np.ndarray:
+        return np.full(self.classes, 1.0 / self.classes)
+
+    def free(self, server: ServerModel) -> tuple[Big, Big]:
+        """The loss of a row at ``1/K`` (the same under every label) and the server's error bound on it."""
+        key = "free"
+        if key not in self._free:
+            row: Any = 0.5 if self.classes == 2 else self.free_row()
+            losses = self.exact_losses(row)
+            self._free[key] = (max(losses), self.row_error(server, row, losses))
+        return self._free[key]  # type: ignore[no-any-return]
