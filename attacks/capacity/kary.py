@@ -398,9 +398,17 @@ def kary_capacity_attack(
     n, classes = oracle.n_rows, int(oracle.n_classes)
     model = build_model(n, classes, oracle.eps, oracle.decimals, noise_bound, loss=loss)
     general = loss is not None and not loss.is_log
+    if model.cap < 2:
+        raise AttackFailed(
+            f"a {oracle.metric} row of {classes} classes moves the score by at most {model.cap * model.unit:.3g} "
+            f"for every pattern of offsets, against a step of {model.unit:.3g}: the lattice has no room "
+            "(use bregman_powers)"
+        )
     state = CapacityState(labels=np.full(n, -1, dtype=np.int64), fresh=deque(range(n)))
     spans: list[list[int]] = []
+    stalled = 0
     while state.fresh or state.carried:
+        before = (len(state.fresh), sum(len(g.patterns) for g in state.carried))
         if max_queries is not None and oracle.queries - queries_before >= max_queries:
             break
         query = plan_query_k(state.fresh, state.carried, model, classes)
@@ -418,6 +426,10 @@ def kary_capacity_attack(
         resolved = sum(state.absorb(d.group, m) for d, m in zip(query.digits, masks, strict=True))
         state.per_query.append(resolved)
         spans.append([d.span for d in query.digits])
+        stalled = 0 if (len(state.fresh), sum(len(g.patterns) for g in state.carried)) != before else stalled + 1
+        if stalled >= 3:
+            raise AttackFailed("three capacity queries in a row resolved nothing: the lattice is too coarse for "
+                               f"{oracle.metric} with {classes} classes at this precision")
     design_queries = oracle.queries - queries_before
     complete = bool((state.labels >= 0).all())
     if check and complete:
