@@ -294,6 +294,17 @@ def plan_query_k(
     return Query(digits)
 
 
+def lattice_room(oracle: Oracle, noise_bound: float = 0.0) -> int:
+    """The weight cap ``W`` the K-ary lattice would have on ``oracle`` (0 when the metric is not covered):
+    below 2 the construction refuses."""
+    try:
+        loss = RowLoss.for_metric(oracle.metric, int(oracle.n_classes), float(oracle.eps))
+        model = build_model(oracle.n_rows, int(oracle.n_classes), oracle.eps, oracle.decimals, noise_bound, loss=loss)
+    except AttackFailed:
+        return 0
+    return int(model.cap)
+
+
 def kary_predictions(
     n_rows: int, classes: int, rows: np.ndarray, ks: np.ndarray, unit: float, loss: RowLoss | None = None
 ) -> np.ndarray:
