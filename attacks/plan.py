@@ -301,9 +301,11 @@ def choose(
         noted = f" with noise bound {bound:.3g}" if report.noise else ""
         loss = "multiclass log loss" if oracle.metric == "multiclass_logloss" else "kl (the log loss)"
         if split and "capacity_split" in names:
-            return plan("capacity_split", f"{loss} ({k} classes), only the public split scored: "
-                        f"split-aware capacity (K + 1 states a row, the public count measured){noted}",
-                        noise_bound=bound)
+            hidden = getattr(oracle, "public_fraction", None) is None
+            return plan("capacity_split", f"{loss} ({k} classes), only the public split scored"
+                        + (" (not disclosed: rows that never move)" if hidden else "")
+                        + f": split-aware capacity (K + 1 states a row, the public count measured){noted}",
+                        noise_bound=bound, **({"hidden_split": True} if hidden else {}))
         if not split and "capacity" in names:
             return plan("capacity", f"{loss} ({k} classes), every row scored: the K-ary capacity "
                         f"construction{noted}", noise_bound=bound)
