@@ -13,7 +13,8 @@ one weight per row. Everything else carries over:
 * fill digits: fresh rows with weights ``0, 1, …, K-1`` (span ``K``, injective), and one row with weights
   ``c mod r`` for the factor ``r < K`` of the room left (classes sharing a value are carried);
 * the top digit costs no weight: ``m`` fresh rows whose ``K`` class weights are one 0 and ``K - 1`` distinct
-  values in ``[V/2, V]`` (seeded search for the most entropic sum), ``K^m`` about ``2^4·V`` labelings and at
+  values in ``[V/2, V]`` (seeded search for the most entropic sum; each row's classes permuted per query, so
+  that a constant or periodic labeling meets a fresh collision set each time), ``K^m`` about ``2^4·V`` labelings and at
   most ``2^18``; the few labelings sharing the observed sum are carried and separated by later queries (a
   seeded search for small weights giving the carried candidates distinct values, :func:`realize_k`).
 
@@ -288,6 +289,12 @@ def plan_query_k(
             weights = (identity % (cap // position + 1))[None, :]
         else:
             weights = np.array(top_weights_k(cap // position, m_top, classes), dtype=np.int64).reshape(m_top, classes)
+            if classes > 2:
+                # The same weights every query would put a constant (or periodic) labeling on the same sum, and
+                # so on the same collision set, query after query: each row's class weights are permuted per
+                # query (seeded by its rows), which keeps the sum's distribution over uniform labelings.
+                rng = np.random.default_rng(rows[0] * 7919 + len(rows))
+                weights = np.array([rng.permutation(row) for row in weights])
         digits.append(Digit.place(fresh_group(rows, classes), weights, position))
     if not digits:
         raise AttackFailed("the design produced an empty query")
