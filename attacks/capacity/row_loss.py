@@ -106,23 +106,37 @@ class RowLoss:
             return e / e.sum(axis=1, keepdims=True)
         scale = self.family.binary_scale if self.classes == 2 else 1.0
         d = d / scale
-        lo = np.full(len(d), self.family.phi(1.0))  # t of a row whose lightest class has q = 1
-        hi = np.full(len(d), self.family.phi(1.0 / self.classes))  # … q = 1/K (the lightest is the largest q)
-        for _ in range(BISECTION_STEPS):  # Σ φ⁻¹(t + d) decreases in t; t of a heavy row is tiny: to the end
+        # Bisection on the lightest class's probability q0 in [1/K, 1]: Σ_c φ⁻¹(φ(q0) + d_c) increases with it.
+        lo = np.full(len(d), 1.0 / self.classes)
+        hi = np.ones(len(d))
+        for _ in range(BISECTION_STEPS):
             mid = 0.5 * (lo + hi)
-            over = self._inverse(mid[:, None] + d).sum(axis=1) > 1.0
-            if np.all((mid == lo) | (mid == hi)):
+            total = self._inverse(self._phi(mid)[:, None] + d).sum(axis=1)
+            over = total > 1.0
+            lo = np.where(over, lo, mid)
+            hi = np.where(over, mid, hi)
+            if np.all((np.abs(total - 1.0) <= 1e-15) | (hi - lo <= 2.3e-16)):
                 break
-            lo = np.where(over, mid, lo)
-            hi = np.where(over, hi, mid)
+        hi = self._phi(hi)
         q = self._inverse(hi[:, None] + d)
         # What is left to 1 goes to the lightest classes (offset 0, the largest probabilities): the heavy
         # classes' probabilities, whose losses are steep, stay as solved.
         light = d == 0
         q += light * ((1.0 - q.sum(axis=1, keepdims=True)) / light.sum(axis=1, keepdims=True))
-        if np.any(q < self.lowest * 0.999) or np.any(~np.isfinite(q)):
+        unreachable = self.family.name != "itakura_saito" and bool(np.any(hi[:, None] + d > 1e-12))
+        if unreachable or np.any(q < self.lowest * 0.999) or np.any(~np.isfinite(q)):
             raise AttackFailed(f"the capacity design asked {self.metric} for offsets no prediction row reaches")
         return q
+
+    def _phi(self, q: np.ndarray) -> np.ndarray:
+        """φ elementwise (float64, for the design only)."""
+        family = self.family
+        assert family is not None
+        if family.name == "squared_euclidean":
+            return -2.0 * q
+        if family.name == "norm_like":
+            return -family.alpha * q ** (family.alpha - 1.0)
+        return 1.0 / q + np.log(q) - 1.0
 
     def _inverse(self, y: np.ndarray) -> np.ndarray:
         """φ⁻¹ elementwise (0 where φ cannot reach ``y``: the sum then undershoots, and the bisection moves)."""

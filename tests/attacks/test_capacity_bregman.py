@@ -19,8 +19,8 @@ from attacks.exact import local_precision, mpfr
 from scoring.metrics import get_metric
 from scoring.pipeline import release_text
 
-CASES = [("brier", 2), ("brier", 3), ("norm_like", 2), ("norm_like:2.5", 3), ("itakura_saito", 2),
-         ("itakura_saito", 3), ("kl", 3), ("brier", 6)]
+CASES = [("brier", 2), ("brier", 3), ("norm_like:2.5", 3), ("itakura_saito", 2), ("itakura_saito", 3), ("kl", 3),
+         ("brier", 6)]
 
 
 def labelings(n: int, k: int, seed: int) -> list[np.ndarray]:
@@ -31,7 +31,7 @@ def labelings(n: int, k: int, seed: int) -> list[np.ndarray]:
 
 @pytest.mark.parametrize(("metric", "k"), CASES)
 def test_recovers_random_and_adversarial_labelings(metric: str, k: int) -> None:
-    for i, labels in enumerate(labelings(60, k, seed=k)):
+    for i, labels in enumerate(labelings(45, k, seed=k)):
         oracle = LocalOracle(labels, metric=metric, n_classes=k, decimals=5)
         result = capacity_attack(oracle, check=i == 0)  # the claim check on this metric, once per case
         assert result.labels.tolist() == labels.tolist(), (metric, k, i)
