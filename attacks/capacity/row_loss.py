@@ -74,8 +74,8 @@ class RowLoss:
             family = family_for(metric)
         except AttackFailed as exc:
             raise AttackFailed(
-                f"the capacity attacks need a log loss or one of paper 001's Bregman losses (kl, itakura_saito, "
-                f"brier, norm_like), not {metric!r}"
+                f"the capacity attacks need a log-loss board or one of paper 001's Bregman losses (kl, "
+                f"itakura_saito, brier, norm_like), not {metric!r}"
             ) from exc
         if family.name == "squared_euclidean":
             spread = 1.0 if k == 2 else 2.0

@@ -120,7 +120,7 @@ def test_refusals_are_attack_failed_with_a_reason() -> None:
     labels = np.random.default_rng(1).integers(0, 10, 2201)
     with pytest.raises(AttackFailed, match="no room"):
         capacity_attack(LocalOracle(labels, metric="norm_like", n_classes=10, decimals=5))
-    with pytest.raises(AttackFailed, match="log loss or one of paper 001"):
+    with pytest.raises(AttackFailed, match="log-loss board or one of paper 001"):
         capacity_attack(LocalOracle(labels[:50] % 2, metric="accuracy", decimals=5))
     with pytest.raises(AttackFailed, match="capacity_split"):
         capacity_attack(LocalOracle(labels[:50] % 3, metric="brier", n_classes=3, decimals=5, public_fraction=0.5))
