@@ -51,7 +51,6 @@ from attacks.capacity.decoder import (
     predictions,
     sum_window,
 )
-from attacks.capacity.row_loss import RowLoss
 from attacks.capacity.design import (
     TOP_ROWS_MAX,
     TOP_V_MAX,
@@ -65,6 +64,7 @@ from attacks.capacity.design import (
     top_rows_for,
     top_weights,
 )
+from attacks.capacity.row_loss import RowLoss
 from attacks.confirm import check_claims
 from attacks.oracle import Oracle, round_sizes, submit_many
 from attacks.result import AttackFailed, AttackResult

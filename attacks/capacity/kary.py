@@ -40,11 +40,11 @@ from itertools import product
 
 import numpy as np
 
-from attacks.capacity.attack import CapacityState
 from attacks import server_model
+from attacks.capacity.attack import CapacityState
 from attacks.capacity.decoder import PRECISION_BITS, Digit, Group, Query, lattice_range, loss_window
-from attacks.capacity.row_loss import RowLoss
 from attacks.capacity.design import TOP_V_MAX, ServerModel, counting_bound, max_weight_real
+from attacks.capacity.row_loss import RowLoss
 from attacks.confirm import check_claims
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle
