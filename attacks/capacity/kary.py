@@ -227,10 +227,50 @@ def top_rows_k(v_max: int, classes: int) -> int:
 # --- one query -----------------------------------------------------------------------------------------------
 
 
+def reachable(
+    weights: np.ndarray, patterns: np.ndarray, position: int, model: ServerModel, loss: RowLoss | None
+) -> np.ndarray | None:
+    """A carried digit's weights with the classes its candidates never take lifted to the row's largest
+    weight (their value is never read; a spread row is easier to reach), or ``None`` if some row still asks
+    ``loss`` for offsets no probability row reaches."""
+    if loss is None or loss.is_log:
+        return weights
+    lifted = weights.copy()
+    for j in range(patterns.shape[1]):
+        absent = np.setdiff1d(np.arange(lifted.shape[1]), patterns[:, j])
+        lifted[j, absent] = lifted[j].max()
+    lifted -= lifted.min(axis=1, keepdims=True)
+    if loss.classes == 2:
+        return weights if loss.feasible(weights * position * model.unit).all() else None
+    return lifted if loss.feasible(lifted * position * model.unit).all() else None
+
+
+def top_digit_weights(v_max: int, rows: list[int], classes: int, loss: RowLoss | None) -> np.ndarray:
+    """The top digit's ``m × K`` weights in ``[0, v_max]`` (:func:`top_weights_k`), each row's classes permuted
+    per query, and for Brier or the norm-like loss a small top's padding zeros lifted (see below)."""
+    m_top = len(rows)
+    weights = np.array(top_weights_k(v_max, m_top, classes), dtype=np.int64).reshape(m_top, classes)
+    if classes > 2:
+        # The same weights every query would put a constant (or periodic) labeling on the same sum, and so on
+        # the same collision set, query after query: each row's class weights are permuted per query (seeded
+        # by its rows), which keeps the sum's distribution over uniform labelings.
+        rng = np.random.default_rng(rows[0] * 7919 + m_top)
+        weights = np.array([rng.permutation(row) for row in weights])
+    if loss is not None and not loss.is_log and classes > 2:
+        # A small top (V < 2K) pads rows with zeros, which a Brier or norm-like row cannot reach beside a large
+        # weight: the extra zeros share the row's largest value instead (carried all the same).
+        for row in weights:
+            zeros = np.flatnonzero(row == 0)
+            row[zeros[1:]] = row.max()
+    return weights
+
+
 def plan_query_k(
-    fresh: deque[int], carried: deque[Group], model: ServerModel, classes: int, max_rows: int = 96
+    fresh: deque[int], carried: deque[Group], model: ServerModel, classes: int, max_rows: int = 96,
+    loss: RowLoss | None = None,
 ) -> Query:
-    """Pack carried groups (oldest first), fresh fill rows, then the top digit (see the module)."""
+    """Pack carried groups (oldest first), fresh fill rows, then the top digit (see the module); ``loss``
+    (another metric's row model) checks each carried row's weights can be reached."""
     cap = model.cap
     position = 1
     digits: list[Digit] = []
@@ -240,11 +280,26 @@ def plan_query_k(
         group = carried.popleft()
         room = cap // position
         weights = realize_k(group.patterns, classes, room)
+        span = room
+        while weights is not None and span >= 2:  # smaller weights until the loss reaches them
+            fitted = reachable(weights, group.patterns, position, model, loss)
+            if fitted is not None:
+                weights = fitted
+                break
+            span //= 2
+            weights = realize_k(group.patterns, classes, span) if span >= 2 else None
         if weights is None or rows_used + len(group.rows) > max_rows:
             if digits:
                 deferred.append(group)
                 continue
-            weights = partial_k(group.patterns, classes, room)
+            span = room
+            weights = partial_k(group.patterns, classes, span)
+            while reachable(weights, group.patterns, position, model, loss) is None and span > 2:
+                span //= 2
+                weights = partial_k(group.patterns, classes, span)
+            weights = reachable(weights, group.patterns, position, model, loss)
+            if weights is None:
+                raise AttackFailed(f"no reachable weights resolve a carried group on {loss.metric if loss else ''}")
         digit = Digit.place(group, weights, position)
         digits.append(digit)
         rows_used += len(group.rows)
@@ -288,13 +343,12 @@ def plan_query_k(
             # classes beyond the room share values and are carried.
             weights = (identity % (cap // position + 1))[None, :]
         else:
-            weights = np.array(top_weights_k(cap // position, m_top, classes), dtype=np.int64).reshape(m_top, classes)
-            if classes > 2:
-                # The same weights every query would put a constant (or periodic) labeling on the same sum, and
-                # so on the same collision set, query after query: each row's class weights are permuted per
-                # query (seeded by its rows), which keeps the sum's distribution over uniform labelings.
-                rng = np.random.default_rng(rows[0] * 7919 + len(rows))
-                weights = np.array([rng.permutation(row) for row in weights])
+            v_top = cap // position
+            while True:
+                weights = top_digit_weights(v_top, rows, classes, loss)
+                if loss is None or loss.is_log or v_top <= 1 or loss.feasible(weights * position * model.unit).all():
+                    break
+                v_top = max(1, (v_top * 7) // 8)  # a small top's weights fall below V/2: smaller ones are reached
         digits.append(Digit.place(fresh_group(rows, classes), weights, position))
     if not digits:
         raise AttackFailed("the design produced an empty query")
@@ -429,8 +483,12 @@ def kary_capacity_attack(
         before = (len(state.fresh), sum(len(g.patterns) for g in state.carried))
         if max_queries is not None and oracle.queries - queries_before >= max_queries:
             break
-        query = plan_query_k(state.fresh, state.carried, model, classes)
+        query = plan_query_k(state.fresh, state.carried, model, classes, loss=loss)
         batch_rows, ks = query.row_weights()
+        if general and len(ks):
+            assert loss is not None
+            if not loss.feasible((ks - ks.min(axis=1, keepdims=True)) * model.unit).all():
+                raise AttackFailed(f"the capacity design asked {oracle.metric} for offsets no prediction row reaches")
         sent, pred = to_submission(kary_predictions(n, classes, batch_rows, ks, model.unit, loss))
         released = oracle.submit(sent)
         if released is None:

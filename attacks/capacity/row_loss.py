@@ -10,16 +10,21 @@ server's float64 error in that loss (:meth:`RowLoss.row_error`). Every loss here
 A row sums to 1, so not every offset vector is reachable: a row is found for offsets ``d ≥ 0`` with ``min d =
 0`` by solving ``Σ_c φ⁻¹(t + d_c) = 1`` for the label term ``t`` of the lightest class (φ decreasing;
 bisection, every row of a query at once). :attr:`RowLoss.max_real` is the largest ``A`` such that *every*
-vector of ``[0, A]^K`` (one entry 0) is reachable — the box the capacity designs draw their weights from; its
-worst corner is one class at ``A`` and the other ``K − 1`` at 0:
+vector the lattice draws is reachable:
 
-* log loss, ``kl``: ``−ln(K·eps)`` (no probability below ``eps``), the whole spread;
-* ``brier``: ``2/(K − 1)`` (``1`` binary, the whole spread); ``norm_like``: ``α/(K − 1)^(α−1)`` (α binary);
-* ``itakura_saito``: ``φ(e) − φ(1/(K−1))`` for the smallest probability ``e`` a row may use, whose float64
-  rounding (the loss is ``≈ 1/q``) sizes the lattice step instead of the released decimals.
+* log loss, ``kl``: ``−ln(K·eps)`` (no probability below ``eps``), the whole spread, any vector of the box;
+* ``itakura_saito``: ``φ(e) − φ(1/(K−1))`` for the smallest probability ``e`` a row may use, any vector of the
+  box; its float64 rounding (the loss is ``≈ 1/q``) sizes the lattice step instead of the released decimals;
+* ``brier``, ``norm_like``: a row sums to 1, so its K label losses cannot all sit anywhere in the spread
+  (Brier: offsets ``d`` are reachable iff ``K·max d − Σ d <= 2``). The lattice draws *spread* rows (top digit:
+  one 0, the others in ``[A/2, A]``; fill digits: ``0, A/(K−1), …, A``), reachable up to ``A = 4/K`` for
+  Brier (``1`` binary, the whole spread) — :meth:`RowLoss.with_spread_cap` finds it for either loss — and a
+  carried row's other weights are checked (:meth:`RowLoss.feasible`), unused classes lifted to the row's
+  largest weight.
 
-So the box is the whole label spread for K = 2 and for the log losses, but shrinks with ``K`` for Brier
-(``2/(K−1)`` of 2) and the norm-like loss: the capacity designs there lose ``log2`` of that ratio per query
+So the cap is the whole label spread for K = 2 and for the log losses, but shrinks with ``K`` for Brier
+(``4/K`` of 2) and faster for the norm-like loss: the capacity designs there lose ``log2`` of that ratio per
+query against the K-ary bound, which assumes every row may spread its K losses over the whole ``A``
 (``benchmarks/capacity_multiclass.py`` measures what is left).
 """
 
@@ -79,17 +84,43 @@ class RowLoss:
             ) from exc
         if family.name == "squared_euclidean":
             spread = 1.0 if k == 2 else 2.0
-            box = spread if k == 2 else 2.0 / (k - 1)
-            return cls(metric, k, eps, family, box * (1 - 1e-9), spread)
+            return cls(metric, k, eps, family, spread, spread).with_spread_cap()
         if family.name == "norm_like":
-            alpha = family.alpha
-            return cls(metric, k, eps, family, alpha / (k - 1) ** (alpha - 1.0) * (1 - 1e-9), alpha)
+            return cls(metric, k, eps, family, family.alpha, family.alpha).with_spread_cap()
         if family.name == "itakura_saito":
             low = max(eps, IS_SMALLEST) * 1.000001  # never clipped
             spread = 1.0 / eps + math.log(eps) - 1.0
             top = family.phi(0.5 if k == 2 else 1.0 / (k - 1))
             return cls(metric, k, eps, family, family.phi(low) - top, spread, lowest=low)
         raise AttackFailed(f"the capacity attacks do not model {metric!r}")
+
+    def with_spread_cap(self) -> RowLoss:
+        """The same model with :attr:`max_real` the largest ``A`` at which the *spread* rows the lattice draws
+        are reachable: one class at 0 and the others in ``[A/2, A]`` (the top digit), or ``0, A/(K−1), …, A``
+        (a fill digit). A carried row, which may ask anything, is checked by :meth:`feasible`."""
+        k = self.classes
+        lo, hi = 0.0, self.spread
+        for _ in range(60):
+            mid = 0.5 * (lo + hi)
+            top = np.concatenate([[0.0, mid], np.full(k - 2, mid / 2)])
+            ladder = np.linspace(0.0, mid, k)
+            if self.feasible(np.vstack([top, ladder])).all():
+                lo = mid
+            else:
+                hi = mid
+        return RowLoss(self.metric, k, self.eps, self.family, lo * (1 - 1e-9), self.spread, self.lowest)
+
+    def feasible(self, d: np.ndarray) -> np.ndarray:
+        """Per row of offsets ``d`` (``rows × K``, each row's least 0): whether a probability row reaches them.
+        Brier and the norm-like loss: ``Σ_c φ⁻¹(φ(0) − max d + d_c) <= 1`` (the lightest class as small as the
+        heaviest allows); every row for the log losses and Itakura–Saito within their box."""
+        d = np.atleast_2d(np.asarray(d, dtype=np.float64))
+        if self.family is None or self.family.name == "itakura_saito":
+            return np.asarray(d.max(axis=1) <= self.max_real * (1 + 1e-9))
+        scale = self.family.binary_scale if self.classes == 2 else 1.0
+        d = d / scale
+        t = -d.max(axis=1, keepdims=True)  # φ(0) = 0 for both
+        return np.asarray(self._inverse(t + d).sum(axis=1) <= 1.0 - 1e-12)
 
     @property
     def is_log(self) -> bool:
@@ -100,7 +131,7 @@ class RowLoss:
     def design(self, ks: np.ndarray, unit: float) -> np.ndarray:
         """Prediction rows (``rows × K``, summing to 1) whose label ``c`` scores ``ks[:, c]·unit`` more than the
         row's lightest label (each row of ``ks`` has a 0)."""
-        d = ks.astype(np.float64) * unit
+        d = (ks - ks.min(axis=1, keepdims=True)).astype(np.float64) * unit  # offsets count from the lightest
         if self.family is None:
             e = np.exp(-d)
             return e / e.sum(axis=1, keepdims=True)
