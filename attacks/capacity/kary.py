@@ -280,14 +280,8 @@ def plan_query_k(
         group = carried.popleft()
         room = cap // position
         weights = realize_k(group.patterns, classes, room)
-        span = room
-        while weights is not None and span >= 2:  # smaller weights until the loss reaches them
-            fitted = reachable(weights, group.patterns, position, model, loss)
-            if fitted is not None:
-                weights = fitted
-                break
-            span //= 2
-            weights = realize_k(group.patterns, classes, span) if span >= 2 else None
+        if weights is not None:  # one the loss cannot reach: the mixed-radix fallback below, shrunk until it can
+            weights = reachable(weights, group.patterns, position, model, loss)
         if weights is None or rows_used + len(group.rows) > max_rows:
             if digits:
                 deferred.append(group)
