@@ -74,18 +74,20 @@ def test_decoder_keeps_every_labeling_brute_force_finds_consistent(metric: str, 
 @pytest.mark.parametrize(("metric", "k"), [("brier", 3), ("brier", 10), ("norm_like", 3), ("itakura_saito", 4),
                                            ("itakura_saito", 2), ("brier", 2)])
 def test_designed_rows_reach_their_offsets_within_a_fraction_of_the_step(metric: str, k: int) -> None:
-    """Any weight vector of the box (one class at 0) gets a row whose labels' exact losses differ by the weights
-    times the step, to within a hundredth of the step: the decoder's deviation budget stays small."""
+    """Any reachable weight vector within the cap (one class at 0; the spread rows the lattice draws among
+    them) gets a row whose labels' exact losses differ by the weights times the step, to within a hundredth
+    of the step: the decoder's deviation budget stays small."""
     loss = RowLoss.for_metric(metric, k, 1e-15)
     model = build_model(300, k, 1e-15, 5, loss=loss)
     rng = np.random.default_rng(k)
-    ks = rng.integers(0, model.cap + 1, size=(40, k))
-    ks[np.arange(40), rng.integers(0, k, 40)] = 0
+    ks = rng.integers(0, model.cap + 1, size=(400, k))
+    ks[np.arange(400), rng.integers(0, k, 400)] = 0
     if k == 2:
         ks[:, 0] = 0  # two classes: class 0 at weight 0 (the upload is P(class 1))
-    ks[0] = 0
-    ks[1, :] = model.cap
-    ks[1, 0] = 0
+    spread = np.vstack([np.linspace(0, model.cap, k).round(), np.r_[0, model.cap, [(model.cap + 1) // 2] * (k - 2)]])
+    ks = np.vstack([spread.astype(np.int64), ks])
+    ks = ks[loss.feasible(ks * model.unit)][:40]
+    assert len(ks) >= 3 and loss.feasible(spread * model.unit).all()
     rows = loss.design(ks, model.unit)
     assert np.allclose(rows.sum(axis=1), 1.0, atol=1e-12) and (rows >= 0).all()
     with local_precision(128):
@@ -93,6 +95,21 @@ def test_designed_rows_reach_their_offsets_within_a_fraction_of_the_step(metric:
             losses = loss.exact_losses(row[1] if k == 2 else row)
             shifted = [float(x - w * mpfr(model.unit)) for x, w in zip(losses, k_row.tolist(), strict=True)]
             assert max(shifted) - min(shifted) <= 0.01 * model.unit
+
+
+def test_brier_reachability_is_the_simplex_condition() -> None:
+    """Offsets ``d`` (least 0) are reachable by a K-class Brier row iff ``K·max d − Σ d <= 2``; the spread cap
+    is ``4/K``, the whole spread (1) on a binary board."""
+    rng = np.random.default_rng(5)
+    for k in (3, 6, 10):
+        loss = RowLoss.for_metric("brier", k, 1e-15)
+        d = rng.uniform(0, 2, size=(500, k))
+        d[:, 0] = 0
+        closed = k * d.max(axis=1) - d.sum(axis=1) <= 2
+        margin = np.abs(k * d.max(axis=1) - d.sum(axis=1) - 2) > 1e-6
+        assert (loss.feasible(d)[margin] == closed[margin]).all()
+        assert loss.max_real == pytest.approx(4 / k, rel=1e-6)
+    assert RowLoss.for_metric("brier", 2, 1e-15).max_real == pytest.approx(1.0, rel=1e-6)
 
 
 def test_losses_match_the_scoring_core() -> None:
@@ -117,9 +134,11 @@ def test_the_bound_uses_the_metric_spread() -> None:
 
 
 def test_refusals_are_attack_failed_with_a_reason() -> None:
-    labels = np.random.default_rng(1).integers(0, 10, 2201)
-    with pytest.raises(AttackFailed, match="no room"):
-        capacity_attack(LocalOracle(labels, metric="norm_like", n_classes=10, decimals=5))
+    labels = np.random.default_rng(1).integers(0, 10, 400)
+    oracle = LocalOracle(labels, metric="norm_like", n_classes=10, decimals=4)
+    with pytest.raises(AttackFailed, match="no room"):  # α = 3, K = 10: a spread row moves at most 0.068
+        capacity_attack(oracle)
+    assert oracle.queries == 0
     with pytest.raises(AttackFailed, match="log-loss board or one of paper 001"):
         capacity_attack(LocalOracle(labels[:50] % 2, metric="accuracy", decimals=5))
     with pytest.raises(AttackFailed, match="capacity_split"):
