@@ -256,12 +256,19 @@ def top_digit_weights(v_max: int, rows: list[int], classes: int, loss: RowLoss |
         # by its rows), which keeps the sum's distribution over uniform labelings.
         rng = np.random.default_rng(rows[0] * 7919 + m_top)
         weights = np.array([rng.permutation(row) for row in weights])
-    if loss is not None and not loss.is_log and classes > 2:
-        # A small top (V < 2K) pads rows with zeros, which a Brier or norm-like row cannot reach beside a large
-        # weight: the extra zeros share the row's largest value instead (carried all the same).
-        for row in weights:
-            zeros = np.flatnonzero(row == 0)
-            row[zeros[1:]] = row.max()
+    return spread_zeros(weights, loss)
+
+
+def spread_zeros(weights: np.ndarray, loss: RowLoss | None) -> np.ndarray:
+    """For Brier or the norm-like loss, the classes of a row that share its weight 0 beyond the first share
+    its largest weight instead: a row of zeros and one large weight is what a probability row reaches least
+    (a small top's padding, a row of classes modulo r); the shared classes are carried all the same."""
+    if loss is None or loss.is_log or weights.shape[1] <= 2:
+        return weights
+    weights = weights.copy()
+    for row in weights:
+        zeros = np.flatnonzero(row == 0)
+        row[zeros[1:]] = row.max()
     return weights
 
 
@@ -320,7 +327,7 @@ def plan_query_k(
         if fill_room >= classes:
             weights = identity[None, :]
         elif fill_room >= 2 and not final:
-            weights = (identity % fill_room)[None, :]
+            weights = spread_zeros((identity % fill_room)[None, :], loss)
         else:
             break
         digit = Digit.place(fresh_group([fresh.popleft()], classes), weights, position)
@@ -335,7 +342,7 @@ def plan_query_k(
         if final:
             # Riding on top costs no span, but each weight times the position must stay within the cap:
             # classes beyond the room share values and are carried.
-            weights = (identity % (cap // position + 1))[None, :]
+            weights = spread_zeros((identity % (cap // position + 1))[None, :], loss)
         else:
             v_top = cap // position
             while True:
