@@ -1,4 +1,9 @@
-"""The capacity construction for ``K`` classes: multiclass log loss, every row scored.
+"""The capacity construction for ``K`` classes: multiclass log loss (and paper 001's losses), every row scored.
+
+Another metric (``brier``, ``norm_like``, ``itakura_saito``, also on 2 classes) runs the same lattice on its own
+row losses: :class:`~attacks.capacity.row_loss.RowLoss` designs a row for the offsets ``k_c·u``, computes its
+exact losses and bounds the server's rounding; the cap ``W`` comes from what a probability row can reach
+(carried rows checked, unused classes lifted; see :mod:`attacks.capacity.row_loss`).
 
 A row sent with probabilities ``q_c = exp(-k_c·u) / Z`` (``Z = Σ_c exp(-k_c·u)``, integers ``0 <= k_c <= W``)
 adds ``k_y·u + ln Z`` to the summed loss when its label is ``y``; a row at ``1/K`` adds ``ln K`` whatever its
