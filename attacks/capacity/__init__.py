@@ -65,8 +65,9 @@ __all__ = [
 @register("capacity")
 def capacity(oracle: Oracle, **params: Any) -> AttackResult:
     """Recover every label (binary or multiclass log loss, ``kl``, ``brier``, ``norm_like``, ``itakura_saito``;
-    every row scored; a public fraction of 1 is every row). Params: ``noise_bound`` (assumed max |released - true|, default 0), ``check`` (final
-    verification query, default True), ``max_queries``, and binary design knobs ``top_mode``
+    every row scored; a public fraction of 1 is every row). Params: ``noise_bound`` (assumed max
+    |released - true|, default 0), ``check`` (final verification query, default True), ``max_queries``, and
+    binary design knobs ``top_mode``
     (``"subset"``/``"count"``), ``top`` (top-digit rows), ``extra`` (subset top: rows beyond log2 V)."""
     params.setdefault("check", False)
     return capacity_attack(oracle, **params)
