@@ -172,7 +172,14 @@ def after_failure_plans(oracle: Oracle, report: Fingerprint, names: set[str] | N
     a 90 % subset keeps a probed row in both of two submissions 81 % of the time, and fresh flips at p = 0.05
     rarely flip a probed row. Subsetting goes first when a row moved the mean as if fewer rows were scored.
     Last, on a rounded board, noise below the released resolution that the repeated probes rounded away.
-    None on other boards (noise, a Ladder, refusals, a public split)."""
+    None on other boards (noise, a Ladder, refusals, a public split) — but on a Brier, norm-like or
+    Itakura–Saito board, where ``capacity`` was chosen for a noise-free look, paper 001's powers construction with
+    its noise bound found by doubling (§7): noise below the resolution breaks the lattice, not the doubling."""
+    names = set(load_attacks()) if names is None else names
+    if (oracle.metric.split(":")[0] in BREGMAN_METRICS and oracle.metric not in ("multiclass_logloss", "kl")
+            and "bregman_powers" in names and report.public_fraction is None and not report.only_public_moves):
+        return [Plan("bregman_powers", {"doubling": True}, f"capacity's labels did not hold on {oracle.metric}: noise "
+                     "below the released resolution is likely; the powers construction doubles its noise bound")]
     if not _plain_binary(oracle, report) or report.public_fraction is not None:
         return []
     names = set(load_attacks()) if names is None else names

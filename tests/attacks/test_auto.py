@@ -326,6 +326,18 @@ def test_a_hidden_split_on_a_three_class_board_goes_to_capacity_split() -> None:
     assert (result.labels[public] == labels[public]).all() and (result.fill_confidence()[public] == 1.0).all()
 
 
+def test_noise_below_the_resolution_on_brier_falls_back_to_doubling() -> None:
+    """Laplace noise of 3e-6 under 5 decimals looks like none to the fingerprint, so capacity plays; its labels
+    fail the (now metric-aware) claim check, and the powers construction with doubling recovers them all."""
+    labels = np.random.default_rng(24).integers(0, 3, 120)
+    chain = [{"name": "noise", "kind": "laplace", "scale": 3e-6}, ROUND5]
+    oracle = LocalOracle(labels, metric="brier", n_classes=3, decimals=5, defenses=chain, seed=24)
+    result = attacks.run("auto", oracle, budget=3000)
+    assert result.details["plan"]["attack"] == "capacity"
+    assert result.details["attack"] in ("capacity", "bregman_powers")
+    assert result.details["exact"] == 120 and np.array_equal(result.labels, labels)
+
+
 def test_noise_on_a_paper001_loss_is_found_by_doubling() -> None:
     labels = np.random.default_rng(22).integers(0, 2, 240)
     chain = [{"name": "noise", "kind": "laplace", "scale": 1e-4}, ROUND5]
