@@ -196,7 +196,7 @@ def partial_k(patterns: np.ndarray, classes: int, max_span: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=512)
-def top_weights_k(v_max: int, m: int, classes: int, draws: int = 8) -> tuple[int, ...]:
+def top_weights_k(v_max: int, m: int, classes: int, draws: int = 8, top_low: float = TOP_LOW) -> tuple[int, ...]:
     """``m × K`` weights in ``[0, v_max]`` (each row's class weights distinct, one of them 0) whose sum over a
     uniform labeling has the most entropy (seeded search): the top digit."""
     rng = np.random.default_rng(v_max * 1_000_003 + m * 101 + classes)
@@ -204,7 +204,7 @@ def top_weights_k(v_max: int, m: int, classes: int, draws: int = 8) -> tuple[int
     for _ in range(draws):
         rows = []
         for _ in range(m):
-            low = max(1, int(v_max * TOP_LOW)) if v_max - int(v_max * TOP_LOW) >= classes else 1
+            low = max(1, int(v_max * top_low)) if v_max - int(v_max * top_low) >= classes else 1
             others = rng.choice(np.arange(low, v_max + 1), size=min(classes - 1, v_max - low + 1), replace=False)
             row = np.concatenate([[0], others, np.zeros(classes - 1 - len(others), dtype=np.int64)])
             rows.append(row if classes == 2 else rng.permutation(row))  # two classes: class 0 at 0
@@ -254,7 +254,8 @@ def top_digit_weights(v_max: int, rows: list[int], classes: int, loss: RowLoss |
     """The top digit's ``m × K`` weights in ``[0, v_max]`` (:func:`top_weights_k`), each row's classes permuted
     per query, and for Brier or the norm-like loss a small top's padding zeros lifted (see below)."""
     m_top = len(rows)
-    weights = np.array(top_weights_k(v_max, m_top, classes), dtype=np.int64).reshape(m_top, classes)
+    top_low = TOP_LOW if loss is None else loss.top_low
+    weights = np.array(top_weights_k(v_max, m_top, classes, top_low=top_low), dtype=np.int64).reshape(m_top, classes)
     if classes > 2:
         # The same weights every query would put a constant (or periodic) labeling on the same sum, and so on
         # the same collision set, query after query: each row's class weights are permuted per query (seeded
@@ -335,6 +336,8 @@ def plan_query_k(
             weights = spread_zeros((identity % fill_room)[None, :], loss)
         else:
             break
+        if loss is not None and not loss.is_log and not loss.feasible(weights * position * model.unit).all():
+            break  # a ladder of K weights this large is out of a Brier/norm-like row's reach: the top takes the room
         digit = Digit.place(fresh_group([fresh.popleft()], classes), weights, position)
         digits.append(digit)
         position *= digit.span
@@ -347,7 +350,12 @@ def plan_query_k(
         if final:
             # Riding on top costs no span, but each weight times the position must stay within the cap:
             # classes beyond the room share values and are carried.
-            weights = spread_zeros((identity % (cap // position + 1))[None, :], loss)
+            modulus = cap // position + 1
+            weights = spread_zeros((identity % modulus)[None, :], loss)
+            while (loss is not None and not loss.is_log and modulus > 2
+                   and not loss.feasible(weights * position * model.unit).all()):
+                modulus -= 1  # fewer distinct values, smaller weights: what a Brier/norm-like row reaches
+                weights = spread_zeros((identity % modulus)[None, :], loss)
         else:
             v_top = cap // position
             while True:

@@ -47,6 +47,9 @@ LOG_LOSSES = ("binary_logloss", "multiclass_logloss", "kl")
 #: number whose float64 rounding the lattice step can absorb (see :func:`RowLoss.for_metric`).
 IS_SMALLEST = 0.0
 BISECTION_STEPS = 200
+#: Brier and norm-like top rows keep their non-zero weights in ``[0.75·V, V]``: a row is reached up to a larger
+#: ``V`` the closer its weights are (measured +0.2–0.3 labels a query at K = 6 and 10).
+SPREAD_TOP_LOW = 0.75
 
 Big = Any
 
@@ -64,6 +67,8 @@ class RowLoss:
     max_real: float
     spread: float
     lowest: float = 0.0
+    #: A top row's non-zero weights lie in ``[top_low·V, V]`` (:func:`attacks.capacity.kary.top_weights_k`).
+    top_low: float = 0.5
     _free: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
@@ -102,13 +107,13 @@ class RowLoss:
         lo, hi = 0.0, self.spread
         for _ in range(60):
             mid = 0.5 * (lo + hi)
-            top = np.concatenate([[0.0, mid], np.full(k - 2, mid / 2)])
-            ladder = np.linspace(0.0, mid, k)
-            if self.feasible(np.vstack([top, ladder])).all():
+            top = np.concatenate([[0.0, mid], np.full(k - 2, mid * SPREAD_TOP_LOW)])
+            if self.feasible(top[None, :]).all():
                 lo = mid
             else:
                 hi = mid
-        return RowLoss(self.metric, k, self.eps, self.family, lo * (1 - 1e-9), self.spread, self.lowest)
+        return RowLoss(self.metric, k, self.eps, self.family, lo * (1 - 1e-9), self.spread, self.lowest,
+                       top_low=SPREAD_TOP_LOW)
 
     def feasible(self, d: np.ndarray) -> np.ndarray:
         """Per row of offsets ``d`` (``rows × K``, each row's least 0): whether a probability row reaches them.
