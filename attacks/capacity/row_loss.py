@@ -16,14 +16,14 @@ vector the lattice draws is reachable:
 * ``itakura_saito``: ``φ(e) − φ(1/(K−1))`` for the smallest probability ``e`` a row may use, any vector of the
   box; its float64 rounding (the loss is ``≈ 1/q``) sizes the lattice step instead of the released decimals;
 * ``brier``, ``norm_like``: a row sums to 1, so its K label losses cannot all sit anywhere in the spread
-  (Brier: offsets ``d`` are reachable iff ``K·max d − Σ d <= 2``). The lattice draws *spread* rows (top digit:
-  one 0, the others in ``[A/2, A]``; fill digits: ``0, A/(K−1), …, A``), reachable up to ``A = 4/K`` for
-  Brier (``1`` binary, the whole spread) — :meth:`RowLoss.with_spread_cap` finds it for either loss — and a
-  carried row's other weights are checked (:meth:`RowLoss.feasible`), unused classes lifted to the row's
-  largest weight.
+  (Brier: offsets ``d`` are reachable iff ``K·max d − Σ d <= 2``). The cap is where a *top row* (one 0, the
+  others in ``[¾A, A]``) is still reached: ``A = 2/(K/4 + 1/2)`` for Brier (``1`` binary, the whole spread) —
+  :meth:`RowLoss.with_spread_cap` finds it for either loss. Every other row is checked
+  (:meth:`RowLoss.feasible`): a carried row's unused classes are lifted to its largest weight, a fill ladder
+  ``0, P, …, (K−1)·P`` out of reach leaves its room to the top, a final row shares fewer values.
 
 So the cap is the whole label spread for K = 2 and for the log losses, but shrinks with ``K`` for Brier
-(``4/K`` of 2) and faster for the norm-like loss: the capacity designs there lose ``log2`` of that ratio per
+(``2/(K/4 + 1/2)`` of 2) and faster for the norm-like loss: the capacity designs there lose ``log2`` of that ratio per
 query against the K-ary bound, which assumes every row may spread its K losses over the whole ``A``
 (``benchmarks/capacity_multiclass.py`` measures what is left).
 """
@@ -100,9 +100,9 @@ class RowLoss:
         raise AttackFailed(f"the capacity attacks do not model {metric!r}")
 
     def with_spread_cap(self) -> RowLoss:
-        """The same model with :attr:`max_real` the largest ``A`` at which the *spread* rows the lattice draws
-        are reachable: one class at 0 and the others in ``[A/2, A]`` (the top digit), or ``0, A/(K−1), …, A``
-        (a fill digit). A carried row, which may ask anything, is checked by :meth:`feasible`."""
+        """The same model with :attr:`max_real` the largest ``A`` at which a top row (one class at 0, one at
+        ``A``, the others at ``¾A``: the least reachable of ``[¾A, A]``) is reachable. Other rows are checked
+        by :meth:`feasible` as they are planned."""
         k = self.classes
         lo, hi = 0.0, self.spread
         for _ in range(60):
