@@ -135,8 +135,8 @@ def test_the_bound_uses_the_metric_spread() -> None:
 
 
 def test_refusals_are_attack_failed_with_a_reason() -> None:
-    labels = np.random.default_rng(1).integers(0, 10, 400)
-    oracle = LocalOracle(labels, metric="norm_like", n_classes=10, decimals=3)
+    labels = np.random.default_rng(1).integers(0, 10, 800)
+    oracle = LocalOracle(labels, metric="norm_like", n_classes=10, decimals=4)
     with pytest.raises(AttackFailed, match="no room"):  # α = 3, K = 10: a top row moves at most ≈ 0.1
         capacity_attack(oracle)
     assert oracle.queries == 0
