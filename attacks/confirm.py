@@ -22,9 +22,11 @@ import numpy as np
 from attacks.oracle import Oracle
 from attacks.result import AttackFailed, AttackResult
 from attacks.server_model import ServerModel
-from scoring.metrics import get_metric
+from scoring.metrics import Metric, get_metric
 
 LOG_LOSSES = frozenset({"binary_logloss", "multiclass_logloss"})
+#: The metrics the exact attacks run on, each checked with its own formula (``norm_like:α`` by its base name).
+CHECKED = LOG_LOSSES | {"kl", "brier", "norm_like", "itakura_saito", "softmax_ce", "sigmoid_ce"}
 #: The smallest stake the check puts on a wrong class: ``1 - 2^-50`` stays below 1.0 as a float64, so a wrong
 #: label costs a finite loss however small the server's clipping ``eps``.
 MIN_STAKE = 2.0**-50
@@ -85,8 +87,9 @@ def check_claims(
 ) -> str:
     """Spend one query on ``labels`` (``-1``: not claimed) and raise :class:`AttackFailed` unless the released
     score is the one they imply. Returns ``"passed"``, or ``"uninformative (…)"`` when one wrong label would move
-    the score by less than twice the tolerance; on a metric other than log loss it spends nothing and returns
-    ``"not checked (…)"``.
+    the score by less than twice the tolerance; on a metric outside :data:`CHECKED` (AUC, accuracy) it spends
+    nothing and returns ``"not checked (…)"``. Each metric of :data:`CHECKED` is checked with its own formula
+    (``softmax_ce``/``sigmoid_ce`` with the stake sent as logits).
 
     Claimed rows are sent at ``1 - (K-1)·e`` on their label (``e = max(eps, 2^-50)``), the others at ``1/K``.
     ``scored`` marks the rows the released score covers (default: all; a split-aware attack passes the public
@@ -97,19 +100,23 @@ def check_claims(
     >>> check_claims(LocalOracle([0, 1, 1, 0], decimals=5), np.array([0, 1, 1, -1]))
     'passed'
     """
-    if oracle.metric not in LOG_LOSSES:
+    if oracle.metric.partition(":")[0] not in CHECKED:
         return f"not checked (metric {oracle.metric})"
+    metric = get_metric(oracle.metric)
+    assert metric.row_values is not None
     labels = np.asarray(labels, dtype=np.int64)
     stake = max(float(oracle.eps), MIN_STAKE)
-    predictions = confident_predictions(labels, oracle.n_classes, eps=stake)
+    # The logit metrics take the stake as logits (its log-odds or log-probabilities); the others as it is.
+    predictions = metric.from_probabilities(confident_predictions(labels, oracle.n_classes, eps=stake))
     released = oracle.submit(predictions)
     if released is None:
         raise AttackFailed("the confirmation query released no score; the claimed labels cannot be vouched for")
     scored = np.ones(len(labels), dtype=bool) if scored is None else np.asarray(scored, dtype=bool)
     assumed = np.where(labels >= 0, labels, 0)
-    expected = float(get_metric(oracle.metric).score(predictions[scored], assumed[scored], oracle.eps))
+    expected = float(metric.score(predictions[scored], assumed[scored], oracle.eps))
     n_scored = max(int(scored.sum()), 1)
-    tolerance = _tolerance(ServerModel.of(oracle, noise_bound=slack, n_scored=n_scored), expected)
+    server = ServerModel.of(oracle, noise_bound=slack, n_scored=n_scored)
+    tolerance = _tolerance(server, expected, formula=oracle.metric not in LOG_LOSSES)
     tolerance += relative * abs(expected)
     gap = abs(float(released) - expected)
     if gap > tolerance:
@@ -119,24 +126,45 @@ def check_claims(
             "assumed (noise beyond the assumed bound, a Ladder, subsetting or a wrong precision), so no label is "
             "claimed"
         )
-    one_wrong = math.log((1.0 - (oracle.n_classes - 1) * stake) / stake) / n_scored
+    one_wrong = _one_wrong(metric, oracle.n_classes, oracle.eps, stake) / n_scored
     if one_wrong <= 2.0 * tolerance:
         return "uninformative (one wrong label moves the score less than the window)"
     return "passed"
 
 
-def _tolerance(server: ServerModel, expected: float) -> float:
+def _one_wrong(metric: Metric, n_classes: int, eps: float, stake: float) -> float:
+    """How much one wrong label moves the summed score of a staked row: the row claiming class 0, scored
+    under class 1 rather than class 0 (every class is staked alike)."""
+    if metric.name in LOG_LOSSES:
+        return math.log((1.0 - (n_classes - 1) * stake) / stake)
+    row = metric.from_probabilities(confident_predictions(np.zeros(2, dtype=np.int64), n_classes, eps=stake))
+    assert metric.row_values is not None
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        values = metric.row_values(row, np.array([0, 1]), eps)
+    return float(abs(values[1] - values[0]))
+
+
+def _tolerance(server: ServerModel, expected: float, *, formula: bool = False) -> float:
     """How far the released score may sit from ``expected`` on the mean scale, by the one server model: the
     server's roundings, its released decimals and the noise bound, plus our own float64 evaluation of
     ``expected`` (the same formula, so the same model at 53 bits) and a floor for reading the confident
-    predictions (``1 - 2^-50`` is 1 below 50 bits, then clipped at ``1 - eps``)."""
+    predictions (``1 - 2^-50`` is 1 below 50 bits, then clipped at ``1 - eps``). ``formula``: a metric other
+    than the log losses (paper 001's losses, the cross-entropies on logits, accuracy), whose rows are bounded
+    by :meth:`~attacks.server_model.ServerModel.formula_row_error` on their summed magnitude plus a few units
+    a row (the terms of a row besides its loss)."""
     n = server.scored
     magnitude = n * abs(expected)
     classes = None if server.n_classes == 2 else server.n_classes
     ours = ServerModel(n_rows=server.n_rows, n_classes=server.n_classes, n_scored=n)
-    bound = server.error_bound(magnitude, server.rows_error(magnitude, n, classes)) + ours.arithmetic_error(
-        magnitude, ours.rows_error(magnitude, n, classes)
-    )
+    if formula:
+        terms = magnitude + n * (server.n_classes + 3)
+        bound = server.error_bound(magnitude, server.formula_row_error(terms, classes)) + ours.arithmetic_error(
+            magnitude, ours.formula_row_error(terms, classes)
+        )
+    else:
+        bound = server.error_bound(magnitude, server.rows_error(magnitude, n, classes)) + ours.arithmetic_error(
+            magnitude, ours.rows_error(magnitude, n, classes)
+        )
     return float(bound) / n + CLIPPING_FLOOR * max(1.0, abs(expected))
 
 

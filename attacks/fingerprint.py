@@ -236,10 +236,18 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
         report.noise_spread = abs(float(base) - float(repeat))
         report.noise = report.noise_spread > 2 * tol
     if not binary:
+        row_metric = oracle.metric.partition(":")[0] in CLASS_ROW_METRICS
+        if row_metric and base is not None and not report.noise:
+            # One row probe per query, as many as the balance's K - 1 constant probes leave (at most
+            # CLASS_ROW_PROBES): a row that never moves the score is not scored (a hidden public split).
+            spare = min(CLASS_ROW_PROBES, prober.left - (1 if k == 2 else k - 1))
+            if spare > 0:
+                _class_row_probes(prober, report, oracle, float(base), spare, seed)
         if prober.left > 0:
             _measure_balance(prober, report, oracle)
-        report.notes.append(f"structure probes need binary log loss; {oracle.metric} got decimals, noise and "
-                            "the class balance only")
+        report.notes.append(f"structure probes need binary log loss; {oracle.metric} got decimals, noise"
+                            + (", the class balance and row probes (a hidden split)" if row_metric else
+                               " and the class balance only"))
         return report
     if base is not None:
         report.baseline_offset = float(base) - LN2
@@ -422,6 +430,67 @@ def _tie_break_by_halves(prober: _Prober, report: Fingerprint, n: int, eps: floa
     if abs(a - r1) > 2 * tol or abs(b - r1) > 2 * tol:
         report.ladder_accepted_off_edge = True  # a half-probe became the leader: no edge file
     return True
+
+
+#: Metrics whose K-class (or binary, beside log loss) boards get row probes: a row's loss is known for each label.
+CLASS_ROW_METRICS = frozenset({"multiclass_logloss", "kl", "brier", "norm_like", "itakura_saito"})
+#: Row probes on such boards at most (each finds a row of a 30 % public split private with probability 0.7).
+CLASS_ROW_PROBES = 3
+#: A probed row's probability on its favoured class (the others share the rest): every label moves the score.
+CLASS_ROW_PROBE = 0.9
+
+
+def class_row_probe(n: int, k: int, row: int) -> np.ndarray:
+    """Every row at ``1/K`` (P(class 1) = 1/2 on a binary board) but ``row``, at :data:`CLASS_ROW_PROBE` on
+    class 0 and the rest spread evenly: its loss differs from a ``1/K`` row's under every label."""
+    if k == 2:
+        probe = np.full(n, 0.5)
+        probe[row] = 1.0 - CLASS_ROW_PROBE
+        return probe
+    probe = np.full((n, k), 1.0 / k)
+    probe[row] = (1.0 - CLASS_ROW_PROBE) / (k - 1)
+    probe[row, 0] = CLASS_ROW_PROBE
+    return probe
+
+
+def _class_row_probes(
+    prober: _Prober, report: Fingerprint, oracle: Oracle, base: float, count: int, seed: int
+) -> None:
+    """Row probes on a K-class (or non-log-loss) board: each moves the score by ``(loss_y − loss_free)/n``
+    if the row is scored, whatever its label ``y`` (the smallest such move is checked against the released
+    precision first); a row that does not move is not scored. Sets ``rows_probed``, ``rows_moved`` and
+    ``only_public_moves``."""
+    from scoring.metrics import get_metric
+
+    n, k = oracle.n_rows, oracle.n_classes
+    metric = get_metric(oracle.metric)
+    if metric.row_values is None:
+        return
+    rows_fn = metric.row_values
+    probe_row = class_row_probe(1, k, 0)
+    free_row = np.full(1, 0.5) if k == 2 else np.full((1, k), 1.0 / k)
+    smallest = min(
+        abs(float(rows_fn(probe_row, np.array([y]), oracle.eps)[0]) - float(rows_fn(free_row, np.array([y]),
+                                                                                      oracle.eps)[0]))
+        for y in range(k)
+    )
+    tol = report.tolerance
+    if smallest / n <= 3 * tol:
+        report.notes.append("one row cannot move the released score at this precision: row probes are blind")
+        return
+    rng = np.random.default_rng(seed)
+    moves = []
+    for row in rng.choice(n, size=min(count, n), replace=False).tolist():
+        value = prober.send(class_row_probe(n, k, int(row)))
+        if value is not None:
+            moves.append(float(value) - base)
+    if not moves:
+        return
+    report.rows_probed = len(moves)
+    report.rows_moved = sum(abs(m) > tol for m in moves)
+    report.only_public_moves = report.rows_moved < report.rows_probed
+    if report.public_fraction is None and report.only_public_moves:
+        report.notes.append("some rows never move the score although the metadata says every row is public")
 
 
 def _rates(shares: list[float | None]) -> list[float] | None:

@@ -27,6 +27,10 @@ The order, strongest first (every pick states its reason in :attr:`Plan.reason`)
 * binary log loss on an MPFR server: ``prime_batched`` (paper 000, Algorithm 1, batches from φ);
 * multiclass log loss, float64: ``capacity`` (the K-ary construction) or, with a public split,
   ``capacity_split`` (``K + 1`` states a row), with the noise bound as above when noise is seen;
+* ``kl`` plays as the log loss it is (binary or K-class: ``capacity``, ``capacity_split``);
+* ``brier`` and ``norm_like`` without noise, every row scored: ``capacity`` on the metric's row losses when its
+  lattice has room (:func:`capacity_beats_bregman`); else and under noise, and on ``itakura_saito``,
+  ``bregman_powers`` (doubling its noise bound under noise);
 * multiclass log loss on an MPFR server: ``prime_powers`` (paper 000, Theorem 8);
 * anything else binary: ``boosting``; anything else: ``majority`` (the majority class, from the balance).
 
@@ -95,6 +99,19 @@ LOGIT_METRICS = frozenset({"softmax_ce", "sigmoid_ce"})
 BEST_GUESS = frozenset({"boosting", "majority"})
 
 
+def capacity_beats_bregman(oracle: Oracle) -> bool:
+    """Whether ``capacity`` carries more labels per query than ``bregman_powers`` on this noise-free Bregman
+    board: on Brier and the norm-like loss whenever its lattice has room (N = 2,201, 5 decimals: Brier 7.4
+    labels per query against bregman_powers' 6 binary, 4.6 at K = 3, about 2 against 1 at K = 6; norm-like
+    9.1 against 8 binary — ``benchmarks/capacity_multiclass --metrics``, the README's paper-001 table); never on
+    Itakura–Saito, where float64 rounding caps both near the same count (42 against 43 binary)."""
+    from attacks.capacity.kary import lattice_room
+
+    if oracle.metric.split(":")[0] not in ("brier", "norm_like"):
+        return False
+    return lattice_room(oracle) >= 2
+
+
 def load_attacks() -> list[str]:
     """Every registered attack name."""
     return available()
@@ -159,7 +176,14 @@ def after_failure_plans(oracle: Oracle, report: Fingerprint, names: set[str] | N
     a 90 % subset keeps a probed row in both of two submissions 81 % of the time, and fresh flips at p = 0.05
     rarely flip a probed row. Subsetting goes first when a row moved the mean as if fewer rows were scored.
     Last, on a rounded board, noise below the released resolution that the repeated probes rounded away.
-    None on other boards (noise, a Ladder, refusals, a public split)."""
+    None on other boards (noise, a Ladder, refusals, a public split) — but on a Brier, norm-like or
+    Itakura–Saito board, where ``capacity`` was chosen for a noise-free look, paper 001's powers construction with
+    its noise bound found by doubling (§7): noise below the resolution breaks the lattice, not the doubling."""
+    names = set(load_attacks()) if names is None else names
+    if (oracle.metric.split(":")[0] in BREGMAN_METRICS and oracle.metric not in ("multiclass_logloss", "kl")
+            and "bregman_powers" in names and report.public_fraction is None and not report.only_public_moves):
+        return [Plan("bregman_powers", {"doubling": True}, f"capacity's labels did not hold on {oracle.metric}: noise "
+                     "below the released resolution is likely; the powers construction doubles its noise bound")]
     if not _plain_binary(oracle, report) or report.public_fraction is not None:
         return []
     names = set(load_attacks()) if names is None else names
@@ -297,16 +321,20 @@ def choose(
                 return plan("capacity_split", "only the public split moves the score: split-aware capacity")
         elif "capacity" in names:
             return plan("capacity", "no noise, every row scored: capacity-optimal construction")
-    if oracle.metric == "multiclass_logloss" and arithmetic == "float64":
+    if oracle.metric in ("multiclass_logloss", "kl") and arithmetic == "float64":
+        # kl of a one-hot label is the log loss (binary or K-class), so it plays the log-loss attacks.
         k = oracle.n_classes
         bound = seen_noise_bound(report)
         noted = f" with noise bound {bound:.3g}" if report.noise else ""
+        loss = "multiclass log loss" if oracle.metric == "multiclass_logloss" else "kl (the log loss)"
         if split and "capacity_split" in names:
-            return plan("capacity_split", f"multiclass log loss ({k} classes), only the public split scored: "
-                        f"split-aware capacity (K + 1 states a row, the public count measured){noted}",
-                        noise_bound=bound)
+            hidden = getattr(oracle, "public_fraction", None) is None
+            return plan("capacity_split", f"{loss} ({k} classes), only the public split scored"
+                        + (" (not disclosed: rows that never move)" if hidden else "")
+                        + f": split-aware capacity (K + 1 states a row, the public count measured){noted}",
+                        noise_bound=bound, **({"hidden_split": True} if hidden else {}))
         if not split and "capacity" in names:
-            return plan("capacity", f"multiclass log loss ({k} classes), every row scored: the K-ary capacity "
+            return plan("capacity", f"{loss} ({k} classes), every row scored: the K-ary capacity "
                         f"construction{noted}", noise_bound=bound)
     logit_metric = oracle.metric.split(":")[0]
     if logit_metric in LOGIT_METRICS and not split and arithmetic == "float64" and logit_metric in names:
@@ -317,6 +345,11 @@ def choose(
                         "bound found by doubling (§7)", doubling=True)
         return plan(logit_metric, f"{oracle.metric} on logits, every row scored: paper 001's powers construction "
                     f"through the inverse {activation} (§4, App. D)")
+    if (oracle.metric.split(":")[0] in BREGMAN_METRICS and not split and arithmetic == "float64"
+            and not report.noise and "capacity" in names and capacity_beats_bregman(oracle)):
+        return plan("capacity", f"{oracle.metric} ({oracle.n_classes} classes), every row scored, no noise: the "
+                    "K-ary capacity lattice on the metric's own row losses (more labels per query than "
+                    "bregman_powers here)")
     if (oracle.metric.split(":")[0] in BREGMAN_METRICS and not split and arithmetic == "float64"
             and "bregman_powers" in names):
         if report.noise:

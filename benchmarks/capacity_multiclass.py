@@ -9,7 +9,13 @@ public split (queries including the public-count calibration; labels are the pub
 same run: the binary ``capacity`` (K = 2, ``binary_logloss``) against its bound, and ``prime_powers``'
 labels per query on the K-class board.
 
+``--metrics`` adds paper 001's losses (``kl``, ``brier``, ``norm_like``, ``itakura_saito``; K = 2 too), each
+against the K-ary bound with *its* label spread ``A`` (2 for K-class Brier, 1 binary; α for the norm-like loss;
+``≈ 1/eps`` for Itakura–Saito); ``--adversarial`` prints one row per adversarial labeling (constant, sorted,
+cyclic, 90 % one class) instead of the random ones, with its share of the bound.
+
     .venv/bin/python -m benchmarks.capacity_multiclass [--runs 3] [--sizes 306,569,2201] [--classes 3,6,10]
+        [--metrics multiclass_logloss,kl,brier,norm_like,itakura_saito] [--adversarial]
 """
 
 from __future__ import annotations
@@ -23,12 +29,90 @@ import numpy as np
 
 from attacks import LocalOracle, run
 from attacks.capacity import capacity_attack, capacity_split_attack, counting_bound
+from attacks.capacity.row_loss import RowLoss
+from attacks.result import AttackFailed
 
 DECIMALS = 5
 
 
 def adversarial(n: int, k: int) -> list[np.ndarray]:
-    return [np.zeros(n, dtype=np.int64), np.full(n, k - 1), np.sort(np.arange(n) % k), np.arange(n) % k]
+    return [labels for _, labels in named_adversarial(n, k)]
+
+
+def named_adversarial(n: int, k: int) -> list[tuple[str, np.ndarray]]:
+    """Constant (first and last class), sorted, cyclic and skewed (90 % class 0, the rest random) labelings."""
+    skewed = np.where(np.random.default_rng(n + k).random(n) < 0.9, 0,
+                      np.random.default_rng(n * k).integers(1, k, n))
+    return [("all 0", np.zeros(n, dtype=np.int64)), (f"all {k - 1}", np.full(n, k - 1)),
+            ("sorted", np.sort(np.arange(n) % k)), ("cyclic", np.arange(n) % k), ("90 % class 0", skewed)]
+
+
+def bound_for(metric: str, n: int, k: int) -> int:
+    """The K-ary counting bound with the metric's own label spread."""
+    spread = None if metric in ("binary_logloss", "multiclass_logloss", "kl") else RowLoss.for_metric(
+        metric, k, 1e-15).spread
+    return counting_bound(n, DECIMALS, classes=k, spread=spread)
+
+
+def float64_bound(metric: str, n: int, k: int) -> int:
+    """The K-ary counting bound with the window a sound decoder must leave for the server's float64 rounding
+    of ``m`` rows of loss up to ``A`` (:meth:`attacks.server_model.ServerModel.formula_row_error` and the
+    summation depth, as the lattice and ``bregman_powers`` use): ``K^m <= m·A/w(m) + 1``. It binds only where
+    ``A`` is huge (Itakura–Saito, ``A ≈ 1/eps``); elsewhere it is the counting bound."""
+    from attacks.server_model import ServerModel
+
+    spread = RowLoss.for_metric(metric, k, 1e-15).spread
+    server = ServerModel(n, n_classes=k, eps=1e-15, decimals=DECIMALS)
+
+    def fits(m: int) -> bool:
+        magnitude = m * spread + n * (k + 3)
+        window = 2 * float(server.error_bound(magnitude, server.formula_row_error(magnitude, None if k == 2 else k)))
+        return k**m <= m * spread / window + 1
+
+    m = 1
+    while fits(m + 1):
+        m += 1
+    return m
+
+
+def measure_metric(n: int, k: int, runs: int, metric: str) -> dict[str, Any]:
+    """``capacity`` on a paper-001 loss: labels per query over seeded random labelings and the adversarial ones."""
+    rates: list[float] = []
+    seconds: list[float] = []
+    ok = True
+    worst = float("inf")
+    refused = None
+    try:
+        for seed in range(runs):
+            labels = np.random.default_rng(1000 * k + seed).integers(0, k, n)
+            started = time.perf_counter()
+            result = capacity_attack(LocalOracle(labels, metric=metric, n_classes=k, decimals=DECIMALS), check=False)
+            seconds.append(time.perf_counter() - started)
+            ok &= bool((result.labels == labels).all())
+            rates.append(float(result.details["labels_per_query"]))
+        for labels in adversarial(n, k):
+            result = capacity_attack(LocalOracle(labels, metric=metric, n_classes=k, decimals=DECIMALS), check=False)
+            ok &= bool((result.labels == labels).all())
+            worst = min(worst, float(result.details["labels_per_query"]))
+    except AttackFailed as exc:
+        refused = str(exc)
+    bound = bound_for(metric, n, k)
+    mean = statistics.mean(rates) if rates else 0.0
+    return {"K": k, "N": n, "bound": bound, "float64_bound": float64_bound(metric, n, k), "mean": mean,
+            "min": min(rates, default=0.0), "adversarial": worst, "share": mean / bound,
+            "seconds": statistics.median(seconds) if seconds else 0.0, "ok": ok, "refused": refused}
+
+
+def measure_adversarial(n: int, k: int, metric: str) -> list[dict[str, Any]]:
+    """One row per adversarial labeling: labels per query against the bound."""
+    out = []
+    bound = bound_for(metric, n, k)
+    for name, labels in named_adversarial(n, k):
+        result = capacity_attack(LocalOracle(labels, metric=metric, n_classes=k, decimals=DECIMALS), check=False)
+        rate = float(result.details["labels_per_query"])
+        out.append({"K": k, "N": n, "labeling": name, "bound": bound, "rate": rate, "share": rate / bound,
+                    "queries": result.queries, "ok": bool((result.labels == labels).all())})
+    return out
 
 
 def measure(n: int, k: int, runs: int) -> dict[str, Any]:
@@ -70,8 +154,40 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--sizes", default="306,569,2201")
     parser.add_argument("--classes", default="3,6,10")
+    parser.add_argument("--metrics", default="multiclass_logloss")
+    parser.add_argument("--adversarial", action="store_true")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
+    metrics = args.metrics.split(",")
+    if args.adversarial:
+        print("| metric | K | N | labeling | bound | labels/query | % of bound | queries | exact |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for metric in metrics:
+            for k in [int(k) for k in args.classes.split(",")]:
+                for n in sizes:
+                    for row in measure_adversarial(n, k, metric):
+                        print(f"| {metric} | {k} | {n:,} | {row['labeling']} | {row['bound']} | {row['rate']:.2f} | "
+                              f"{100 * row['share']:.0f} % | {row['queries']} | {'yes' if row['ok'] else 'NO'} |",
+                              flush=True)
+        return
+    if metrics != ["multiclass_logloss"]:
+        print("| metric | K | N | bound K^m <= m·M+1 (M = A/(N·δ)) | float64-aware bound | capacity labels/query "
+              "(mean, min; adversarial min) | % of bound | % of float64-aware | median s | all exact |")
+        print("|---|---|---|---|---|---|---|---|---|---|")
+        for metric in metrics:
+            for k in [2] + [int(k) for k in args.classes.split(",")]:
+                for n in sizes:
+                    row = measure_metric(n, k, args.runs, metric)
+                    if row["refused"]:
+                        print(f"| {metric} | {k} | {n:,} | {row['bound']} | {row['float64_bound']} | refused: "
+                              f"{row['refused'][:90]} | — | — | — | — |", flush=True)
+                        continue
+                    rates = f"{row['mean']:.2f} ({row['min']:.2f}; {row['adversarial']:.2f})"
+                    floats = 100 * row["mean"] / row["float64_bound"]
+                    print(f"| {metric} | {k} | {n:,} | {row['bound']} | {row['float64_bound']} | {rates} | "
+                          f"{100 * float(row['share']):.0f} % | {floats:.0f} % | {row['seconds']:.1f} | "
+                          f"{'yes' if row['ok'] else 'NO'} |", flush=True)
+        return
     classes = [2] + [int(k) for k in args.classes.split(",")]
     print("| K | N | bound K^m <= m·M+1 | capacity labels/query (mean, min; adversarial min) | % of bound | "
           "prime_powers rows/query | capacity_split (30 %): queries for the public labels | median s | all exact |")

@@ -17,6 +17,13 @@ K = 3, 6, 10, ``benchmarks/capacity_multiclass.py``) and, with a split, ``K + 1`
 Every refusal (another metric, an MPFR server, a split given to ``capacity``) is an :class:`AttackFailed`
 with the reason.
 
+Paper 001's losses: ``kl`` is the log loss (binary or K-class) and plays exactly as it; ``brier``,
+``norm_like`` and ``itakura_saito`` (binary and K-class, every row scored) run the K-ary lattice on the
+metric's own row losses (:mod:`attacks.capacity.row_loss`: a row designed for chosen label offsets, its exact
+losses and the server's rounding of its formula). Brier and the norm-like loss reach 93 % of their bound on
+binary boards but lose ground with K (a probability row cannot spread its K label losses over the whole
+spread); Itakura–Saito is capped by float64 rounding (≈ 42 binary labels a query against a bound of 61).
+
 Queries (binary): about ``N / (log2 W + 2.5)`` — measured (``benchmarks/capacity_table.py``) 90–93 % of the counting
 bound ``2^m <= m·M + 1`` of FIELD_NOTES with 5 or 8 decimals (e.g. 9.3 labels/query at N = 25,000 and
 5 decimals, bound 10; 15.3 at N = 306, bound 17) and 39.7–43.8 with the float64 value (bound 43).
@@ -60,9 +67,10 @@ __all__ = [
 # registry the attack's own final check (``check``, on for direct calls) is off unless asked for.
 @register("capacity")
 def capacity(oracle: Oracle, **params: Any) -> AttackResult:
-    """Recover every label (binary or multiclass log loss, every row scored; a public fraction of 1 is
-    every row). Params: ``noise_bound`` (assumed max |released - true|, default 0), ``check`` (final
-    verification query, default True), ``max_queries``, and binary design knobs ``top_mode``
+    """Recover every label (binary or multiclass log loss, ``kl``, ``brier``, ``norm_like``, ``itakura_saito``;
+    every row scored; a public fraction of 1 is every row). Params: ``noise_bound`` (assumed max
+    |released - true|, default 0), ``check`` (final verification query, default True), ``max_queries``, and
+    binary design knobs ``top_mode``
     (``"subset"``/``"count"``), ``top`` (top-digit rows), ``extra`` (subset top: rows beyond log2 V)."""
     params.setdefault("check", False)
     return capacity_attack(oracle, **params)
@@ -72,6 +80,6 @@ def capacity(oracle: Oracle, **params: Any) -> AttackResult:
 def capacity_split(oracle: Oracle, **params: Any) -> AttackResult:
     """Public labels and the public mask from public-split scores (binary or multiclass log loss); params
     ``noise_bound``, ``top``, ``n_public`` (default: measured with reciprocal pairs), ``check``,
-    ``max_queries``."""
+    ``max_queries``, ``hidden_split`` (the board scores fewer rows than it says: measure the count anyway)."""
     params.setdefault("check", False)
     return capacity_split_attack(oracle, **params)

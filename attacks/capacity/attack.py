@@ -64,6 +64,7 @@ from attacks.capacity.design import (
     top_rows_for,
     top_weights,
 )
+from attacks.capacity.row_loss import RowLoss
 from attacks.capacity.search import REFERENCE, reference_code
 from attacks.confirm import check_claims
 from attacks.oracle import Oracle, round_sizes, submit_many
@@ -281,7 +282,7 @@ def capacity_attack(
                 oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries, top_mode=top_mode,
                 extra=extra, round_size=round_size, reference=True,
             )
-    classes = require_logloss(oracle, noise_bound)
+    classes, loss = require_capacity_metric(oracle, noise_bound)
     fraction = getattr(oracle, "public_fraction", None)
     if fraction is not None and float(fraction) < 1.0:
         raise AttackFailed(
@@ -291,7 +292,7 @@ def capacity_attack(
     if classes is not None:
         from attacks.capacity.kary import kary_capacity_attack  # the K-ary module builds on this one
 
-        return kary_capacity_attack(oracle, noise_bound=noise_bound, check=check, max_queries=max_queries)
+        return kary_capacity_attack(oracle, noise_bound=noise_bound, check=check, max_queries=max_queries, loss=loss)
     started = time.perf_counter()
     queries_before = oracle.queries
     n = oracle.n_rows
@@ -334,10 +335,27 @@ def capacity_attack(
     )
 
 
+def require_capacity_metric(oracle: Oracle, noise_bound: float = 0.0) -> tuple[int | None, RowLoss | None]:
+    """:func:`require_logloss` widened to paper 001's Bregman losses: ``(None, None)`` for a binary log-loss
+    (or binary ``kl``, the same loss) board, else ``(K, row model)`` for the K-ary construction — multiclass log
+    loss and ``kl`` with ``None`` as the row model, ``brier``, ``norm_like``, ``itakura_saito`` (``K >= 2``)
+    with theirs (:class:`~attacks.capacity.row_loss.RowLoss`)."""
+    try:
+        return require_logloss(oracle, noise_bound), None
+    except AttackFailed:
+        if oracle.metric in LOG_METRICS or not (isinstance(noise_bound, int | float) and noise_bound >= 0):
+            raise
+    loss = RowLoss.for_metric(oracle.metric, int(oracle.n_classes), float(oracle.eps))
+    return int(oracle.n_classes), loss
+
+
+LOG_METRICS = ("binary_logloss", "multiclass_logloss", "kl")
+
+
 def require_logloss(oracle: Oracle, noise_bound: float = 0.0) -> int | None:
     """Refuse (:class:`AttackFailed`, with the reason) a board the capacity attacks cannot model, or a noise
-    bound that is not a finite non-negative number; ``None`` for binary log loss, ``K`` for multiclass log
-    loss (the K-ary construction, any ``K >= 2``)."""
+    bound that is not a finite non-negative number; ``None`` for binary log loss (or ``kl``, the same loss),
+    ``K`` for multiclass log loss or K-class ``kl`` (the K-ary construction, any ``K >= 2``)."""
     if not (isinstance(noise_bound, int | float) and math.isfinite(noise_bound) and noise_bound >= 0):
         raise AttackFailed(f"noise_bound must be a finite number >= 0, not {noise_bound!r}")
     arithmetic: Any = getattr(oracle, "arithmetic", "float64")
@@ -345,9 +363,9 @@ def require_logloss(oracle: Oracle, noise_bound: float = 0.0) -> int | None:
         raise AttackFailed(
             f"the capacity attacks model a float64 server, not {arithmetic!r} arithmetic (use prime_batched)"
         )
-    if oracle.metric == "binary_logloss" and oracle.n_classes == 2:
+    if oracle.metric in ("binary_logloss", "kl") and oracle.n_classes == 2:
         return None
-    if oracle.metric == "multiclass_logloss" and oracle.n_classes >= 2:
+    if oracle.metric in ("multiclass_logloss", "kl") and oracle.n_classes >= 2:
         return int(oracle.n_classes)
     raise AttackFailed(
         f"the capacity attacks need a log-loss board (binary_logloss or multiclass_logloss), not "

@@ -36,11 +36,15 @@ def max_weight_real(eps: float) -> float:
 
 
 def counting_bound(
-    n_rows: int, decimals: int | None, *, eps: float = 1e-15, noise_bound: float = 0.0, classes: int = 2
+    n_rows: int, decimals: int | None, *, eps: float = 1e-15, noise_bound: float = 0.0, classes: int = 2,
+    spread: float | None = None,
 ) -> int:
     """Largest ``m`` with ``2^m <= m·M + 1``, ``M = A / resolution`` (FIELD_NOTES, "How much a score can carry");
     for ``classes = K`` the K-ary bound ``K^m <= m·M + 1`` (``m`` labels of ``K`` classes, each row's loss
     spanning at most ``A``: ``K^m`` labelings share at most ``m·M + 1`` distinguishable sums).
+
+    ``spread`` replaces ``A`` by another metric's label spread (the most one row's loss moves when its label
+    changes: 2 for K-class Brier, α for the norm-like loss, ``≈ 1/eps`` for Itakura–Saito).
 
     ``resolution`` is the summed-loss resolution: ``N·(10^-decimals + 2·noise_bound)``, or, for a float64
     release (``decimals=None``), ``1e-10 + 2·N·noise_bound`` as FIELD_NOTES assumes.
@@ -54,7 +58,7 @@ def counting_bound(
     >>> [counting_bound(2201, 5, classes=k) for k in (3, 6, 10)]
     [8, 5, 3]
     """
-    big_m = max_weight_real(eps) / sum_resolution(n_rows, decimals, noise_bound)
+    big_m = (max_weight_real(eps) if spread is None else spread) / sum_resolution(n_rows, decimals, noise_bound)
     m = 1
     while classes ** (m + 1) <= (m + 1) * big_m + 1:
         m += 1

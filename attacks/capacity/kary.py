@@ -1,4 +1,9 @@
-"""The capacity construction for ``K`` classes: multiclass log loss, every row scored.
+"""The capacity construction for ``K`` classes: multiclass log loss (and paper 001's losses), every row scored.
+
+Another metric (``brier``, ``norm_like``, ``itakura_saito``, also on 2 classes) runs the same lattice on its own
+row losses: :class:`~attacks.capacity.row_loss.RowLoss` designs a row for the offsets ``k_c·u``, computes its
+exact losses and bounds the server's rounding; the cap ``W`` comes from what a probability row can reach
+(carried rows checked, unused classes lifted; see :mod:`attacks.capacity.row_loss`).
 
 A row sent with probabilities ``q_c = exp(-k_c·u) / Z`` (``Z = Σ_c exp(-k_c·u)``, integers ``0 <= k_c <= W``)
 adds ``k_y·u + ln Z`` to the summed loss when its label is ``y``; a row at ``1/K`` adds ``ln K`` whatever its
@@ -13,7 +18,8 @@ one weight per row. Everything else carries over:
 * fill digits: fresh rows with weights ``0, 1, …, K-1`` (span ``K``, injective), and one row with weights
   ``c mod r`` for the factor ``r < K`` of the room left (classes sharing a value are carried);
 * the top digit costs no weight: ``m`` fresh rows whose ``K`` class weights are one 0 and ``K - 1`` distinct
-  values in ``[V/2, V]`` (seeded search for the most entropic sum), ``K^m`` about ``2^4·V`` labelings and at
+  values in ``[V/2, V]`` (seeded search for the most entropic sum; each row's classes permuted per query, so
+  that a constant or periodic labeling meets a fresh collision set each time), ``K^m`` about ``2^4·V`` labelings and at
   most ``2^18``; the few labelings sharing the observed sum are carried and separated by later queries (a
   seeded search for small weights giving the carried candidates distinct values, :func:`realize_k`).
 
@@ -39,9 +45,11 @@ from itertools import product
 
 import numpy as np
 
+from attacks import server_model
 from attacks.capacity.attack import CapacityState
 from attacks.capacity.decoder import PRECISION_BITS, Digit, Group, Query, lattice_range, loss_window
 from attacks.capacity.design import TOP_V_MAX, ServerModel, counting_bound, max_weight_real
+from attacks.capacity.row_loss import RowLoss
 from attacks.confirm import check_claims
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle
@@ -78,14 +86,31 @@ def fresh_group(rows: list[int] | np.ndarray, classes: int) -> Group:
 
 def build_model(
     n_rows: int, classes: int, eps: float, decimals: int | None, noise_bound: float = 0.0,
-    n_scored: int | None = None,
+    n_scored: int | None = None, loss: RowLoss | None = None,
 ) -> ServerModel:
     """The lattice for a ``K``-class server: the window with free rows at ``1/K`` and rows renormalised, and
-    the cap ``W`` with ``W·u <= -ln(K·eps)`` (no probability below ``eps``)."""
-    a_max = -math.log(classes * eps) - 1e-6
+    the cap ``W`` with ``W·u <= -ln(K·eps)`` (no probability below ``eps``). Another metric's ``loss``
+    (:class:`~attacks.capacity.row_loss.RowLoss`) sets the cap from its box and widens the step by its own
+    rounding (a loss of ``≈ 1/q`` rounds in proportion)."""
+    batch_weight = float(TOP_ROWS_MAX_K + 4)
+    if loss is None or loss.is_log:
+        a_max = -math.log(classes * eps) - 1e-6
+        return ServerModel.build(
+            n_rows, eps, decimals, noise_bound, n_scored=n_scored, batch_weight=batch_weight,
+            max_real=min(a_max, max_weight_real(eps)), classes=classes,
+        )
+    scored = n_rows if n_scored is None else n_scored
+    server = server_model.ServerModel(n_rows, n_classes=classes, eps=eps, decimals=decimals,
+                                      noise_bound=noise_bound, n_scored=scored)
+    free, free_error = loss.free(server)
+    with local_precision(PRECISION_BITS):
+        heavy = batch_weight * loss.max_real + 64 * (float(free) + classes + 3)
+        total = scored * free + heavy
+        rows = scored * free_error + server.formula_row_error(heavy, None if classes == 2 else classes)
+        width = float(2 * server.error_bound(total, rows))
     return ServerModel.build(
-        n_rows, eps, decimals, noise_bound, n_scored=n_scored, batch_weight=float(TOP_ROWS_MAX_K + 4),
-        max_real=min(a_max, max_weight_real(eps)), classes=classes,
+        n_rows, eps, decimals, noise_bound, n_scored=n_scored, batch_weight=batch_weight,
+        max_real=loss.max_real, classes=classes, min_unit=width * (1.0 + 1e-6),
     )
 
 
@@ -171,7 +196,7 @@ def partial_k(patterns: np.ndarray, classes: int, max_span: int) -> np.ndarray:
 
 
 @lru_cache(maxsize=512)
-def top_weights_k(v_max: int, m: int, classes: int, draws: int = 8) -> tuple[int, ...]:
+def top_weights_k(v_max: int, m: int, classes: int, draws: int = 8, top_low: float = TOP_LOW) -> tuple[int, ...]:
     """``m × K`` weights in ``[0, v_max]`` (each row's class weights distinct, one of them 0) whose sum over a
     uniform labeling has the most entropy (seeded search): the top digit."""
     rng = np.random.default_rng(v_max * 1_000_003 + m * 101 + classes)
@@ -179,7 +204,7 @@ def top_weights_k(v_max: int, m: int, classes: int, draws: int = 8) -> tuple[int
     for _ in range(draws):
         rows = []
         for _ in range(m):
-            low = max(1, int(v_max * TOP_LOW)) if v_max - int(v_max * TOP_LOW) >= classes else 1
+            low = max(1, int(v_max * top_low)) if v_max - int(v_max * top_low) >= classes else 1
             others = rng.choice(np.arange(low, v_max + 1), size=min(classes - 1, v_max - low + 1), replace=False)
             row = np.concatenate([[0], others, np.zeros(classes - 1 - len(others), dtype=np.int64)])
             rows.append(row if classes == 2 else rng.permutation(row))  # two classes: class 0 at 0
@@ -207,10 +232,58 @@ def top_rows_k(v_max: int, classes: int) -> int:
 # --- one query -----------------------------------------------------------------------------------------------
 
 
+def reachable(
+    weights: np.ndarray, patterns: np.ndarray, position: int, model: ServerModel, loss: RowLoss | None
+) -> np.ndarray | None:
+    """A carried digit's weights with the classes its candidates never take lifted to the row's largest
+    weight (their value is never read; a spread row is easier to reach), or ``None`` if some row still asks
+    ``loss`` for offsets no probability row reaches."""
+    if loss is None or loss.is_log:
+        return weights
+    lifted = weights.copy()
+    for j in range(patterns.shape[1]):
+        absent = np.setdiff1d(np.arange(lifted.shape[1]), patterns[:, j])
+        lifted[j, absent] = lifted[j].max()
+    lifted -= lifted.min(axis=1, keepdims=True)
+    if loss.classes == 2:
+        return weights if loss.feasible(weights * position * model.unit).all() else None
+    return lifted if loss.feasible(lifted * position * model.unit).all() else None
+
+
+def top_digit_weights(v_max: int, rows: list[int], classes: int, loss: RowLoss | None) -> np.ndarray:
+    """The top digit's ``m × K`` weights in ``[0, v_max]`` (:func:`top_weights_k`), each row's classes permuted
+    per query, and for Brier or the norm-like loss a small top's padding zeros lifted (see below)."""
+    m_top = len(rows)
+    top_low = TOP_LOW if loss is None else loss.top_low
+    weights = np.array(top_weights_k(v_max, m_top, classes, top_low=top_low), dtype=np.int64).reshape(m_top, classes)
+    if classes > 2:
+        # The same weights every query would put a constant (or periodic) labeling on the same sum, and so on
+        # the same collision set, query after query: each row's class weights are permuted per query (seeded
+        # by its rows), which keeps the sum's distribution over uniform labelings.
+        rng = np.random.default_rng(rows[0] * 7919 + m_top)
+        weights = np.array([rng.permutation(row) for row in weights])
+    return spread_zeros(weights, loss)
+
+
+def spread_zeros(weights: np.ndarray, loss: RowLoss | None) -> np.ndarray:
+    """For Brier or the norm-like loss, the classes of a row that share its weight 0 beyond the first share
+    its largest weight instead: a row of zeros and one large weight is what a probability row reaches least
+    (a small top's padding, a row of classes modulo r); the shared classes are carried all the same."""
+    if loss is None or loss.is_log or weights.shape[1] <= 2:
+        return weights
+    weights = weights.copy()
+    for row in weights:
+        zeros = np.flatnonzero(row == 0)
+        row[zeros[1:]] = row.max()
+    return weights
+
+
 def plan_query_k(
-    fresh: deque[int], carried: deque[Group], model: ServerModel, classes: int, max_rows: int = 96
+    fresh: deque[int], carried: deque[Group], model: ServerModel, classes: int, max_rows: int = 96,
+    loss: RowLoss | None = None,
 ) -> Query:
-    """Pack carried groups (oldest first), fresh fill rows, then the top digit (see the module)."""
+    """Pack carried groups (oldest first), fresh fill rows, then the top digit (see the module); ``loss``
+    (another metric's row model) checks each carried row's weights can be reached."""
     cap = model.cap
     position = 1
     digits: list[Digit] = []
@@ -220,11 +293,20 @@ def plan_query_k(
         group = carried.popleft()
         room = cap // position
         weights = realize_k(group.patterns, classes, room)
+        if weights is not None:  # one the loss cannot reach: the mixed-radix fallback below, shrunk until it can
+            weights = reachable(weights, group.patterns, position, model, loss)
         if weights is None or rows_used + len(group.rows) > max_rows:
             if digits:
                 deferred.append(group)
                 continue
-            weights = partial_k(group.patterns, classes, room)
+            span = room
+            weights = partial_k(group.patterns, classes, span)
+            while reachable(weights, group.patterns, position, model, loss) is None and span > 2:
+                span //= 2
+                weights = partial_k(group.patterns, classes, span)
+            weights = reachable(weights, group.patterns, position, model, loss)
+            if weights is None:
+                raise AttackFailed(f"no reachable weights resolve a carried group on {loss.metric if loss else ''}")
         digit = Digit.place(group, weights, position)
         digits.append(digit)
         rows_used += len(group.rows)
@@ -251,9 +333,11 @@ def plan_query_k(
         if fill_room >= classes:
             weights = identity[None, :]
         elif fill_room >= 2 and not final:
-            weights = (identity % fill_room)[None, :]
+            weights = spread_zeros((identity % fill_room)[None, :], loss)
         else:
             break
+        if loss is not None and not loss.is_log and not loss.feasible(weights * position * model.unit).all():
+            break  # a ladder of K weights this large is out of a Brier/norm-like row's reach: the top takes the room
         digit = Digit.place(fresh_group([fresh.popleft()], classes), weights, position)
         digits.append(digit)
         position *= digit.span
@@ -266,21 +350,48 @@ def plan_query_k(
         if final:
             # Riding on top costs no span, but each weight times the position must stay within the cap:
             # classes beyond the room share values and are carried.
-            weights = (identity % (cap // position + 1))[None, :]
+            modulus = cap // position + 1
+            weights = spread_zeros((identity % modulus)[None, :], loss)
+            while (loss is not None and not loss.is_log and modulus > 2
+                   and not loss.feasible(weights * position * model.unit).all()):
+                modulus -= 1  # fewer distinct values, smaller weights: what a Brier/norm-like row reaches
+                weights = spread_zeros((identity % modulus)[None, :], loss)
         else:
-            weights = np.array(top_weights_k(cap // position, m_top, classes), dtype=np.int64).reshape(m_top, classes)
+            v_top = cap // position
+            while True:
+                weights = top_digit_weights(v_top, rows, classes, loss)
+                if loss is None or loss.is_log or v_top <= 1 or loss.feasible(weights * position * model.unit).all():
+                    break
+                v_top = max(1, (v_top * 7) // 8)  # a small top's weights fall below V/2: smaller ones are reached
         digits.append(Digit.place(fresh_group(rows, classes), weights, position))
     if not digits:
         raise AttackFailed("the design produced an empty query")
     return Query(digits)
 
 
-def kary_predictions(n_rows: int, classes: int, rows: np.ndarray, ks: np.ndarray, unit: float) -> np.ndarray:
-    """``1/K`` everywhere except the batch rows: ``q_c = exp(-k_c·u) / Σ exp(-k·u)``."""
+def lattice_room(oracle: Oracle, noise_bound: float = 0.0) -> int:
+    """The weight cap ``W`` the K-ary lattice would have on ``oracle`` (0 when the metric is not covered):
+    below 2 the construction refuses."""
+    try:
+        loss = RowLoss.for_metric(oracle.metric, int(oracle.n_classes), float(oracle.eps))
+        model = build_model(oracle.n_rows, int(oracle.n_classes), oracle.eps, oracle.decimals, noise_bound, loss=loss)
+    except AttackFailed:
+        return 0
+    return int(model.cap)
+
+
+def kary_predictions(
+    n_rows: int, classes: int, rows: np.ndarray, ks: np.ndarray, unit: float, loss: RowLoss | None = None
+) -> np.ndarray:
+    """``1/K`` everywhere except the batch rows: ``q_c = exp(-k_c·u) / Σ exp(-k·u)`` (log loss), or the row
+    another metric's ``loss`` designs for the same offsets."""
     out = np.full((n_rows, classes), 1.0 / classes)
     if len(rows):
-        e = np.exp(-ks.astype(np.float64) * unit)
-        out[rows] = e / e.sum(axis=1, keepdims=True)
+        if loss is None or loss.is_log:
+            e = np.exp(-ks.astype(np.float64) * unit)
+            out[rows] = e / e.sum(axis=1, keepdims=True)
+        else:
+            out[rows] = loss.design(ks, unit)
     return out
 
 
@@ -326,6 +437,32 @@ def kary_window(
         return lattice_range(lo - constant - deviation, hi - constant, model.unit)
 
 
+def metric_window(
+    released: float, model: ServerModel, sent_rows: np.ndarray, ks: np.ndarray, n_free: int, loss: RowLoss
+) -> range:
+    """:func:`kary_window` for any metric of :class:`~attacks.capacity.row_loss.RowLoss`: every batch row's
+    losses computed exactly (128 bits) from the floats sent (``sent_rows``: what was uploaded, ``p`` on a
+    2-class board), the free rows' loss likewise, the server's float64 error of each from the metric's formula."""
+    free, free_error = loss.free(model)
+    with local_precision(PRECISION_BITS):
+        u = mpfr(model.unit)
+        base = mpfr(0)
+        deviation = mpfr(0)
+        row_error = n_free * free_error
+        loss_bound = n_free * float(free) * (1 + 1e-12)
+        for row, k_row in zip(sent_rows.tolist(), ks.tolist(), strict=True):
+            losses = loss.exact_losses(row)
+            shifted = [value - k * u for value, k in zip(losses, k_row, strict=True)]
+            b = min(shifted)
+            base += b
+            deviation += max(shifted) - b
+            loss_bound += float(max(abs(x) for x in losses)) * (1 + 1e-12)
+            row_error += loss.row_error(model, row, losses)
+        lo, hi = loss_window(released, model, loss_bound, float(row_error))
+        constant = n_free * free + base
+        return lattice_range(lo - constant - deviation, hi - constant, model.unit)
+
+
 def all_labelings(n: int, classes: int) -> list[tuple[int, ...]]:
     """Every labeling of ``n`` rows (the brute-force reference of the tests, small ``n``)."""
     return list(product(range(classes), repeat=n))
@@ -335,30 +472,54 @@ def all_labelings(n: int, classes: int) -> list[tuple[int, ...]]:
 
 
 def kary_capacity_attack(
-    oracle: Oracle, *, noise_bound: float = 0.0, check: bool = True, max_queries: int | None = None
+    oracle: Oracle, *, noise_bound: float = 0.0, check: bool = True, max_queries: int | None = None,
+    loss: RowLoss | None = None,
 ) -> AttackResult:
-    """Recover every label of a ``K``-class log-loss board that scores every row. ``max_queries`` cuts the run
-    and keeps what is decoded (``details["complete"]`` is then ``False``)."""
+    """Recover every label of a ``K``-class board that scores every row: log loss, or the metric of ``loss``
+    (:class:`~attacks.capacity.row_loss.RowLoss`: ``kl``, ``brier``, ``norm_like``, ``itakura_saito``, also
+    on 2 classes). ``max_queries`` cuts the run and keeps what is decoded (``details["complete"]`` is then
+    ``False``)."""
     started = time.perf_counter()
     queries_before = oracle.queries
     n, classes = oracle.n_rows, int(oracle.n_classes)
-    model = build_model(n, classes, oracle.eps, oracle.decimals, noise_bound)
+    model = build_model(n, classes, oracle.eps, oracle.decimals, noise_bound, loss=loss)
+    general = loss is not None and not loss.is_log
+    if model.cap < 2:
+        raise AttackFailed(
+            f"a {oracle.metric} row of {classes} classes moves the score by at most {model.cap * model.unit:.3g} "
+            f"for every pattern of offsets, against a step of {model.unit:.3g}: the lattice has no room "
+            "(use bregman_powers)"
+        )
     state = CapacityState(labels=np.full(n, -1, dtype=np.int64), fresh=deque(range(n)))
     spans: list[list[int]] = []
+    stalled = 0
     while state.fresh or state.carried:
+        before = (len(state.fresh), sum(len(g.patterns) for g in state.carried))
         if max_queries is not None and oracle.queries - queries_before >= max_queries:
             break
-        query = plan_query_k(state.fresh, state.carried, model, classes)
+        query = plan_query_k(state.fresh, state.carried, model, classes, loss=loss)
         batch_rows, ks = query.row_weights()
-        sent, pred = to_submission(kary_predictions(n, classes, batch_rows, ks, model.unit))
+        if general and len(ks):
+            assert loss is not None
+            if not loss.feasible((ks - ks.min(axis=1, keepdims=True)) * model.unit).all():
+                raise AttackFailed(f"the capacity design asked {oracle.metric} for offsets no prediction row reaches")
+        sent, pred = to_submission(kary_predictions(n, classes, batch_rows, ks, model.unit, loss))
         released = oracle.submit(sent)
         if released is None:
             raise AttackFailed("the leaderboard released nothing for a query; the capacity attack needs every score")
-        window = kary_window(float(released), model, pred[batch_rows], ks, model.scored - len(batch_rows))
+        if general:
+            assert loss is not None
+            window = metric_window(float(released), model, sent[batch_rows], ks, model.scored - len(batch_rows), loss)
+        else:
+            window = kary_window(float(released), model, pred[batch_rows], ks, model.scored - len(batch_rows))
         masks = query.decode(window)
         resolved = sum(state.absorb(d.group, m) for d, m in zip(query.digits, masks, strict=True))
         state.per_query.append(resolved)
         spans.append([d.span for d in query.digits])
+        stalled = 0 if (len(state.fresh), sum(len(g.patterns) for g in state.carried)) != before else stalled + 1
+        if stalled >= 3:
+            raise AttackFailed("three capacity queries in a row resolved nothing: the lattice is too coarse for "
+                               f"{oracle.metric} with {classes} classes at this precision")
     design_queries = oracle.queries - queries_before
     complete = bool((state.labels >= 0).all())
     if check and complete:
@@ -377,8 +538,10 @@ def kary_capacity_attack(
             "design_queries": design_queries,
             "labels_per_query": recovered / max(design_queries, 1),
             "counting_bound": counting_bound(
-                model.scored, oracle.decimals, eps=oracle.eps, noise_bound=noise_bound, classes=classes
+                model.scored, oracle.decimals, eps=oracle.eps, noise_bound=noise_bound, classes=classes,
+                spread=None if loss is None else loss.spread,
             ),
+            "metric": oracle.metric,
             "complete": complete,
             "spans": spans[:20],
         },

@@ -157,20 +157,23 @@ def capacity_split_attack(
     n_public: int | None = None,
     check: bool = True,
     max_queries: int | None = None,
+    hidden_split: bool = False,
 ) -> AttackResult:
     """Recover the public mask and the public labels (``-1`` for private rows). ``max_queries`` cuts the run
     (every split but a float64 release's, whose mirrored design cannot stop early) and keeps what it decoded.
 
     ``n_public``: the number of public rows if known; by default it is measured
     (:func:`attacks.capacity.public_count.estimate_public_count`, 2 queries on a small split). A board that scores
-    every row (no split, or a public fraction of 1) is the plain capacity attack. Multiclass log loss: the
+    every row (no split, or a public fraction of 1) is the plain capacity attack, unless ``hidden_split`` says
+    the board scores fewer rows than it states (the fingerprint saw rows that never move): the count is then
+    measured whatever the metadata says. Multiclass log loss: the
     ``K + 1``-state construction of :func:`~attacks.capacity.ternary.ternary_split_attack`."""
     classes = require_logloss(oracle, noise_bound)
     fraction = getattr(oracle, "public_fraction", None)
     n = oracle.n_rows
     if n_public is None:  # an oracle that knows it (a MutNet hash board: its buckets are virtual rows)
         n_public = getattr(oracle, "n_public", None)
-    if n_public is None and (fraction is None or float(fraction) >= 1.0):
+    if n_public is None and (fraction is None or float(fraction) >= 1.0) and not hidden_split:
         return _every_row(oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries)
     calibration = 0
     if n_public is None:
@@ -178,7 +181,7 @@ def capacity_split_attack(
         n_public, calibration = estimate_public_count(oracle, classes, noise_bound=noise_bound, max_queries=limit)
     if not 0 < n_public <= n:
         raise AttackFailed(f"n_public = {n_public} is not between 1 and the {n} rows: no public row to attack")
-    if n_public == n and (fraction is None or float(fraction) >= 1.0):
+    if n_public == n:
         result = _every_row(oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries)
     elif oracle.decimals is not None or classes is not None:
         left = None if max_queries is None else max(max_queries - calibration, 0)

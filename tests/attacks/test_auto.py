@@ -298,14 +298,44 @@ def test_a_second_account_reads_a_ladder_whose_undisclosed_step_set_the_decimals
     assert result.accuracy(labels) >= 0.95
 
 
-@pytest.mark.parametrize(("metric", "k"), [("itakura_saito", 2), ("kl", 2), ("brier", 2), ("norm_like:2.5", 2),
-                                           ("itakura_saito", 6)])
-def test_paper001_losses_are_decoded_exactly_by_the_powers_construction(metric: str, k: int) -> None:
+@pytest.mark.parametrize(
+    ("metric", "k", "attack"),
+    [("itakura_saito", 2, "bregman_powers"), ("kl", 2, "capacity"), ("brier", 2, "capacity"),
+     ("norm_like:2.5", 2, "capacity"), ("itakura_saito", 6, "bregman_powers"), ("brier", 3, "capacity")],
+)
+def test_paper001_losses_are_decoded_exactly_by_the_strongest_construction(metric: str, k: int, attack: str) -> None:
+    """Noise-free: ``capacity`` where its lattice carries more (kl is the log loss; Brier, norm-like), the
+    powers construction on Itakura–Saito (float64 rounding caps both alike)."""
     labels = np.random.default_rng(21).integers(0, k, 240)
     oracle = LocalOracle(labels, metric=metric, decimals=5, n_classes=k, seed=21)
     result = attacks.run("auto", oracle, budget=2000)
-    assert result.details["attack"] == "bregman_powers", result.details["reasoning"]
+    assert result.details["attack"] == attack, result.details["reasoning"]
     assert result.details["exact"] == 240 and np.array_equal(result.labels, labels)
+
+
+def test_a_hidden_split_on_a_three_class_board_goes_to_capacity_split() -> None:
+    """The board says every row is public, yet scores only 30 %: the row probes see rows that never move, and
+    the split-aware attack (public count measured) recovers every public label exactly."""
+    labels = np.random.default_rng(23).integers(0, 3, 150)
+    oracle = LocalOracle(labels, metric="multiclass_logloss", n_classes=3, decimals=5, public_fraction=0.3, seed=23)
+    public = oracle.spec.hidden.public_mask.copy()
+    oracle.public_fraction = None  # undisclosed: the attacker's view of the board says nothing of a split
+    result = attacks.run("auto", oracle)
+    assert result.details["fingerprint"]["only_public_moves"] is True
+    assert result.details["attack"] == "capacity_split", result.details["reasoning"]
+    assert (result.labels[public] == labels[public]).all() and (result.fill_confidence()[public] == 1.0).all()
+
+
+def test_noise_below_the_resolution_on_brier_falls_back_to_doubling() -> None:
+    """Laplace noise of 3e-6 under 5 decimals looks like none to the fingerprint, so capacity plays; its labels
+    fail the (now metric-aware) claim check, and the powers construction with doubling recovers them all."""
+    labels = np.random.default_rng(24).integers(0, 3, 120)
+    chain = [{"name": "noise", "kind": "laplace", "scale": 3e-6}, ROUND5]
+    oracle = LocalOracle(labels, metric="brier", n_classes=3, decimals=5, defenses=chain, seed=24)
+    result = attacks.run("auto", oracle, budget=3000)
+    assert result.details["plan"]["attack"] == "capacity"
+    assert result.details["attack"] in ("capacity", "bregman_powers")
+    assert result.details["exact"] == 120 and np.array_equal(result.labels, labels)
 
 
 def test_noise_on_a_paper001_loss_is_found_by_doubling() -> None:

@@ -193,7 +193,7 @@ def test_fails_loudly_on_a_public_split_oracle() -> None:
 
 def test_rejects_other_metrics() -> None:
     with pytest.raises(AttackFailed, match="log-loss board"):
-        capacity_attack(LocalOracle(np.array([0, 1, 1, 0]), metric="brier", decimals=5))
+        capacity_attack(LocalOracle(np.array([0, 1, 1, 0]), metric="accuracy", decimals=5))
 
 
 @pytest.mark.parametrize(("n", "decimals", "fraction"), [(306, 5, 0.3), (569, 8, 0.25), (200, None, 0.5)])

@@ -129,3 +129,39 @@ def test_other_metrics_are_not_checked_and_cost_no_query() -> None:
 def test_the_default_stake_is_eps_on_every_other_class() -> None:
     multi = confident_predictions(np.array([0, 2]), 3)
     assert multi.tolist() == [[1 - 2e-15, 1e-15, 1e-15], [1e-15, 1e-15, 1 - 2e-15]]
+
+
+@pytest.mark.parametrize(
+    ("metric", "k"),
+    [("kl", 3), ("brier", 2), ("brier", 6), ("norm_like", 3), ("norm_like:2.5", 2), ("itakura_saito", 2),
+     ("itakura_saito", 4), ("softmax_ce", 3), ("sigmoid_ce", 2)],
+)
+def test_claims_are_checked_on_every_metric_the_exact_attacks_run_on(metric: str, k: int) -> None:
+    labels = np.random.default_rng(k).integers(0, k, 50)
+    claimed = labels.copy()
+    claimed[::7] = -1  # unclaimed rows are neutral
+    oracle = LocalOracle(labels, metric=metric, n_classes=k, decimals=5)
+    assert check_claims(oracle, claimed) == "passed"
+    assert oracle.queries == 1
+    wrong = claimed.copy()
+    wrong[3] = (labels[3] + 1) % k  # one wrong label anywhere fails loudly
+    with pytest.raises(AttackFailed, match="confirmation failed"):
+        check_claims(LocalOracle(labels, metric=metric, n_classes=k, decimals=5), wrong)
+
+
+def test_split_claims_on_a_bregman_board_count_the_public_rows_only() -> None:
+    labels = np.random.default_rng(9).integers(0, 3, 80)
+    oracle = LocalOracle(labels, metric="brier", n_classes=3, decimals=5, public_fraction=0.5, seed=2)
+    mask = oracle.spec.hidden.public_mask
+    claimed = np.where(mask, labels, -1)
+    assert check_claims(oracle, claimed, scored=mask) == "passed"
+    claimed[np.flatnonzero(mask)[0]] = (labels[np.flatnonzero(mask)[0]] + 1) % 3
+    with pytest.raises(AttackFailed):
+        check_claims(LocalOracle(labels, metric="brier", n_classes=3, decimals=5, public_fraction=0.5, seed=2),
+                     claimed, scored=mask)
+
+
+def test_metrics_without_a_row_formula_spend_nothing() -> None:
+    oracle = LocalOracle(_labels(40, 1), metric="auc", decimals=5)
+    assert check_claims(oracle, _labels(40, 1)).startswith("not checked")
+    assert oracle.queries == 0
