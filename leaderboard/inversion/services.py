@@ -7,6 +7,7 @@ spend more than the budget between them: each either moves the counter within th
 from __future__ import annotations
 
 import io
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -199,7 +200,7 @@ def split_class_names(values: list[str] | None) -> list[str] | None:
 
 
 def _square_or_row(n_features: int) -> tuple[int, int]:
-    side = int(round(n_features ** 0.5))
+    side = math.isqrt(n_features)
     return (side, side) if side * side == n_features else (1, n_features)
 
 

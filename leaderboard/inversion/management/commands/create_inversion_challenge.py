@@ -74,10 +74,7 @@ class Command(BaseCommand):
                   "closes_at": opt.moment(options["closes_at"], "--closes-at")}
         custom = [o for o in ("target", "evaluator", "public", "image_shape", "class_names") if options[o]]
         try:
-            if custom:
-                challenge = self._custom(options, common)
-            else:
-                challenge = inversion_digits_create(**common)
+            challenge = self._custom(options, common) if custom else inversion_digits_create(**common)
         except CompetitionConfigError as exc:
             raise CommandError(exc.message) from None
         self.stdout.write(
