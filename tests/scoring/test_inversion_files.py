@@ -37,7 +37,7 @@ def test_an_exported_model_reads_back_with_the_same_predictions() -> None:
     assert model.predict(x).tolist() == GOOD.predict(x).tolist() and model.input_scale == 2.0
     # Compressed archives and float32/int arrays are fine too.
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **{k: np.asarray(v, dtype=np.float32) for k, v in _good_arrays().items()})
+    np.savez_compressed(buffer, **{k: np.asarray(v, dtype=np.float32) for k, v in _good_arrays().items()})  # type: ignore[arg-type]
     assert read_mlp_npz(buffer.getvalue()).n_classes == 2
 
 
@@ -62,7 +62,7 @@ def _lying_header() -> bytes:
     return buffer.getvalue()
 
 
-HOSTILE = {
+HOSTILE: dict[str, tuple[bytes | dict[str, object], str]] = {
     "a pickle": (pickle.dumps(_Boom()), "not an .npz archive"),
     "a pickled object array": ({**_good_arrays(), "w0": np.array([[_Boom()]] * 4, dtype=object)}, "object arrays"),
     "a NaN weight": ({**_good_arrays(), "w1": np.full((3, 2), np.nan)}, "'w1' has a NaN or infinite value"),
@@ -96,7 +96,7 @@ def test_a_hostile_model_file_is_refused_naming_the_file_and_the_problem(
 def test_oversized_files_and_decompression_bombs_are_refused_before_reading(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(files, "MAX_MODEL_BYTES", 20_000)
     buffer = io.BytesIO()
-    np.savez_compressed(buffer, **{**_good_arrays(), "w0": np.zeros((4, 3000)), "b0": np.zeros(3000)})
+    np.savez_compressed(buffer, **{**_good_arrays(), "w0": np.zeros((4, 3000)), "b0": np.zeros(3000)})  # type: ignore[arg-type]
     bomb = buffer.getvalue()
     assert len(bomb) < 20_000  # small on the wire, 120 KB once decompressed
     with pytest.raises(ModelFileError, match="more than 20000 bytes once decompressed"):
@@ -128,5 +128,5 @@ def test_public_images_read_from_csv_or_npy_and_refuse_the_rest() -> None:
             read_public_images(data, n_features=4, low=0, high=1, name="public.csv")
     pickled = io.BytesIO()
     np.save(pickled, np.array([_Boom()] * 4, dtype=object), allow_pickle=True)
-    with pytest.raises(ModelFileError, match="public.npy must hold real numbers"):
+    with pytest.raises(ModelFileError, match=r"public\.npy must hold real numbers"):
         read_public_images(pickled.getvalue(), n_features=4, low=0, high=1, name="public.npy")

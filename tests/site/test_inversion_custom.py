@@ -112,7 +112,8 @@ def test_the_host_api_creates_a_custom_challenge_from_multipart_files_with_its_r
 ) -> None:
     staff = User.objects.create_user("staffer", is_staff=True)
     files = _files()
-    form = {"slug": "mine-api", "query_budget": "300", "image_shape": "3x3", "pixel_low": "0", "pixel_high": "4",
+    form: dict[str, Any] = {
+            "slug": "mine-api", "query_budget": "300", "image_shape": "3x3", "pixel_low": "0", "pixel_high": "4",
             "class_names": CLASSES, "target": SimpleUploadedFile("t.npz", files["target"]),
             "evaluator": SimpleUploadedFile("e.npz", files["evaluator"]),
             "public": SimpleUploadedFile("public.csv", files["public"])}
@@ -187,7 +188,7 @@ def test_bad_requests_for_a_custom_challenge_are_400s_or_command_errors(tmp_path
     assert outside.status_code == 400 and "public (p.csv): values must lie in the pixel range" in outside.json()[
         "detail"]
     paths = _write(tmp_path, **{"t.npz": files["target"], "evil.npz": _hostile_npz()["nan.npz"]})
-    with pytest.raises(CommandError, match="--evaluator evil.npz: array 'w0' has a NaN"):
+    with pytest.raises(CommandError, match=r"--evaluator evil\.npz: array 'w0' has a NaN"):
         call_command("create_inversion_challenge", "x", "--target", paths["t.npz"], "--evaluator", paths["evil.npz"])
     with pytest.raises(CommandError, match="needs both --target and --evaluator"):
         call_command("create_inversion_challenge", "x", "--target", paths["t.npz"])
