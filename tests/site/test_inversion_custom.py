@@ -196,3 +196,23 @@ def test_bad_requests_for_a_custom_challenge_are_400s_or_command_errors(tmp_path
         call_command("create_inversion_challenge", "x", "--target", paths["t.npz"], "--evaluator", paths["t.npz"],
                      "--class-names", "a", "b")
     assert not Competition.objects.filter(slug="x").exists()
+
+
+def test_the_export_tool_turns_a_pickled_model_into_the_npz_the_site_reads(tmp_path: Path) -> None:
+    import pickle
+
+    from attacks.inversion.export import main
+    from scoring.inversion_files import read_mlp_npz
+
+    target = _models()[0]
+    (tmp_path / "model.pkl").write_bytes(pickle.dumps(target))
+    assert main([str(tmp_path / "model.pkl"), str(tmp_path / "out.npz"), "--input-scale", str(SCALE)]) == 0
+    exported = read_mlp_npz((tmp_path / "out.npz").read_bytes(), name="out.npz")
+    x = np.random.default_rng(3).uniform(0, 4, (40, 9))
+    assert exported.predict(x).tolist() == _sklearn_labels(target, x) and exported.input_scale == SCALE
+    from sklearn.neural_network import MLPClassifier
+
+    tanh = MLPClassifier((3,), activation="tanh")
+    tanh.coefs_, tanh.intercepts_, tanh.classes_ = target.coefs_, target.intercepts_, target.classes_
+    (tmp_path / "tanh.pkl").write_bytes(pickle.dumps(tanh))
+    assert main([str(tmp_path / "tanh.pkl"), str(tmp_path / "tanh.npz")]) == 1 and not (tmp_path / "tanh.npz").exists()
