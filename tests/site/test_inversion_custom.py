@@ -216,3 +216,25 @@ def test_the_export_tool_turns_a_pickled_model_into_the_npz_the_site_reads(tmp_p
     tanh.coefs_, tanh.intercepts_, tanh.classes_ = target.coefs_, target.intercepts_, target.classes_
     (tmp_path / "tanh.pkl").write_bytes(pickle.dumps(tanh))
     assert main([str(tmp_path / "tanh.pkl"), str(tmp_path / "tanh.npz")]) == 1 and not (tmp_path / "tanh.npz").exists()
+
+
+@pytest.mark.django_db
+def test_the_admin_adds_a_custom_challenge_from_files_and_shows_refusals() -> None:
+    admin = User.objects.create_superuser("root", password="pw")
+    web = api_client(None)
+    web.force_login(admin)
+    files = _files()
+    assert web.get("/admin/inversion/inversionchallenge/add/").status_code == 200
+    evil = web.post("/admin/inversion/inversionchallenge/add/", {
+        "slug": "adm", "query_budget": "50", "pixel_low": "0", "pixel_high": "4",
+        "target": SimpleUploadedFile("t.npz", files["target"]),
+        "evaluator": SimpleUploadedFile("evil.npz", _hostile_npz()["object.npz"])})
+    assert evil.status_code == 200 and "evaluator (evil.npz): array &#x27;b0&#x27; must hold real numbers" in (
+        evil.content.decode())
+    created = web.post("/admin/inversion/inversionchallenge/add/", {
+        "slug": "adm", "query_budget": "50", "pixel_low": "0", "pixel_high": "4", "class_names": "cat,dog,eel",
+        "target": SimpleUploadedFile("t.npz", files["target"]),
+        "evaluator": SimpleUploadedFile("e.npz", files["evaluator"])})
+    assert created.status_code == 302
+    challenge = InversionChallenge.objects.get(competition__slug="adm")
+    assert challenge.class_names == CLASSES and challenge.competition.host == admin and challenge.reference is None
