@@ -219,6 +219,8 @@ def inversion_custom_create(
     so. Every problem is a :class:`CompetitionConfigError` naming the file."""
     from scoring.inversion_files import ModelFileError, read_mlp_npz, read_public_images
 
+    if Competition.objects.filter(slug=slug).exists():  # before the reference attack spends its time
+        raise CompetitionConfigError(f"a competition with the slug {slug!r} already exists")
     low, high = pixel_range
     if not (np.isfinite(low) and np.isfinite(high) and low < high):
         raise CompetitionConfigError(f"the pixel range must be two finite numbers, low < high; got {low}, {high}")
