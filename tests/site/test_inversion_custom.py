@@ -196,7 +196,7 @@ def test_bad_requests_for_a_custom_challenge_are_400s_or_command_errors(tmp_path
         call_command("create_inversion_challenge", "x", "--target", paths["t.npz"], "--evaluator", paths["t.npz"],
                      "--class-names", "a", "b")
     assert not Competition.objects.filter(slug="x").exists()
-    paths = _write(tmp_path, **{"e.npz": files["evaluator"], "p.csv": files["public"]})
+    paths = _write(tmp_path, **{"t.npz": files["target"], "e.npz": files["evaluator"], "p.csv": files["public"]})
     call_command("create_inversion_challenge", "x", "--target", paths["t.npz"], "--evaluator", paths["e.npz"],
                  "--pixel-range", "0", "4", "--budget", "30", stdout=io.StringIO())
     with pytest.raises(CommandError, match="slug 'x' already exists"):
