@@ -177,6 +177,8 @@ CUSTOM_DESCRIPTION = (
 )
 #: The reference attack on a host's own challenge spends at most this many queries (it runs during creation).
 REFERENCE_QUERY_CAP = 20_000
+#: One prediction request carries at most this many numbers (large images: fewer inputs a request).
+MAX_BATCH_VALUES = 256 * 1024
 
 
 def parse_image_shape(text: str) -> tuple[int, int]:
@@ -244,7 +246,7 @@ def inversion_custom_create(
         raise CompetitionConfigError(f"class names: expected {target.n_classes} non-empty names of at most 80 "
                                      f"characters, got {len(names)}")
     task = InversionTask(n_features=target.n_features, n_classes=target.n_classes, image_shape=shape, low=low,
-                         high=high, max_batch=max_batch)
+                         high=high, max_batch=max(1, min(max_batch, MAX_BATCH_VALUES // target.n_features)))
     reference, note = None, ("No public data was given, so the reference attack (BREP-MI) was skipped: upload "
                              "public images with the challenge to see what a budget buys.")
     if public is not None:
