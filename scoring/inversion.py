@@ -76,12 +76,13 @@ class MlpClassifier:
         return np.argmax(self._outputs(x), axis=1).astype(np.int64)
 
     @classmethod
-    def from_sklearn(cls, model: Any, input_scale: float = 1.0) -> MlpClassifier:
-        """From a fitted ``sklearn.neural_network.MLPClassifier`` with ReLU activation and classes 0..K-1 (a
-        two-class model has one logistic output: kept as the two outputs ``(0, z)``)."""
+    def from_sklearn(cls, model: Any, input_scale: float = 1.0, *, any_classes: bool = False) -> MlpClassifier:
+        """From a fitted ``sklearn.neural_network.MLPClassifier`` with ReLU activation and classes 0..K-1 (with
+        ``any_classes``, class ``i`` is ``model.classes_[i]``, whatever its value; a two-class model has one
+        logistic output: kept as the two outputs ``(0, z)``)."""
         if getattr(model, "activation", "relu") != "relu":
             raise ValueError("only ReLU MLPs are supported")
-        if list(model.classes_) != list(range(len(model.classes_))):
+        if not any_classes and list(model.classes_) != list(range(len(model.classes_))):
             raise ValueError(f"classes must be 0..K-1, got {list(model.classes_)}")
         weights = [np.asarray(w, dtype=np.float64) for w in model.coefs_]
         biases = [np.asarray(b, dtype=np.float64) for b in model.intercepts_]

@@ -147,16 +147,33 @@ class HostCompetitionSerializer(CompetitionDetailSerializer):
 
 
 class InversionChallengeCreateInputSerializer(serializers.Serializer):
-    """A model-inversion challenge from the bundled digits (target and evaluator trained on digits 0–4)."""
+    """A model-inversion challenge: the bundled digits (JSON, target and evaluator trained on digits 0–4), or the
+    host's own (multipart: ``target`` and ``evaluator`` as arrays-only ``.npz``, optional ``public`` images)."""
 
     slug = serializers.SlugField(max_length=64)
     title = serializers.CharField(required=False, default="", allow_blank=True)
-    bundle = serializers.ChoiceField(choices=["digits"], default="digits")
+    bundle = serializers.ChoiceField(
+        choices=["digits", "custom"], required=False, allow_null=True, default=None,
+        help_text="'digits' (the bundled challenge) or 'custom' (your files); default: 'custom' when a target file "
+        "is sent, else 'digits'.")
     query_budget = serializers.IntegerField(min_value=1, max_value=10_000_000, default=5000)
     seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
     daily_limit = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=5)
     total_limit = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
     closes_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    target = serializers.FileField(
+        required=False, help_text="custom: the target model (.npz written by python -m attacks.inversion.export); "
+        "its predicted class is all the endpoint releases")
+    evaluator = serializers.FileField(required=False, help_text="custom: the evaluation model (.npz), kept private")
+    public = serializers.FileField(
+        required=False, help_text="custom, optional: public images (.npy or CSV, one image a row) that fit the "
+        "reference attacker's generator; without them the reference attack is skipped")
+    image_shape = serializers.CharField(required=False, default=None, allow_null=True,
+                                        help_text="custom: HEIGHTxWIDTH (default: square, else one row)")
+    pixel_low = serializers.FloatField(required=False, default=0.0, help_text="custom: the smallest pixel value")
+    pixel_high = serializers.FloatField(required=False, default=1.0, help_text="custom: the largest pixel value")
+    class_names = serializers.ListField(child=serializers.CharField(max_length=80), required=False, default=None,
+                                        allow_null=True, help_text="custom: one name per class, in order")
 
 
 class PredictInputSerializer(serializers.Serializer):

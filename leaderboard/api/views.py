@@ -11,7 +11,7 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound, ParseError, PermissionDenied
+from rest_framework.exceptions import NotFound, ParseError, PermissionDenied, ValidationError
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
@@ -331,24 +331,59 @@ class HostCompetitionCreateApi(APIView):
         return Response(s.HostCompetitionSerializer(competition).data, status=status.HTTP_201_CREATED)
 
 
+def _upload_bytes(upload: Any, field: str, limit: int) -> bytes:
+    data = upload.read(limit + 1)
+    if len(data) > limit:
+        raise ValidationError({field: [f"{upload.name}: larger than the {limit} bytes allowed"]})
+    return bytes(data)
+
+
 class HostInversionChallengeCreateApi(APIView):
-    """Create a model-inversion challenge (the bundled digits): a label-only prediction endpoint of a target
-    trained on private classes, a per-participant query budget, reconstructions judged by an evaluator."""
+    """Create a model-inversion challenge: a label-only prediction endpoint of a target trained on private
+    classes, a per-participant query budget, reconstructions judged by an evaluator. JSON for the bundled digits;
+    multipart with ``target`` and ``evaluator`` files (and optional ``public`` images) for the host's own."""
 
     permission_classes = [IsAuthenticated]
-    parser_classes = [JSONParser]
+    parser_classes = [JSONParser, MultiPartParser]
 
-    @extend_schema(request=s.InversionChallengeCreateInputSerializer, responses={201: s.HostCompetitionSerializer})
+    @extend_schema(request={"application/json": s.InversionChallengeCreateInputSerializer,
+                            "multipart/form-data": s.InversionChallengeCreateInputSerializer},
+                   responses={201: s.HostCompetitionSerializer})
     def post(self, request: Request) -> Response:
-        from leaderboard.inversion.services import inversion_digits_create
+        from leaderboard.inversion.services import (
+            inversion_custom_create,
+            inversion_digits_create,
+            parse_image_shape,
+            split_class_names,
+        )
+        from scoring.inversion_files import MAX_MODEL_BYTES, MAX_PUBLIC_BYTES
 
         if not competition_can_create(user=request.user):
             raise PermissionDenied("only staff (or users allowed to add competitions) may create competitions")
         payload = s.InversionChallengeCreateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         data: dict[str, Any] = dict(payload.validated_data)
-        data.pop("bundle")
-        challenge = inversion_digits_create(host=request.user, **data)
+        target, evaluator, public = data.pop("target", None), data.pop("evaluator", None), data.pop("public", None)
+        own = {key: data.pop(key) for key in ("image_shape", "pixel_low", "pixel_high", "class_names")}
+        bundle = data.pop("bundle") or ("custom" if target is not None else "digits")
+        if bundle == "digits":
+            if target is not None or evaluator is not None or public is not None:
+                raise ValidationError({"bundle": ["the digits bundle takes no files; send bundle=custom"]})
+            challenge = inversion_digits_create(host=request.user, **data)
+            return Response(s.HostCompetitionSerializer(challenge.competition).data, status=status.HTTP_201_CREATED)
+        missing = [name for name, upload in (("target", target), ("evaluator", evaluator)) if upload is None]
+        if missing:
+            raise ValidationError({name: ["a custom challenge needs this .npz file"] for name in missing})
+        challenge = inversion_custom_create(
+            host=request.user, target_npz=_upload_bytes(target, "target", MAX_MODEL_BYTES),
+            evaluator_npz=_upload_bytes(evaluator, "evaluator", MAX_MODEL_BYTES),
+            public=None if public is None else _upload_bytes(public, "public", MAX_PUBLIC_BYTES),
+            target_name=f"target ({target.name})", evaluator_name=f"evaluator ({evaluator.name})",
+            public_name="public" if public is None else f"public ({public.name})",
+            image_shape=None if not own["image_shape"] else parse_image_shape(own["image_shape"]),
+            pixel_range=(own["pixel_low"], own["pixel_high"]), class_names=split_class_names(own["class_names"]),
+            **data,
+        )
         return Response(s.HostCompetitionSerializer(challenge.competition).data, status=status.HTTP_201_CREATED)
 
 
