@@ -234,17 +234,11 @@ def auto(
         capped = _cap_for_noise(view, plan, report, reserve, seed, reasoning)
         played, cut = _play_exact(view, plan, outer_reserve, reasoning)
         if played is None and plan.attack == "capacity":
-            # The board looked plain but its scores did not hold still: rows or labels redrawn per submission.
-            for second in after_failure_plans(view, report):
-                reasoning.append(f"chose {second.attack}: {second.reason}")
-                plan = second
-                details["attack"] = second.attack
-                played, cut = _play_exact(view, second, outer_reserve, reasoning)
-                if played is not None:
-                    break
-        if played is None and plan.attack == "capacity":
-            # A K-class cross-entropy board whose noise the capacity design could not carry: the doubling trick.
-            for second in cross_entropy_plans(view, report):
+            # A board that looked plain but whose scores did not hold still (rows or labels redrawn per
+            # submission), or a K-class cross-entropy board whose noise the capacity design could not carry (the
+            # doubling trick). The two lists never both apply: the second is for multiclass log loss or KL under
+            # noise, for which the first has no plan.
+            for second in [*after_failure_plans(view, report), *cross_entropy_plans(view, report)]:
                 reasoning.append(f"chose {second.attack}: {second.reason}")
                 plan = second
                 details["attack"] = second.attack
