@@ -51,9 +51,9 @@ def clear_caches() -> None:
     """Empty every cache the capacity attack fills (either code path), so each run starts cold like a fresh
     process: runs on other labels share many candidate sets, which would flatter the later runs."""
     for function in (
-        search.search_realization, search.search_realization_reference, decoder.row_terms, decoder.subset_sums,
-        decoder.fresh_patterns, decoder.batch_row_error, decoder.free_row_error, design.top_weights,
-        design.fresh_fill, design.all_patterns,
+        search.search_realization, search._searched_sets, search.search_realization_reference, decoder.row_terms,
+        decoder.subset_sums, decoder.fresh_patterns, decoder.batch_row_error, decoder.free_row_error,
+        design.top_weights, design.fresh_fill, design.all_patterns,
     ):
         function.cache_clear()
 

@@ -46,6 +46,7 @@ from attacks.capacity.decoder import (
     Digit,
     Group,
     Query,
+    VectorPool,
     batch_model,
     lattice_range,
     predictions,
@@ -195,19 +196,30 @@ def submit_query(oracle: Oracle, query: Query, model: ServerModel) -> tuple[rang
     return submit_queries(oracle, [query], model)[0]
 
 
-def submit_queries(oracle: Oracle, queries: list[Query], model: ServerModel) -> list[tuple[range, BatchModel]]:
+def submit_queries(
+    oracle: Oracle, queries: list[Query], model: ServerModel, pool: VectorPool | None = None
+) -> list[tuple[range, BatchModel]]:
     """Send independent queries together (:func:`attacks.oracle.submit_many`: a live oracle has them in flight
-    at once) and turn each released score, in order, into its window of lattice totals ``t``."""
+    at once) and turn each released score, in order, into its window of lattice totals ``t``. With ``pool``
+    the prediction vectors are pooled (:class:`~attacks.capacity.decoder.VectorPool`), same values."""
     vectors = []
     for query in queries:
         rows, ks = query.row_weights()
-        vectors.append((rows, ks, predictions(model.n_rows, rows, ks, model.unit)))
-    released_scores = submit_many(oracle, [pred for _, _, pred in vectors])
+        if pool is None or REFERENCE.get():
+            pred = predictions(model.n_rows, rows, ks, model.unit)
+        else:
+            pred = pool.vector(rows, ks, model.unit)
+        vectors.append((rows, ks, pred[rows], pred))
+    released_scores = submit_many(oracle, [pred for *_, pred in vectors])
+    batches = [(rows, ks, sent) for rows, ks, sent, _ in vectors]
+    del vectors
+    if pool is not None:
+        pool.reclaim()
     windows = []
-    for (rows, ks, pred), released in zip(vectors, released_scores, strict=True):
+    for (rows, ks, sent), released in zip(batches, released_scores, strict=True):
         if released is None:
             raise AttackFailed("the leaderboard released nothing for a query; the capacity attack needs every score")
-        batch = batch_model(pred[rows], ks, model.unit, model.eps)
+        batch = batch_model(sent, ks, model.unit, model.eps)
         lo, hi = sum_window(float(released), model, model.n_scored - len(rows), batch)
         windows.append((lattice_range(lo, hi, model.unit), batch))
     return windows
@@ -305,8 +317,9 @@ def capacity_attack(
     if round_size is None:
         round_size = default_round_size(n, oracle.decimals, eps=oracle.eps, noise_bound=noise_bound)
     state = CapacityState(labels=np.full(n, -1, dtype=np.int64), fresh=deque(range(n)))
+    pool = VectorPool(n)
     spans = run_rounds(
-        oracle, state, model, k_top, lambda qs: [w for w, _ in submit_queries(oracle, qs, model)], max_queries,
+        oracle, state, model, k_top, lambda qs: [w for w, _ in submit_queries(oracle, qs, model, pool)], max_queries,
         mode, extra, round_size,
     )
     design_queries = oracle.queries - queries_before

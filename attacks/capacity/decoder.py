@@ -16,6 +16,7 @@ actually sent) and its lattice value. A candidate is dropped only if no ``t`` in
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import lru_cache
@@ -160,6 +161,38 @@ def predictions(n_rows: int, rows: np.ndarray, ks: np.ndarray, unit: float) -> n
     if len(rows):
         out[rows] = 1.0 / (1.0 + np.exp(ks.astype(np.float64) * unit))
     return out
+
+
+class VectorPool:
+    """Prediction vectors for one attack, reused from round to round.
+
+    A fresh 25,000-row vector per query costs more than building it (the allocator hands big blocks back to
+    the system, so every new one page-faults); the pool keeps one per query of a round and rewrites only the
+    rows a query changed. A vector is reused only once the oracle has answered and holds no reference to it
+    (CPython's reference count: an oracle that keeps what it was sent keeps its own, untouched, vector).
+    """
+
+    def __init__(self, n_rows: int) -> None:
+        self.n_rows = n_rows
+        self.free: list[np.ndarray] = []
+        self.lent: list[tuple[np.ndarray, np.ndarray]] = []
+
+    def vector(self, rows: np.ndarray, ks: np.ndarray, unit: float) -> np.ndarray:
+        """:func:`predictions` for one query, in a pooled vector (valid until :meth:`reclaim`)."""
+        out = self.free.pop() if self.free else np.full(self.n_rows, 0.5)
+        if len(rows):
+            out[rows] = 1.0 / (1.0 + np.exp(ks.astype(np.float64) * unit))
+        self.lent.append((out, rows))
+        return out
+
+    def reclaim(self) -> None:
+        """Take back the vectors lent since the last call (the caller has dropped its own references)."""
+        for out, rows in self.lent:
+            # Referenced here (the tuple, the loop variable) and by getrefcount's argument: nobody else.
+            if sys.getrefcount(out) <= 3:
+                out[rows] = 0.5
+                self.free.append(out)
+        self.lent.clear()
 
 
 @dataclass(frozen=True)

@@ -391,7 +391,11 @@ def subset_sum_entropy(weights: tuple[int, ...]) -> tuple[float, float]:
     sums = np.zeros(1, dtype=np.int64)
     for w in weights:
         sums = np.concatenate([sums, sums + w])
-    _, counts = np.unique(sums, return_counts=True)
+    if min(weights, default=0) < 0 or sum(weights) > 4 * len(sums) + 1024:
+        _, counts = np.unique(sums, return_counts=True)  # sparse or negative sums: sorted
+    else:
+        counts = np.bincount(sums)  # small non-negative integers: counted, not sorted (same ascending order)
+        counts = counts[counts > 0]
     probs = counts / len(sums)
     return float(-(probs * np.log2(probs)).sum()), float((counts.astype(np.float64) ** 2).sum() / len(sums))
 

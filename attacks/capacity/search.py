@@ -23,6 +23,13 @@ be scored or ruled out without sorting it:
   keeps a later scale's column only if it is strictly better, so the first perfect column ends the search —
   most calls stop within the first 256 columns of the first scale.
 
+* a chunk holding an allowed perfect column ends at its first one without scoring the others; the columns
+  that do need the reference's sort get their run lengths by counting equal values (the same floats);
+* only the chunks scored are scaled from the generator's words (the rejection check, which needs every word of
+  the scale, is one wrapping 32-bit product per word);
+* a candidate set searched before under caps at least as loose reuses that answer when it fits the new caps
+  (:func:`_searched_sets` says why that is exactly the reference's answer).
+
 The draws, not the scoring, are now the floor: seeding the generator and drawing ``3 × k × B`` words cost
 about as much as scoring the first chunk, and they cannot be skipped without changing the weights.
 """
@@ -128,24 +135,71 @@ class _Draws:
         self.spare: np.ndarray | None = None  # the high half of the last 64-bit output, not yet used
 
     def draw(self, top: int, count: int) -> np.ndarray | None:
+        words = self.words(top, count)
+        return None if words is None else scaled(words, top)
+
+    def words(self, top: int, count: int) -> np.ndarray | None:
+        """The next ``count`` 32-bit words, unscaled (:func:`scaled` turns any slice into the draws), or
+        ``None`` if numpy would have rejected one of them."""
         head = self.spare
         need = count - (0 if head is None else 1)
         raw = self.bits.random_raw((need + 1) // 2)
         halves = raw.view(np.uint32)  # little-endian: each output's low half first, as numpy draws them
         self.spare = halves[need:].copy() if len(halves) > need else None
         words = halves[:need] if head is None else np.concatenate([head, halves[:need]])
-        scaled = words.astype(np.uint64)
-        scaled *= np.uint64(top)
         threshold = (2**32 - top) % top
-        if threshold and bool((scaled.view(np.uint32)[0::2] < threshold).any()):
+        # Lemire rejects a word whose product with ``top`` has a low half below the threshold: that low half
+        # is the product modulo 2^32, i.e. the wrapping 32-bit product (no 64-bit product of every word).
+        if threshold and bool(((words * np.uint32(top)) < threshold).any()):
             return None
-        scaled >>= SHIFT
-        return scaled.view(np.int64)
+        return words
+
+
+def scaled(words: np.ndarray, top: int) -> np.ndarray:
+    """Lemire's draws from accepted 32-bit ``words``: the high half of ``word·top``."""
+    out = words.astype(np.uint64)
+    out *= np.uint64(top)
+    out >>= SHIFT
+    return out.view(np.int64)
 
 
 @lru_cache(maxsize=4096)
 def search_realization(key: bytes, shape: tuple[int, int], max_span: int, max_weight: int) -> tuple[int, ...] | None:
-    """:func:`search_realization_reference`'s weights, fast (see the module docstring)."""
+    """:func:`search_realization_reference`'s weights, fast (see the module docstring).
+
+    The same candidate set comes back with other caps (a carried group deferred to a later position, or the
+    same ambiguity in another query): a result found under caps at least as loose is reused when it fits the
+    new ones, which is exactly the reference's answer (:func:`_searched_sets`)."""
+    found = _searched_sets(key, shape)
+    for span_cap, weight_cap, weights, span in found:
+        if span_cap >= max_span and weight_cap >= max_weight:
+            if weights is None:
+                return None  # no allowed column under looser caps: none under tighter ones
+            if span <= max_span and max(weights, default=0) <= max_weight:
+                return weights
+    weights = _search(key, shape, max_span, max_weight)
+    span = 0
+    if weights is not None:
+        values = np.frombuffer(key, dtype=np.uint8).reshape(shape).astype(np.int64) @ np.array(weights)
+        span = int(values.max() - values.min()) + 1
+    found.append((max_span, max_weight, weights, span))
+    return weights
+
+
+@lru_cache(maxsize=4096)
+def _searched_sets(key: bytes, shape: tuple[int, int]) -> list[tuple[int, int, tuple[int, ...] | None, int]]:
+    """The searches done on a candidate set: ``(span cap, weight cap, weights, their span)``.
+
+    Why reusing one is exact: the reference keeps, over its scales, the first column with the least score
+    among the allowed ones. Tighter caps allow a subset of the same columns (the draws depend only on the
+    set); if the looser search's winner is still allowed, it is still the least and still the first (an
+    earlier column with an equal score would have won before), and every other scale's best allowed column
+    scores no better than under the looser caps, so it is not strictly better. With no allowed column under
+    looser caps there is none under tighter ones."""
+    return []
+
+
+def _search(key: bytes, shape: tuple[int, int], max_span: int, max_weight: int) -> tuple[int, ...] | None:
     n, k = shape
     if n < 2 or n > 62 or sys.byteorder != "little":  # the bitmasks hold 63 values; the draws read halves
         return search_realization_reference(key, shape, max_span, max_weight)
@@ -163,29 +217,30 @@ def search_realization(key: bytes, shape: tuple[int, int], max_span: int, max_we
         if best is not None and best[0] <= perfect:
             break  # nothing later is strictly better, and the reference keeps only a strictly better column
         top = max(2, (2 * n) // k + 2) * scale
-        drawn = draws.draw(top, k * batch)
-        if drawn is None:
+        words = draws.words(top, k * batch)
+        if words is None:
             return search_realization_reference(key, shape, max_span, max_weight)
-        weights = drawn.reshape(k, batch)
-        if constant_count:
-            weights -= weights.min(axis=0)
+        words = words.reshape(k, batch)  # only the chunks scored are scaled into weights
         # Columns in chunks, in order: the first column with the least score is the reference's argmin, and a
         # perfect one ends the scale (and the search) early.
         scale_best = math.inf if best is None else best[0]
-        chosen = -1
+        chosen: tuple[int, ...] | None = None
         for start, stop in _chunks(batch):
+            weights = scaled(words[:, start:stop], top)
+            if constant_count:
+                weights -= weights.min(axis=0)
             score = _scale_scores(
-                patterns, as_float, weights[:, start:stop], max_span, max_weight, entropy_floor, scale_best
+                patterns, as_float, weights, max_span, max_weight, entropy_floor, scale_best, perfect
             )
             if score is None:
                 continue
             i = int(np.argmin(score))
             if score[i] < scale_best:
-                scale_best, chosen = float(score[i]), start + i
+                scale_best, chosen = float(score[i]), tuple(int(w) for w in weights[:, i])
                 if scale_best <= perfect:
                     break
-        if chosen >= 0:
-            best = (scale_best, tuple(int(w) for w in weights[:, chosen]))
+        if chosen is not None:
+            best = (scale_best, chosen)
     if best is None:
         return None
     return best[1]
@@ -212,7 +267,7 @@ def _chunks(batch: int) -> list[tuple[int, int]]:
 
 def _scale_scores(
     patterns: np.ndarray, as_float: np.ndarray, weights: np.ndarray, max_span: int, max_weight: int,
-    entropy_floor: float, beat: float = math.inf,
+    entropy_floor: float, beat: float = math.inf, perfect: float | None = None,
 ) -> np.ndarray | None:
     """The reference's masked scores of columns, exactly wherever a column could be the first best one and
     below ``beat``, ``inf`` where it is not allowed or provably worse; ``None`` if no column is allowed."""
@@ -224,8 +279,20 @@ def _scale_scores(
     if not ok.any():
         return None
     small = span <= 63
-    shifted = np.where(small, values - low, 0).astype(np.uint64)
-    distinct = np.bitwise_count(np.bitwise_or.reduce(np.left_shift(np.uint64(1), shifted), axis=0)).astype(np.int64)
+    # Each value's bit in a 64-bit mask (a column spanning more than 63 values gets a meaningless count, never
+    # used: ``small`` masks it out below).
+    shifted = values - low
+    np.minimum(shifted, 63, out=shifted)
+    bits = np.left_shift(np.uint64(1), shifted.astype(np.uint8))
+    distinct = np.bitwise_count(np.bitwise_or.reduce(bits, axis=0)).astype(np.int64)
+    if perfect is not None:
+        # The first allowed column with n distinct values on a span of n is the least score (nothing scores
+        # below it: see ``perfect`` in :func:`_search`) and the first such: no other column needs scoring.
+        hits = np.flatnonzero(ok & (span == n) & (distinct == n))
+        if len(hits):
+            score = np.full(weights.shape[1], np.inf)
+            score[hits[0]] = perfect
+            return score
     injective = small & (distinct == n)
     score = np.full(weights.shape[1], np.inf)
     clean = ok & injective
@@ -258,6 +325,21 @@ def _exact(patterns: np.ndarray, weights: np.ndarray, columns: np.ndarray, score
     if len(columns) == 0:
         return
     padded = columns if len(columns) > 1 else np.repeat(columns, 2)
-    entropy, span = _entropy_and_span(patterns, weights[:, padded])
+    entropy, span = _entropy_and_span_counted(patterns, weights[:, padded])
     entropy, span = entropy[: len(columns)], span[: len(columns)]
     score[columns] = np.where(entropy >= floor, _scores(entropy, span), np.inf)
+
+
+def _entropy_and_span_counted(patterns: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_entropy_and_span`'s floats in fewer steps: each sorted value's run length is the number of
+    values equal to it (one comparison of every pair instead of marking and accumulating run ends); the same
+    logarithms, averaged in the same order, give the same entropies."""
+    n, b = patterns.shape[0], weights.shape[1]
+    if n * n * b > 1 << 21:
+        return _entropy_and_span(patterns, weights)
+    values = np.sort(patterns.astype(np.int64) @ weights, axis=0)
+    span = values[-1] - values[0] + 1
+    runs = (values[:, None, :] == values[None, :, :]).sum(axis=1)
+    # ``mean`` is this sum divided by the count (numpy's own definition), without its bookkeeping.
+    entropy = math.log2(n) - np.add.reduce(np.log2(runs), axis=0) / n
+    return entropy, span

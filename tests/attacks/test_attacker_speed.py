@@ -13,9 +13,14 @@ import pytest
 
 from attacks import LocalOracle, run
 from attacks.capacity import capacity_attack
+from attacks.capacity.decoder import VectorPool, predictions
+from attacks.capacity.design import subset_sum_entropy
 from attacks.capacity.search import (
     REFERENCE,
     _Draws,
+    _entropy_and_span,
+    _entropy_and_span_counted,
+    _searched_sets,
     reference_code,
     search_realization,
     search_realization_reference,
@@ -104,3 +109,61 @@ def test_prime_batched_memo_changes_no_label(decimals: int | None) -> None:
     memo = run("prime_batched", LocalOracle(labels, decimals=decimals), batch_size=size, confirm=False)
     assert memo.labels.tolist() == fresh.labels.tolist() == labels.tolist()
     assert memo.queries == fresh.queries
+
+
+def test_a_search_under_looser_caps_is_reused_only_where_it_is_the_reference_answer() -> None:
+    # The same candidate set searched again under tighter caps (first loose, then tight, both orders): the
+    # answer is always the reference's for those caps, whether reused or searched afresh.
+    search_realization.cache_clear()
+    _searched_sets.cache_clear()
+    checked = 0
+    for key, shape, max_span, max_weight in random_candidate_sets(60, seed=41):
+        caps = [(max_span, max_weight), (max(2, max_span // 2), max_weight), (max_span, max(1, max_weight // 3)),
+                (3, 2), (1 << 20, 1 << 20)]
+        for span_cap, weight_cap in caps:
+            fast = search_realization(key, shape, span_cap, weight_cap)
+            assert fast == search_realization_reference.__wrapped__(key, shape, span_cap, weight_cap)
+            checked += fast is not None
+    assert checked > 100
+
+
+def test_pooled_vectors_are_the_predictions_and_a_kept_vector_is_never_rewritten() -> None:
+    rng = np.random.default_rng(3)
+    pool = VectorPool(50)
+    kept: list[np.ndarray] = []
+    for round_index in range(4):
+        for _ in range(3):
+            rows = rng.choice(50, size=int(rng.integers(0, 9)), replace=False)
+            ks = rng.integers(1, 400, size=len(rows))
+            vector = pool.vector(rows, ks, 0.01)
+            assert np.array_equal(vector, predictions(50, rows, ks, 0.01))
+            if round_index == 1:
+                kept.append(vector)  # an oracle that keeps what it was sent
+                snapshot = [v.copy() for v in kept]
+            del vector
+        pool.reclaim()
+    assert all(np.array_equal(a, b) for a, b in zip(kept, snapshot, strict=True))
+    assert len(pool.free) == 3  # the others came back to the pool
+
+
+@pytest.mark.parametrize(
+    "weights", [(1,), (5, 3, 9, 9), (4055, 4025, 3980, 2119, 2281), tuple(range(1, 15)), (3, 1 << 40, 7, 1 << 50)]
+)
+def test_subset_sum_entropy_counts_like_a_sort(weights: tuple[int, ...]) -> None:
+    sums = np.zeros(1, dtype=np.int64)
+    for w in weights:
+        sums = np.concatenate([sums, sums + w])
+    _, counts = np.unique(sums, return_counts=True)
+    probs = counts / len(sums)
+    expected = (float(-(probs * np.log2(probs)).sum()), float((counts.astype(np.float64) ** 2).sum() / len(sums)))
+    assert subset_sum_entropy(weights) == expected
+
+
+def test_counted_entropy_is_the_sorted_runs_entropy_bit_for_bit() -> None:
+    rng = np.random.default_rng(17)
+    for _ in range(200):
+        n, k, b = int(rng.integers(2, 40)), int(rng.integers(1, 12)), int(rng.integers(2, 300))
+        patterns = rng.integers(0, 2, size=(n, k)).astype(np.uint8)
+        weights = rng.integers(0, int(rng.integers(1, 9)), size=(k, b))
+        ours, theirs = _entropy_and_span_counted(patterns, weights), _entropy_and_span(patterns, weights)
+        assert ours[0].tobytes() == theirs[0].tobytes() and np.array_equal(ours[1], theirs[1])
