@@ -91,6 +91,7 @@ def _named(data: bytes, name: str) -> Any:
     return SimpleUploadedFile(name, data, content_type="application/octet-stream")
 
 
+TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
 NUMBER_TOKEN = re.compile(r"(?<![\d.])-?\d+(?:\.\d+)?(?:[eE]-?\d+)?")
 
 
@@ -178,6 +179,8 @@ def _leaks_seen_by(competition: Any, me: Any | None, refused: str) -> list[str]:
     features = set(feature_renderings(hidden.features))
 
     def seen(body: str) -> list[str]:
+        # A timestamp's seconds ("…T03:33:12.123456Z") can start like a hidden feature (12.12) by chance.
+        body = TIMESTAMP.sub("<time>", body)
         return leaks(body, forbidden) + feature_leaks(body, features)
 
     found = [f"{url}: {leak}" for url, (_, body) in pages.items() for leak in seen(body)]
