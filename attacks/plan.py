@@ -337,6 +337,13 @@ def choose(
             return plan("capacity", f"{loss} ({k} classes), every row scored: the K-ary capacity "
                         f"construction{noted}", noise_bound=bound)
     logit_metric = oracle.metric.split(":")[0]
+    if logit_metric in LOGIT_METRICS and split and arithmetic == "float64" and "logits_split" in names:
+        bound = seen_noise_bound(report)
+        noted = f" with noise bound {bound:.3g}" if report.noise else ""
+        hidden = getattr(oracle, "public_fraction", None) is None
+        return plan("logits_split", f"{oracle.metric} on logits, only the public split scored: split-aware capacity "
+                    f"through the logits (ln q / log-odds of the log-loss design){noted}", noise_bound=bound,
+                    **({"hidden_split": True} if hidden else {}))
     if logit_metric in LOGIT_METRICS and not split and arithmetic == "float64" and logit_metric in names:
         activation = "sigmoid" if oracle.n_classes == 2 else "softmax"
         if report.noise:

@@ -1,0 +1,80 @@
+"""``logits_split``: a logit board (``softmax_ce``, ``sigmoid_ce``) with a public/private split, played as the log-loss
+board of the same rows so that the split-aware ``capacity_split`` reads its public mask and labels.
+
+A log-loss attack asks for probabilities; :class:`LogitBoard` sends their logits instead — ``ln q`` per class for
+softmax (softmax(ln q) = q when the row sums to one), the log-odds ``ln p − ln(1 − p)`` for sigmoid. The server's
+cross-entropy on those logits is then the log loss of the same probabilities, up to float rounding of the
+log-sum-exp (a few ulps of each row's loss) and its clipping, which acts on log-probabilities rather than on
+probabilities; the attack's probabilities stay inside ``[eps, 1 − eps]``, where the two clippings agree. The
+rounding is carried as a small noise bound, and every claim is checked on the logit board itself (``attacks.run``
+confirms an exact attack's labels with the board's own metric), so a mismatch fails loudly rather than mislabels.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from attacks.capacity import capacity_split_attack
+from attacks.oracle import Oracle, Released
+from attacks.registry import register
+from attacks.result import AttackFailed, AttackResult
+
+LOGIT_BOARDS = ("softmax_ce", "sigmoid_ce")
+#: Per-row float error of the server's log-sum-exp against the log loss of the same probabilities, in units of
+#: the row's loss (a few ulps); as a bound on the released mean it is this times the largest row loss.
+ROW_ROUNDING = 1e-14
+
+
+class LogitBoard:
+    """A logit oracle seen as the log-loss oracle of the same rows (public facts passed through)."""
+
+    def __init__(self, inner: Oracle) -> None:
+        if inner.metric.split(":")[0] not in LOGIT_BOARDS:
+            raise AttackFailed(f"logits_split plays softmax_ce and sigmoid_ce boards, not {inner.metric}")
+        self.inner = inner
+        self.n_rows = inner.n_rows
+        self.n_classes = inner.n_classes
+        self.metric = "binary_logloss" if inner.n_classes == 2 else "multiclass_logloss"
+        self.eps = inner.eps
+        self.public_fraction = getattr(inner, "public_fraction", None)
+        n_public = getattr(inner, "n_public", None)
+        if n_public is not None:
+            self.n_public = n_public
+
+    @property
+    def queries(self) -> int:
+        """The logit board's count: every query here is one of its submissions."""
+        return self.inner.queries
+
+    @queries.setter
+    def queries(self, value: int) -> None:
+        self.inner.queries = value
+
+    @property
+    def decimals(self) -> int | None:
+        return self.inner.decimals
+
+    def logits(self, predictions: Any) -> np.ndarray:
+        """The logits whose cross-entropy is the log loss of ``predictions`` (clipped to ``[eps, 1 − eps]``)."""
+        q = np.clip(np.asarray(predictions, dtype=np.float64), self.eps, 1.0 - self.eps)
+        if self.n_classes == 2:
+            return np.log(q) - np.log1p(-q)
+        return np.log(q / q.sum(axis=1, keepdims=True))
+
+    def submit(self, predictions: Any) -> Released:
+        return self.inner.submit(self.logits(predictions))
+
+
+@register("logits_split")
+def logits_split(oracle: Oracle, *, noise_bound: float = 0.0, **params: Any) -> AttackResult:
+    """Public labels and mask of a ``softmax_ce``/``sigmoid_ce`` board with a public split (module docstring):
+    ``capacity_split`` through :class:`LogitBoard`, with ``noise_bound`` plus the log-sum-exp's rounding. Params as
+    ``capacity_split`` (``n_public``, ``hidden_split``, ``max_queries``, ``top``)."""
+    board = LogitBoard(oracle)
+    rounding = ROW_ROUNDING * -np.log(board.eps)
+    params.setdefault("check", False)
+    result = capacity_split_attack(board, noise_bound=noise_bound + rounding, **params)
+    result.details["through"] = "logits"
+    return result
