@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from attacks.capacity import capacity_split_attack
-from attacks.oracle import Oracle, Released
+from attacks.oracle import Oracle, ReducedOracle, Released
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
 
@@ -27,14 +27,13 @@ LOGIT_BOARDS = ("softmax_ce", "sigmoid_ce")
 ROW_ROUNDING = 1e-14
 
 
-class LogitBoard:
+class LogitBoard(ReducedOracle):
     """A logit oracle seen as the log-loss oracle of the same rows (public facts passed through)."""
 
     def __init__(self, inner: Oracle) -> None:
         if inner.metric.split(":")[0] not in LOGIT_BOARDS:
             raise AttackFailed(f"logits_split plays softmax_ce and sigmoid_ce boards, not {inner.metric}")
-        self.inner = inner
-        self.n_rows = inner.n_rows
+        super().__init__(inner)
         self.n_classes = inner.n_classes
         self.metric = "binary_logloss" if inner.n_classes == 2 else "multiclass_logloss"
         self.eps = inner.eps
@@ -42,19 +41,6 @@ class LogitBoard:
         n_public = getattr(inner, "n_public", None)
         if n_public is not None:
             self.n_public = n_public
-
-    @property
-    def queries(self) -> int:
-        """The logit board's count: every query here is one of its submissions."""
-        return self.inner.queries
-
-    @queries.setter
-    def queries(self, value: int) -> None:
-        self.inner.queries = value
-
-    @property
-    def decimals(self) -> int | None:
-        return self.inner.decimals
 
     def logits(self, predictions: Any) -> np.ndarray:
         """The logits whose cross-entropy is the log loss of ``predictions`` (clipped to ``[eps, 1 − eps]``)."""

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from attacks.oracle import Oracle, Released
+from attacks.oracle import Oracle, ReducedOracle, Released
 from attacks.registry import register, run
 from attacks.result import AttackFailed, AttackResult
 
@@ -36,7 +36,7 @@ from attacks.result import AttackFailed, AttackResult
 CARRIED = ("noisy",)
 
 
-class OneVsRestOracle:
+class OneVsRestOracle(ReducedOracle):
     """A K-class log-loss oracle seen as the binary log-loss board "is the label ``positive``?"."""
 
     metric = "binary_logloss"
@@ -48,25 +48,11 @@ class OneVsRestOracle:
                                f"{inner.n_classes} classes")
         if not 0 <= positive < inner.n_classes:
             raise ValueError(f"class {positive} does not exist on a {inner.n_classes}-class board")
-        self.inner = inner
+        super().__init__(inner)
         self.positive = positive
-        self.n_rows = inner.n_rows
         self.k = inner.n_classes
         # z <= K − 1, so q_ic >= p_i / K and q_ik >= (1 − p_i) / K: p in [eps·K, 1 − eps·K] is never clipped.
         self.eps = min(0.25, inner.eps * self.k)
-
-    @property
-    def queries(self) -> int:
-        """The wrapped board's count: every question asked here is one of its submissions."""
-        return self.inner.queries
-
-    @queries.setter
-    def queries(self, value: int) -> None:
-        self.inner.queries = value
-
-    @property
-    def decimals(self) -> int | None:
-        return self.inner.decimals
 
     def rows(self, predictions: Any) -> tuple[np.ndarray, float]:
         """The K-class file for binary ``predictions`` and the mean offset its loss carries."""

@@ -62,6 +62,28 @@ class BatchOracle(Oracle, Protocol):
         ...
 
 
+class ReducedOracle:
+    """Base of an oracle that asks another board a transformed question (``attacks.one_vs_rest``,
+    ``attacks.logit_split``): every query is one of the wrapped board's submissions, so the count and the
+    released precision are the wrapped board's. Subclasses set the public facts and ``submit``."""
+
+    def __init__(self, inner: Oracle) -> None:
+        self.inner = inner
+        self.n_rows = inner.n_rows
+
+    @property
+    def queries(self) -> int:
+        return self.inner.queries
+
+    @queries.setter
+    def queries(self, value: int) -> None:
+        self.inner.queries = value
+
+    @property
+    def decimals(self) -> int | None:
+        return self.inner.decimals
+
+
 def submit_many(oracle: Oracle, predictions: Sequence[Any]) -> list[Released]:
     """Submit queries that do not depend on one another's answers; their released scores, in order.
 

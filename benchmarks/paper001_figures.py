@@ -32,11 +32,12 @@ from typing import Any
 
 import numpy as np
 
-from attacks import AttackFailed, LocalOracle, run
+from attacks import AttackFailed, run
 from attacks.paper000.probes import ServerModel
 from attacks.paper001.design import plan_batch
 from attacks.paper001.losses import LossFamily, family_for
 from attacks.planning import largest_feasible
+from benchmarks.paper001_ce import UniformNoiseOracle
 from scoring.metrics import get_metric
 
 TAUS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
@@ -44,23 +45,9 @@ PAPER_QUERIES = {1e-4: 220, 1.0: 1100}  # Figure 2, Titanic (2,201 rows), stated
 MAX_LABELINF = 20
 
 
-class BoundedNoiseOracle:
-    """The exact float64 Itakura–Saito score plus noise uniform in ``[-tau, tau]``."""
-
-    def __init__(self, labels: np.ndarray, *, tau: float, eps: float, seed: int) -> None:
-        self.inner = LocalOracle(labels, metric="itakura_saito", decimals=None, eps=eps)
-        self.tau = tau
-        self.rng = np.random.default_rng(seed)
-        self.n_rows, self.n_classes, self.metric = self.inner.n_rows, 2, "itakura_saito"
-        self.eps, self.arithmetic = eps, "float64"
-        self.decimals: int | None = None
-        self.queries = 0
-
-    def submit(self, predictions: Any) -> float:
-        self.queries += 1
-        raw = self.inner.submit(predictions)
-        assert raw is not None
-        return float(raw) + float(self.rng.uniform(-self.tau, self.tau))
+def itakura_saito_board(labels: np.ndarray, *, tau: float, eps: float, seed: int) -> UniformNoiseOracle:
+    """The exact float64 Itakura–Saito score plus noise uniform in ``[-tau, tau]`` (binary labels)."""
+    return UniformNoiseOracle(labels, metric="itakura_saito", n_classes=2, tau=tau, seed=seed, eps=eps)
 
 
 def trials(n: int, count: int, seed: int) -> list[np.ndarray]:
@@ -97,7 +84,7 @@ def corollary1_recovers(
 ) -> bool:
     """Corollary 1 batches of ``batch`` rows (the rest at 1/2), each decoded by LabelInf (the first
     ``batches`` of them, default all)."""
-    oracle = BoundedNoiseOracle(labels, tau=tau, eps=1e-300, seed=seed)
+    oracle = itakura_saito_board(labels, tau=tau, eps=1e-300, seed=seed)
     thetas = corollary1_thetas(batch, n_rows, tau)
     if not np.all(thetas > 0):
         return False
@@ -145,7 +132,7 @@ def ours_single(tau: float, count: int) -> int:
             break
         best = n
     for i, labels in enumerate(trials(best, count, seed=best)):
-        oracle = BoundedNoiseOracle(labels, tau=tau, eps=1e-15, seed=i)
+        oracle = itakura_saito_board(labels, tau=tau, eps=1e-15, seed=i)
         result = run("bregman_powers", oracle, tau=tau, verify=False)
         if result.queries != 1 or result.labels.tolist() != labels.tolist():
             raise AssertionError(f"τ = {tau}: N = {best} was certified but not recovered in one query")
@@ -154,7 +141,7 @@ def ours_single(tau: float, count: int) -> int:
 
 def ours_queries(n_rows: int, tau: float, seed: int) -> int:
     labels = np.random.default_rng(seed).integers(0, 2, n_rows)
-    oracle = BoundedNoiseOracle(labels, tau=tau, eps=1e-15, seed=seed)
+    oracle = itakura_saito_board(labels, tau=tau, eps=1e-15, seed=seed)
     result = run("bregman_powers", oracle, tau=tau, verify=False)
     if result.labels.tolist() != labels.tolist():
         raise AssertionError(f"τ = {tau}: the multi-query attack returned wrong labels")

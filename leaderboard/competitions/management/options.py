@@ -56,3 +56,16 @@ def description(options: dict[str, Any]) -> str | None:
         return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise CommandError(f"--description-file: cannot read {path}: {exc}") from None
+
+
+def host_user(username: str | None) -> Any:
+    """The user ``--host`` names (``None`` when not given); a name nobody has is a ``CommandError``."""
+    if not username:
+        return None
+    from django.contrib.auth import get_user_model
+
+    user_model = get_user_model()
+    try:
+        return user_model.objects.get(username=username)
+    except user_model.DoesNotExist:
+        raise CommandError(f"--host: no user named {username!r}") from None

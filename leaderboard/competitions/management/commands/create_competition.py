@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from leaderboard.competitions.management import options as opt
@@ -54,13 +53,7 @@ class Command(BaseCommand):
             raise CommandError(f"--features: no such file {features_path}")
         defenses = opt.defense_chain(options["defenses"])
         description = opt.description(options) or ""
-        host = None
-        if options["host"]:
-            user_model = get_user_model()
-            try:
-                host = user_model.objects.get(username=options["host"])
-            except user_model.DoesNotExist:
-                raise CommandError(f"--host: no user named {options['host']!r}") from None
+        host = opt.host_user(options["host"])
         try:
             competition = competition_create(
                 slug=options["slug"],

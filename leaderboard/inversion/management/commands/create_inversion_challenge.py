@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from leaderboard.competitions.management import options as opt
@@ -61,13 +60,7 @@ class Command(BaseCommand):
         own.add_argument("--class-names", nargs="+", default=None, help="one name per class, in order (or a,b,c)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        host = None
-        if options["host"]:
-            user_model = get_user_model()
-            try:
-                host = user_model.objects.get(username=options["host"])
-            except user_model.DoesNotExist:
-                raise CommandError(f"--host: no user named {options['host']!r}") from None
+        host = opt.host_user(options["host"])
         common = {"slug": options["slug"], "query_budget": options["budget"], "seed": options["seed"], "host": host,
                   "title": options["title"], "daily_limit": options["daily_limit"],
                   "total_limit": options["total_limit"],
