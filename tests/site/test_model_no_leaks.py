@@ -178,10 +178,17 @@ def _leaks_seen_by(competition: Any, me: Any | None, refused: str) -> list[str]:
     assert hidden.features is not None
     features = set(feature_renderings(hidden.features))
 
+    # What the board publishes: a released score may start like a hidden feature (0.03369…) by chance.
+    released = {text for pair in Submission.objects.values_list("public_score_text", "private_score_text")
+                for text in pair if text}
+
     def seen(body: str) -> list[str]:
         # A timestamp's seconds ("…T03:33:12.123456Z") can start like a hidden feature (12.12) by chance.
         body = TIMESTAMP.sub("<time>", body)
-        return leaks(body, forbidden) + feature_leaks(body, features)
+        published = body
+        for text in released:
+            published = re.sub(rf"(?<![\d.]){re.escape(text)}(?!\d)", "<score>", published)
+        return leaks(body, forbidden) + feature_leaks(published, features)
 
     found = [f"{url}: {leak}" for url, (_, body) in pages.items() for leak in seen(body)]
     for path, response in answers.items():
