@@ -60,6 +60,7 @@ from attacks.plan import (
     best_guess_plan,
     choose,
     cross_entropy_plans,
+    split_failure_plans,
 )
 from attacks.registry import CONFIRMED, available, register, run
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
@@ -244,6 +245,14 @@ def auto(
                 details["attack"] = second.attack
                 played, cut = _play_exact(view, second, outer_reserve, reasoning)
                 if played is not None:
+                    break
+        if played is None and plan.attack == "capacity_split":
+            for second in split_failure_plans(view, report, plan):
+                reasoning.append(f"chose {second.attack}: {second.reason}")
+                details["attack"] = second.attack
+                played, cut = _play_exact(view, second, outer_reserve, reasoning)
+                if played is not None:
+                    plan = second
                     break
         details["cut_by_budget"] = cut
         if played is not None and cut and capped:

@@ -213,6 +213,34 @@ def after_failure_plans(oracle: Oracle, report: Fingerprint, names: set[str] | N
     return plans
 
 
+#: ``capacity_split`` retried after a failure with its noise bound this many times larger each time …
+SPLIT_BOUND_GROWTH = 4.0
+#: … at most this many times (a failure is cheap: the decoder meets an inconsistent score within a few queries).
+SPLIT_RETRIES = 4
+
+
+def split_failure_plans(oracle: Oracle, report: Fingerprint, failed: Plan,
+                        names: set[str] | None = None) -> list[Plan]:
+    """What to try when ``capacity_split`` failed on a rounded float64 board that scores only a public split
+    (any metric it runs on): noise the fingerprint did not see (a defense that draws the same noise for the same
+    vector looks noise-free to repeated probes) or more than it saw. Paper 001's doubling trick (§7) on the split
+    design: the noise bound starts at a few released units (or the bound that failed) and grows
+    :data:`SPLIT_BOUND_GROWTH`-fold until the decoding is consistent and the claims hold. Empty elsewhere."""
+    names = set(load_attacks()) if names is None else names
+    if (failed.attack != "capacity_split" or "capacity_split" not in names or report.decimals is None
+            or str(getattr(oracle, "arithmetic", "float64")) != "float64"):
+        return []
+    bound = max(float(failed.params.get("noise_bound", 0.0)), noise_bound(report.tolerance))
+    plans: list[Plan] = []
+    for _ in range(SPLIT_RETRIES):
+        bound *= SPLIT_BOUND_GROWTH if plans or failed.params.get("noise_bound") else 1.0
+        params = {**failed.params, "noise_bound": bound}
+        plans.append(Plan("capacity_split", params, f"capacity_split's scores were inconsistent: noise the probes "
+                          f"did not show (or more than they showed); the split design again with noise bound "
+                          f"{bound:.3g} (paper 001 §7's doubling, {SPLIT_BOUND_GROWTH:.0f}-fold)"))
+    return plans
+
+
 def cross_entropy_plans(oracle: Oracle, report: Fingerprint, names: set[str] | None = None) -> list[Plan]:
     """What to try when ``capacity`` gave no labels on a K-class cross-entropy board (multiclass log loss, KL)
     under noise that scores every row: paper 001's doubling trick (§7), which needs no bound from the fingerprint —

@@ -178,3 +178,21 @@ def test_auto_plays_the_split_aware_attack_on_these_boards(metric: str, k: int, 
     assert result.details["attack"] == "capacity_split", result.details["reasoning"]
     assert np.array_equal(result.labels[public], labels[public])
     assert (result.fill_confidence()[public] == 1.0).all()
+
+
+@pytest.mark.parametrize(("metric", "k", "scale"), [("norm_like", 6, 1e-5), ("multiclass_logloss", 3, 1e-4),
+                                                    ("itakura_saito", 2, 1e-4)])
+def test_auto_grows_the_split_noise_bound_when_the_scores_do_not_hold(metric: str, k: int, scale: float) -> None:
+    """Laplace noise the fingerprint's repeated probes do not show (the same vector draws the same noise): the
+    split design meets an inconsistent score, and auto retries it with a noise bound grown 4-fold (paper 001 §7)
+    until every public label holds. It used to fall back to the majority class."""
+    labels = np.random.default_rng(5).integers(0, k, 300)
+    chain = [{"name": "noise", "kind": "laplace", "scale": scale}, {"name": "rounding", "decimals": 5}]
+    oracle = split_board(labels, metric, k, defenses=chain, seed=3)
+    public = oracle.spec.hidden.public_mask
+    result = attacks.run("auto", oracle, budget=5000)
+    assert result.details["fingerprint"]["noise"] is False
+    assert result.details["attack"] == "capacity_split"
+    assert any("noise bound" in line and line.startswith("chose capacity_split: capacity_split's scores")
+               for line in result.details["reasoning"])
+    assert np.array_equal(result.labels[public], labels[public]) and (result.fill_confidence()[public] == 1.0).all()
