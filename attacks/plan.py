@@ -229,7 +229,7 @@ def _auc_logloss_counts(
     from attacks.paper004.queries import planned_queries
 
     n = oracle.n_rows
-    positives = n // 2 if report.balance is None else int(round(report.balance[1] * n))
+    positives = n // 2 if report.balance is None else round(report.balance[1] * n)
     capacity_queries = math.ceil(n / max(counting_bound(n, oracle.decimals, eps=oracle.eps), 1))
     counts = {name: planned_queries(oracle, name, positives) for name in AUC_LOGLOSS if name in names}
     return capacity_queries, {name: q for name, q in counts.items() if q is not None}
