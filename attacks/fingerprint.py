@@ -37,10 +37,12 @@ log-loss board, in this order:
    subset per submission (subsetting).
 
 Queries: at most ``budget`` (default 8: 2 or 3 edge probes + 1 + 1 + the rest on rows). Other metrics get the
-baseline (every row at 1/2 or 1/K; AUC: a second constant as the repeat) and repeat (decimals and noise), then
-the class balance from constant predictions (one query, ``K - 1`` for K classes). The fingerprint never uses a
-label it learns on the way (the AUC balance probe learns one, kept in ``balance["exact"]``): it only describes
-the board.
+baseline (every row at 1/2 or 1/K; AUC: a second constant as the repeat) and repeat (decimals and noise), then,
+on a metric with per-row values and no noise, up to three row probes that each move three rows at once (a move
+none of the all-scored labelings gives means a hidden split; at least one even at K = 10), then the class balance
+from constant predictions (one query, ``K - 1`` for K classes, as many as the budget leaves). The fingerprint
+never uses a label it learns on the way (the AUC balance probe learns one, kept in ``balance["exact"]``): it only
+describes the board.
 """
 
 from __future__ import annotations
@@ -237,13 +239,12 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
         report.noise = report.noise_spread > 2 * tol
     if not binary:
         row_metric = oracle.metric.partition(":")[0] in CLASS_ROW_METRICS
-        if row_metric and base is not None and not report.noise:
+        if row_metric and base is not None and not report.noise and prober.left >= 2:
             # Row probes, as many as the balance's K - 1 constant probes leave (at most CLASS_ROW_PROBES), yet
             # always one while a constant probe stays: each moves a few rows at once, so the hidden-split test
             # fits even at K = 10 (the balance then measures the classes its probes leave room for).
-            if prober.left >= 2:
-                spare = prober.left - (1 if k == 2 else k - 1)
-                _class_row_probes(prober, report, oracle, float(base), max(1, min(CLASS_ROW_PROBES, spare)), seed)
+            spare = prober.left - (1 if k == 2 else k - 1)
+            _class_row_probes(prober, report, oracle, float(base), max(1, min(CLASS_ROW_PROBES, spare)), seed)
         if prober.left > 0:
             _measure_balance(prober, report, oracle)
         report.notes.append(f"structure probes need binary log loss; {oracle.metric} got decimals, noise"
@@ -478,7 +479,7 @@ def all_scored_moves(moves: list[tuple[float, float]]) -> np.ndarray:
     """Every summed move the probed rows can make when all of them are scored (one per labeling class-0-or-not).
 
     >>> all_scored_moves([(-1.0, 2.0), (0.5, 3.0)]).tolist()
-    [-0.5, 1.0, 2.5, 4.0]
+    [-0.5, 2.0, 2.5, 5.0]
     """
     sums = np.zeros(1)
     for zero, other in moves:
