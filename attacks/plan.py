@@ -30,6 +30,8 @@ The order, strongest first (every pick states its reason in :attr:`Plan.reason`)
 * multiclass log loss, float64: ``capacity`` (the K-ary construction) or, with a public split,
   ``capacity_split`` (``K + 1`` states a row), with the noise bound as above when noise is seen;
 * ``kl`` plays as the log loss it is (binary or K-class: ``capacity``, ``capacity_split``);
+* ``brier``, ``norm_like`` and ``itakura_saito`` with only the public split scored (disclosed or not):
+  ``capacity_split`` on the metric's own row losses, with the noise bound as above when noise is seen;
 * ``brier`` and ``norm_like`` without noise, every row scored: ``capacity`` on the metric's row losses when its
   lattice has room (:func:`capacity_beats_bregman`); else and under noise, and on ``itakura_saito``,
   ``bregman_powers`` (doubling its noise bound under noise);
@@ -94,6 +96,9 @@ class Plan:
 
 #: Losses paper 001's constructions decode (``norm_like:α`` by its base name); binary log loss keeps ``capacity``.
 BREGMAN_METRICS = frozenset({"kl", "itakura_saito", "brier", "norm_like", "multiclass_logloss"})
+
+#: Paper 001's losses that ``capacity_split`` runs on with their own row losses (``kl`` plays as the log loss).
+SPLIT_BREGMAN_METRICS = frozenset({"itakura_saito", "brier", "norm_like"})
 
 #: Metrics on logits with an attack of their own name (paper 001 §4, App. D: through the inverse activation).
 LOGIT_METRICS = frozenset({"softmax_ce", "sigmoid_ce"})
@@ -413,6 +418,16 @@ def choose(
                         "bound found by doubling (§7)", doubling=True)
         return plan(logit_metric, f"{oracle.metric} on logits, every row scored: paper 001's powers construction "
                     f"through the inverse {activation} (§4, App. D)")
+    if oracle.metric.split(":")[0] in SPLIT_BREGMAN_METRICS and split and arithmetic == "float64" and (
+            "capacity_split" in names):
+        # bregman_powers scores every row; only the split-aware construction tells "private" from a label here.
+        bound = seen_noise_bound(report)
+        noted = f" with noise bound {bound:.3g}" if report.noise else ""
+        hidden = getattr(oracle, "public_fraction", None) is None
+        return plan("capacity_split", f"{oracle.metric} ({oracle.n_classes} classes), only the public split scored"
+                    + (" (not disclosed: rows that never move)" if hidden else "")
+                    + ": split-aware capacity on the metric's own row losses (K + 1 states a row, the public count "
+                    f"from reciprocal pairs){noted}", noise_bound=bound, **({"hidden_split": True} if hidden else {}))
     if (oracle.metric.split(":")[0] in BREGMAN_METRICS and not split and arithmetic == "float64"
             and not report.noise and "capacity" in names and capacity_beats_bregman(oracle)):
         return plan("capacity", f"{oracle.metric} ({oracle.n_classes} classes), every row scored, no noise: the "

@@ -241,11 +241,13 @@ def battery(oracle: LocalOracle) -> list[str]:
     """``auto`` and the registered attacks that fit this board (metric, classes, split, arithmetic)."""
     binary_logloss = oracle.metric == "binary_logloss" and oracle.n_classes == 2
     logloss = binary_logloss or oracle.metric == "multiclass_logloss"  # capacity has a K-ary construction
+    # … and runs on paper 001's losses' own row losses (split-aware too).
+    capacity_metric = logloss or oracle.metric.split(":")[0] in ("kl", "brier", "norm_like", "itakura_saito")
     float64 = str(oracle.arithmetic) == "float64"
     split = oracle.public_fraction is not None
     fits = {
-        "capacity": logloss and float64 and not split,
-        "capacity_split": logloss and float64 and split,
+        "capacity": capacity_metric and float64 and not split,
+        "capacity_split": capacity_metric and float64 and split,
         "noisy": binary_logloss and float64 and not split,
         "prime_batched": binary_logloss and not float64,
         "prime_powers": oracle.metric == "multiclass_logloss",

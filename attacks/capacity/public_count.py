@@ -28,6 +28,7 @@ import numpy as np
 
 from attacks.capacity.decoder import PRECISION_BITS
 from attacks.capacity.kary import to_submission
+from attacks.capacity.row_loss import RowLoss
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle
 from attacks.result import AttackFailed
@@ -60,10 +61,97 @@ def pair_predictions(
     return to_submission(first)[0], to_submission(second)[0]
 
 
-def pair_sums(first: np.ndarray, second: np.ndarray, eps: float) -> tuple[float, float]:
+#: The scan's pair rows of another metric step down from the strongest by this share of it
+#: (:func:`metric_pair_rows`).
+PAIR_MIX_STEP = 0.12
+
+
+PAIR_FLOOR = 1.0 / 64.0
+"""A loss that grows without bound as a probability falls (Itakura–Saito's ``≈ 1/q``) keeps its pair rows at
+least this: a pair sum of about 100 moves the score plenty, and its float64 rounding stays far below the release."""
+
+
+def reciprocal_row(loss: RowLoss, q: np.ndarray) -> np.ndarray | None:
+    """The row ``q'`` (summing to 1) with ``φ(q_c) + φ(q'_c)`` the same for every class ``c`` (paper 001's
+    losses are ``H(q) + φ(q_c)``, so a row's two losses then add up to the same whatever its label): ``q'_c =
+    φ⁻¹(C − φ(q_c))``, ``C`` found by bisection (``Σ q'`` falls as ``C`` grows). ``None`` when no such row has
+    every probability in ``[smallest, 1]`` (Brier: ``q'_c = 2/K − q_c`` needs ``q_c <= 2/K``)."""
+    phi = loss.phi_values(q)
+
+    def total(c: float) -> float:
+        return float(loss.inverse_values(c - phi).sum())
+
+    lo = hi = float(phi.max())
+    step = 1.0
+    while total(lo) <= 1.0 or total(hi) >= 1.0:  # widen until Σ q'(lo) > 1 > Σ q'(hi)
+        if total(lo) <= 1.0:
+            lo -= step
+        if total(hi) >= 1.0:
+            hi += step
+        step *= 2.0
+        if step > 1e300:
+            return None
+    for _ in range(400):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if total(mid) > 1.0:
+            lo = mid
+        else:
+            hi = mid
+    c = 0.5 * (lo + hi)
+    out = loss.inverse_values(c - phi)
+    out = out / out.sum()
+    smallest = max(loss.lowest, loss.eps if loss.clipped else 0.0) * 1.000001
+    if np.any(~np.isfinite(out)) or np.any(out < smallest) or np.any(out > 1.0):
+        return None
+    # φ⁻¹ clips outside φ's range; a clipped class would lose the constant pair sum.
+    if np.max(np.abs(loss.phi_values(out) + phi - c)) > 1e-9 * (1.0 + abs(c)):
+        return None
+    return out
+
+
+def metric_pair_rows(loss: RowLoss, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` reciprocal pairs of a :class:`~attacks.capacity.row_loss.RowLoss` metric, strongest first: row
+    ``j`` is ``1/K`` moved by ``±t_j/K`` on half the classes each (``t_0`` the largest whose reciprocal row
+    exists, then falling by :data:`PAIR_MIX_STEP` of it), as ``(first, second)`` uploads (``count × K``, or
+    ``p`` and the exact mirror ``1 − p`` on a 2-class board, whose reciprocal is always the mirror)."""
+    k = loss.classes
+    uniform = np.full(k, 1.0 / k)
+    # Half the classes up, half down (one at 1/K when K is odd): for Brier the pair sum is 2·Σ(q_c − 1/K)²,
+    # largest for this direction (2/K at full stretch, against 2/(K(K − 1)) for one class up).
+    direction = np.zeros(k)
+    direction[: k // 2], direction[k - k // 2 :] = 1.0 / k, -1.0 / k
+    lo, hi = 0.0, 1.0
+    floor = PAIR_FLOOR if loss.clipped else 0.0
+    for _ in range(50):
+        mid = 0.5 * (lo + hi)
+        row = uniform + mid * direction
+        other = reciprocal_row(loss, row)
+        if other is not None and min(row.min(), other.min()) >= floor:
+            lo = mid
+        else:
+            hi = mid
+    shares = lo * (1.0 - 1e-6) * (1.0 - PAIR_MIX_STEP * np.arange(count))
+    if k == 2:  # p on the 2^-53 grid below 1/2: 1 − p is exact, and so is the server's 1 − (1 − p)
+        p = np.round((0.5 - 0.5 * shares) * 2.0**53) * 2.0**-53
+        return p, 1.0 - p
+    first = uniform[None, :] + shares[:, None] * direction[None, :]
+    second = np.array([reciprocal_row(loss, row) for row in first])
+    return first, second
+
+
+def pair_sums(first: np.ndarray, second: np.ndarray, eps: float, loss: RowLoss | None = None) -> tuple[float, float]:
     """The smallest and largest (over labels) of a paired row's two losses added up, minus ``2·ln K``
-    (exact, 128 bits, after clipping and renormalisation as the server does; a 1-D row reads ``(1 - p, p)``)."""
+    (exact, 128 bits, after clipping and renormalisation as the server does; a 1-D row reads ``(1 - p, p)``).
+    Another metric's ``loss``: its exact row losses, minus twice the free row's (a row at ``1/K``)."""
     rows = [first, second]
+    if loss is not None and not loss.is_log:
+        with local_precision(PRECISION_BITS):
+            free = loss.free_loss()
+            a, b = loss.exact_losses(first), loss.exact_losses(second)
+            sums = [x + y - 2 * free for x, y in zip(a, b, strict=True)]
+            return float(min(sums)), float(max(sums))
     with local_precision(PRECISION_BITS):
         one = mpfr(1)
         lo_clip, hi_clip = mpfr(eps), one - mpfr(eps)
@@ -87,25 +175,47 @@ def subset_sums(values: np.ndarray) -> np.ndarray:
 
 
 def estimate_public_count(
-    oracle: Oracle, classes: int | None, *, noise_bound: float = 0.0, max_queries: int = 80, seed: int = 0
+    oracle: Oracle, classes: int | None, *, noise_bound: float = 0.0, max_queries: int = 80, seed: int = 0,
+    loss: RowLoss | None = None,
 ) -> tuple[int, int]:
     """``(n_pub, queries spent)`` measured with reciprocal pairs (see the module); ``classes=None`` for a
-    binary log-loss board. The board's public fraction, when it says one, only orders the search: counts
+    binary log-loss board, ``loss`` for another metric's (Brier, norm-like, Itakura–Saito: its pairs from
+    :func:`metric_pair_rows`). The board's public fraction, when it says one, only orders the search: counts
     near it are tried first, and every count is reconsidered if none of them fits."""
     n = oracle.n_rows
     started = oracle.queries
     decimals = oracle.decimals
     half = (0.5 * 10.0**-decimals if decimals is not None else 0.0) + noise_bound
-    k_log = 2.0 * math.log(classes or 2)
+    general = loss is not None and not loss.is_log
+    if general:
+        assert loss is not None
+        with local_precision(PRECISION_BITS):
+            k_log = 2.0 * float(loss.free_loss())
+        pair_first, pair_second = metric_pair_rows(loss, PAIR_ROWS)
+        one_first, one_second = pair_first, pair_second
+    else:
+        k_log = 2.0 * math.log(classes or 2)
+        one_first, one_second = pair_predictions(PAIR_ROWS, classes, np.arange(PAIR_ROWS),
+                                                 PAIR_GAP - 1.3 * np.arange(PAIR_ROWS))
     gaps = PAIR_GAP - 1.3 * np.arange(PAIR_ROWS)
     row_lo, row_hi = np.zeros(PAIR_ROWS), np.zeros(PAIR_ROWS)
-    one_first, one_second = pair_predictions(PAIR_ROWS, classes, np.arange(PAIR_ROWS), gaps)
     for j in range(PAIR_ROWS):
-        row_lo[j], row_hi[j] = pair_sums(one_first[j], one_second[j], oracle.eps)
+        row_lo[j], row_hi[j] = pair_sums(one_first[j], one_second[j], oracle.eps, loss)
+
+    def predictions(rows: np.ndarray, row_gaps: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        if not general:
+            return pair_predictions(n, classes, rows, row_gaps)
+        assert loss is not None  # row j of the scan at pair j's strength; the sets phase at the strongest
+        index = np.arange(len(rows)) if row_gaps is not None else np.zeros(len(rows), dtype=np.int64)
+        first = np.tile(loss.free_row(), (n, 1)) if loss.classes > 2 else np.full(n, 0.5)
+        second = first.copy()
+        first[rows], second[rows] = pair_first[index], pair_second[index]
+        return to_submission(first)[0] if first.ndim == 2 else first, (
+            to_submission(second)[0] if second.ndim == 2 else second)
 
     def observe(rows: np.ndarray, row_gaps: np.ndarray | None) -> tuple[float, float]:
         """Bounds on ``Σ_{public rows} s_j / n_pub`` from one pair on ``rows``."""
-        first, second = pair_predictions(n, classes, rows, row_gaps)
+        first, second = predictions(rows, row_gaps)
         a, b = oracle.submit(first), oracle.submit(second)
         if a is None or b is None:
             raise AttackFailed("the leaderboard released nothing for a calibration query; capacity_split needs "

@@ -133,6 +133,19 @@ class RowLoss:
     def is_log(self) -> bool:
         return self.family is None
 
+    @property
+    def clipped(self) -> bool:
+        """The server clips this metric's probabilities to ``[eps, 1 − eps]``."""
+        return self.family is None or self.family.clipped
+
+    def phi_values(self, q: np.ndarray) -> np.ndarray:
+        """The label term φ elementwise (float64; not for the log losses, which design in closed form)."""
+        return self._phi(np.asarray(q, dtype=np.float64))
+
+    def inverse_values(self, y: np.ndarray) -> np.ndarray:
+        """φ⁻¹ elementwise (float64; clipped where φ cannot reach ``y``)."""
+        return self._inverse(np.asarray(y, dtype=np.float64))
+
     # --- design ---------------------------------------------------------------------------------------------
 
     def design(self, ks: np.ndarray, unit: float) -> np.ndarray:
@@ -229,6 +242,10 @@ class RowLoss:
 
     def free_row(self) -> np.ndarray:
         return np.full(self.classes, 1.0 / self.classes)
+
+    def free_loss(self) -> Big:
+        """The exact loss (128 bits) of a row at ``1/K``, the same under every label."""
+        return max(self.exact_losses(0.5 if self.classes == 2 else self.free_row()))
 
     def free(self, server: ServerModel) -> tuple[Big, Big]:
         """The loss of a row at ``1/K`` (the same under every label) and the server's error bound on it."""

@@ -43,7 +43,7 @@ from attacks.capacity.attack import (
     CapacityState,
     capacity_attack,
     default_top,
-    require_logloss,
+    require_capacity_metric,
     run_rounds,
     submit_queries,
 )
@@ -166,9 +166,12 @@ def capacity_split_attack(
     (:func:`attacks.capacity.public_count.estimate_public_count`, 2 queries on a small split). A board that scores
     every row (no split, or a public fraction of 1) is the plain capacity attack, unless ``hidden_split`` says
     the board scores fewer rows than it states (the fingerprint saw rows that never move): the count is then
-    measured whatever the metadata says. Multiclass log loss: the
-    ``K + 1``-state construction of :func:`~attacks.capacity.ternary.ternary_split_attack`."""
-    classes = require_logloss(oracle, noise_bound)
+    measured whatever the metadata says. Multiclass log loss, and paper 001's Brier, norm-like and
+    Itakura–Saito losses (binary or K-class, on their own row losses): the ``K + 1``-state construction of
+    :func:`~attacks.capacity.ternary.ternary_split_attack`, the public count from reciprocal pairs of the
+    metric (:func:`~attacks.capacity.public_count.reciprocal_row`)."""
+    classes, loss = require_capacity_metric(oracle, noise_bound)
+    general = loss is not None and not loss.is_log
     fraction = getattr(oracle, "public_fraction", None)
     n = oracle.n_rows
     if n_public is None:  # an oracle that knows it (a MutNet hash board: its buckets are virtual rows)
@@ -178,15 +181,18 @@ def capacity_split_attack(
     calibration = 0
     if n_public is None:
         limit = 80 if max_queries is None else min(80, max_queries)
-        n_public, calibration = estimate_public_count(oracle, classes, noise_bound=noise_bound, max_queries=limit)
+        n_public, calibration = estimate_public_count(oracle, classes, noise_bound=noise_bound, max_queries=limit,
+                                                      loss=loss if general else None)
     if not 0 < n_public <= n:
         raise AttackFailed(f"n_public = {n_public} is not between 1 and the {n} rows: no public row to attack")
     if n_public == n:
         result = _every_row(oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries)
     elif oracle.decimals is not None or classes is not None:
+        # Every metric but binary log loss at float64 (whose window the mirrored pairs suit better).
         left = None if max_queries is None else max(max_queries - calibration, 0)
         result = ternary_split_attack(
-            oracle, n_public, noise_bound=noise_bound, check=check, max_queries=left, classes=classes
+            oracle, n_public, noise_bound=noise_bound, check=check, max_queries=left, classes=classes,
+            loss=loss if general else None,
         )
     else:
         result = mirrored_split_attack(oracle, n_public, noise_bound=noise_bound, top=top, check=check)

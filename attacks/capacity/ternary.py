@@ -22,15 +22,18 @@ weights spread the sum of the likely states while the count constraint keeps the
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from functools import lru_cache
 
 import numpy as np
 
+from attacks import server_model
 from attacks.capacity.decoder import PRECISION_BITS, loss_window
 from attacks.capacity.design import LN2, TOP_ROWS_MAX, ServerModel, counting_bound, max_weight_real
-from attacks.capacity.kary import to_submission
+from attacks.capacity.kary import build_model, to_submission
+from attacks.capacity.row_loss import RowLoss
 from attacks.confirm import check_claims
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle
@@ -45,6 +48,8 @@ row, ``24·log 3 / log S`` rows)."""
 HARD_SURVIVORS = 2_000_000
 """A decode leaving more joint states than this fails loudly instead of exhausting memory."""
 SPREAD_GAUSS = math.sqrt(2.0 * math.pi * math.e)
+SPREAD_SHARE_MIN = 0.05
+"""A metric row's offsets are stretched to a random share of their reach, at least this (:func:`spread_rows`)."""
 
 
 def ternary_patterns(m: int) -> np.ndarray:
@@ -115,6 +120,91 @@ def batch_window(
         return float(lo - constant), float(hi - constant)
 
 
+def metric_state_values(sent: np.ndarray, loss: RowLoss, server: ServerModel) -> tuple[np.ndarray, float, float]:
+    """:func:`kary_state_values` for any metric of :class:`~attacks.capacity.row_loss.RowLoss` (Brier, norm-like,
+    Itakura–Saito): per row of ``sent`` (the floats uploaded; ``p`` on a 2-class board, read as ``(1 − p, p)``)
+    the contributions ``(0, l_0 − f, …, l_{K−1} − f)`` relative to a free row at ``1/K`` (loss ``f``, the same
+    under every label), each loss exact at 128 bits; a bound on the rows' summed absolute loss; and a bound on
+    the server's float64 error in those rows."""
+    values = np.zeros((len(sent), loss.classes + 1))
+    loss_bound = 0.0
+    with local_precision(PRECISION_BITS):
+        free, _ = loss.free(server)
+        error = mpfr(0)
+        for j, row in enumerate(sent.tolist()):
+            losses = loss.exact_losses(row)
+            values[j, 1:] = [float(value - free) for value in losses]
+            loss_bound += float(max(abs(value) for value in losses)) * (1 + 1e-12)
+            error += loss.row_error(server, row, losses)
+        return values, loss_bound, float(error)
+
+
+def metric_batch_window(
+    released: float, model: ServerModel, loss: RowLoss, loss_bound: float, batch_error: float
+) -> tuple[float, float]:
+    """:func:`batch_window` for a :class:`~attacks.capacity.row_loss.RowLoss` metric: rigorous bounds on
+    ``Σ_batch v_state`` (each public batch row's loss minus the free row's) from a score, every scored row
+    counted at the free row's loss and error, the batch rows at theirs."""
+    free, free_error = loss.free(model)
+    with local_precision(PRECISION_BITS):
+        total = model.n_scored * abs(float(free)) * (1 + 1e-12) + loss_bound
+        lo, hi = loss_window(released, model, total, float(model.n_scored * free_error) + batch_error)
+        constant = model.n_scored * free
+        return float(lo - constant), float(hi - constant)
+
+
+def spread_rows(loss: RowLoss, rng: np.random.Generator, count: int) -> np.ndarray:
+    """``count`` seeded random prediction rows (``count × K``) for a :class:`~attacks.capacity.row_loss.RowLoss`
+    metric: a random offset vector (lightest class 0) stretched as far as a probability row reaches it, at most
+    to the metric's box (Brier and norm-like: the simplex caps how far a row's K losses can spread; :meth:`
+    RowLoss.feasible`), times a random share in ``[SPREAD_SHARE_MIN, 1)``: rows spread their states widely
+    and differently."""
+    k = loss.classes
+    d = rng.uniform(0.0, 1.0, (count, k))
+    d -= d.min(axis=1, keepdims=True)
+    d /= np.maximum(d.max(axis=1, keepdims=True), 1e-12)
+    lo, hi = np.zeros(count), np.full(count, loss.max_real)
+    for _ in range(60):  # the largest stretch each row reaches (feasibility shrinks as the stretch grows)
+        mid = 0.5 * (lo + hi)
+        ok = loss.feasible(d * mid[:, None])
+        lo, hi = np.where(ok, mid, lo), np.where(ok, hi, mid)
+    # A random share of that reach, so that rows of one direction (every 2-class row) still differ.
+    stretch = lo * rng.uniform(SPREAD_SHARE_MIN, 1.0 - 1e-6, count)
+    return loss.design(d * stretch[:, None], 1.0)
+
+
+def split_reach(loss: RowLoss, n_pub: int, decimals: int | None, noise_bound: float) -> RowLoss:
+    """``loss`` with its box capped where a batch's float64 error reaches the release's resolution.
+
+    A query's window is the release's resolution (``n_pub·(10^-decimals + 2·noise_bound)`` of summed loss) plus
+    the server's rounding of the batch rows, which grows with their losses (``≈ c·L`` a row). The rows' spread
+    grows with ``L`` too, so past ``L = resolution/(c·rows)`` a wider row buys no more states a query, only a
+    wider window: the Itakura–Saito box (``≈ 1/eps``) is cut there; Brier's and the norm-like loss's (≤ α) are
+    far below it. The box is also cut at :data:`SPLIT_REACH_MAX`: a row whose heavy class costs ``≈ 1/q``
+    leaves its light class at a loss that no longer moves (``≈ q²/2``), and rows whose "public, light label"
+    states all sit at the same value are told apart only by their count."""
+    server = server_model.ServerModel(n_pub, n_classes=loss.classes, eps=loss.eps, decimals=decimals,
+                                      noise_bound=noise_bound, n_scored=n_pub)
+    with local_precision(PRECISION_BITS):
+        per_unit = float(server.formula_row_error(1.0, None if loss.classes == 2 else loss.classes))
+    resolution = n_pub * ((10.0**-decimals if decimals is not None else 1e-15) + 2.0 * noise_bound)
+    reach = min(resolution / (per_unit * (MAX_FRESH + 8)), SPLIT_REACH_MAX)
+    if reach >= loss.max_real:
+        return loss
+    return dataclasses.replace(loss, max_real=max(reach, 4.0))
+
+
+SPLIT_REACH_MAX = 64.0
+"""The split design's widest row offset on a metric whose box is wider (Itakura–Saito; the log-loss design's
+logits reach 33): its light class still moves by ``≈ (1/64)²/2`` of loss."""
+
+
+def row_deviation(values: np.ndarray) -> float:
+    """The typical spread of a row's state values (mean over rows of their standard deviation over the ``K + 1``
+    states), which sizes a query's batch as ``d_max/3`` does for the log loss."""
+    return float(np.std(values, axis=1).mean()) if len(values) else 0.0
+
+
 def decode(
     carried: np.ndarray, carried_values: np.ndarray, fresh_values: np.ndarray, lo: float, hi: float,
     states: int = 3,
@@ -159,7 +249,7 @@ def expected_survivors(c: int, n_rows: int, width: float, d_max: float) -> float
 
 def ternary_split_attack(
     oracle: Oracle, n_pub: int, *, noise_bound: float = 0.0, check: bool = True, seed: int | None = None,
-    max_queries: int | None = None, classes: int | None = None,
+    max_queries: int | None = None, classes: int | None = None, loss: RowLoss | None = None,
 ) -> AttackResult:
     """Recover the public mask and public labels with single three-state queries (see the module).
 
@@ -168,20 +258,37 @@ def ternary_split_attack(
     ``[0, -ln(K·eps) - 1]``, the other rows at ``1/K``; the decoder is the same exhaustive meet in the middle.
 
     ``max_queries``: stop after that many design queries and return what is decoded so far (rows are settled
-    in order, so a cut run still vouches for every label it returns; ``details["complete"]`` is ``False``)."""
+    in order, so a cut run still vouches for every label it returns; ``details["complete"]`` is ``False``).
+
+    ``loss`` (a :class:`~attacks.capacity.row_loss.RowLoss` of Brier, norm-like or Itakura–Saito, any ``K >= 2``):
+    the same ``K + 1`` states on the metric's own row losses. A batch row is a seeded random direction of label
+    offsets stretched as far as a probability row reaches (:func:`spread_rows`), the other rows at ``1/K`` (a
+    loss the same under every label); the state values are its exact losses minus that free loss
+    (:func:`metric_state_values`) and the window bounds the metric's float64 formula (:func:`metric_batch_window`)."""
     started = time.perf_counter()
     queries_before = oracle.queries
     n = oracle.n_rows
-    model = ServerModel.build(
-        n, oracle.eps, oracle.decimals, noise_bound, n_scored=n_pub, batch_weight=float(TOP_ROWS_MAX + 4),
-        classes=classes,
-    )
+    general = loss is not None and not loss.is_log
+    if general:
+        assert loss is not None
+        classes = loss.classes
+        loss = split_reach(loss, n_pub, oracle.decimals, noise_bound)
+        model = build_model(n, classes, oracle.eps, oracle.decimals, noise_bound, n_scored=n_pub, loss=loss)
+    else:
+        model = ServerModel.build(
+            n, oracle.eps, oracle.decimals, noise_bound, n_scored=n_pub, batch_weight=float(TOP_ROWS_MAX + 4),
+            classes=classes,
+        )
     states = 3 if classes is None else classes + 1
     width = model.unit
     d_max = min(33.0, max_weight_real(oracle.eps) - 1.0)
     if classes is not None:
         d_max = min(d_max, -math.log(classes * oracle.eps) - 1.0)
     d_min = min(0.3, d_max / 2)
+    if general:
+        assert loss is not None  # a sample of the design's rows sizes the batches (d_max/3 is a row's spread)
+        sample = to_submission(spread_rows(loss, np.random.default_rng(12345), 64))[0]
+        d_max = 3.0 * row_deviation(metric_state_values(sample, loss, model)[0])
     rng = np.random.default_rng(seed if seed is not None else n * 1_000_003 + n_pub)
     known = np.full(n, -1, dtype=np.int64)
     next_fresh = 0
@@ -208,7 +315,14 @@ def ternary_split_attack(
             k = 1
         rows = np.concatenate([rows_c, np.arange(next_fresh, next_fresh + k, dtype=np.int64)])
         next_fresh += k
-        if classes is None:
+        batch_error = 0.0
+        if general:
+            assert loss is not None
+            pred = np.tile(loss.free_row(), (n, 1))
+            pred[rows] = spread_rows(loss, rng, len(rows))
+            pred, _ = to_submission(pred)
+            values, loss_bound, batch_error = metric_state_values(pred[rows], loss, model)
+        elif classes is None:
             d = rng.uniform(d_min, d_max, len(rows))
             side = rng.integers(0, 2, len(rows))
             p = np.where(side == 0, 1.0 / (1.0 + np.exp(d)), 1.0 / (1.0 + np.exp(-d)))
@@ -226,7 +340,11 @@ def ternary_split_attack(
         design_queries += 1
         if released is None:
             raise AttackFailed("the leaderboard released nothing for a query; the attack needs every score")
-        lo, hi = batch_window(float(released), model, loss_bound, len(rows), classes)
+        if general:
+            assert loss is not None
+            lo, hi = metric_batch_window(float(released), model, loss, loss_bound, batch_error)
+        else:
+            lo, hi = batch_window(float(released), model, loss_bound, len(rows), classes)
         joint = decode(carried, values[: len(rows_c)], values[len(rows_c) :], lo, hi, states)
         # The exact public count: the known public rows plus a candidate's must not exceed n_pub, and the rows
         # never queried must be able to make up the rest.
@@ -277,6 +395,10 @@ def ternary_split_attack(
             "window": width,
             "label_unit": model.unit,
             "label_weight_cap": model.cap,
-            "counting_bound_public": counting_bound(n_pub, oracle.decimals, eps=oracle.eps, noise_bound=noise_bound),
+            "counting_bound_public": counting_bound(
+                n_pub, oracle.decimals, eps=oracle.eps, noise_bound=noise_bound, classes=classes or 2,
+                spread=loss.spread if general and loss is not None else None,
+            ),
+            "metric": oracle.metric,
         },
     )

@@ -161,8 +161,8 @@ def test_every_refusal_is_an_attack_failure_with_a_reason(attack: str) -> None:
         (LocalOracle([0, 1, 2, 1], metric="accuracy", n_classes=3), "log-loss board"),
         (LocalOracle([0, 1, 1, 0], arithmetic="mpfr:80", decimals=None), "float64"),
     ]
-    if attack == "capacity_split":  # capacity itself runs on Brier (tests/attacks/test_capacity_bregman.py)
-        cases.append((LocalOracle([0, 1, 1, 0], metric="brier"), "log-loss board"))
+    if attack == "capacity_split":  # both run on Brier (tests/attacks/test_capacity_split_bregman.py), not on AUC
+        cases.append((LocalOracle([0, 1, 1, 0], metric="auc"), "Bregman losses"))
     for oracle, reason in cases:
         with pytest.raises(AttackFailed, match=reason):
             run(attack, oracle)

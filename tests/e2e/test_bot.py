@@ -254,3 +254,27 @@ def test_the_bot_recovers_every_public_label_of_a_plain_multiclass_competition(
     assert (recovered[exact] == labels[exact]).all()
     assert summary["final_public_score_text"] == "0.00000"
     assert stack.submissions_count(slug) == summary["queries"]
+
+
+@pytest.mark.parametrize(("metric", "k"), [("brier", 6), ("itakura_saito", 2)])
+def test_the_bot_recovers_every_public_label_of_a_split_paper001_competition(
+    stack: LiveStack, tmp_path: Path, metric: str, k: int
+) -> None:
+    # Issue 11: a Brier / Itakura–Saito competition with the default 30 % public split. auto used to guess the
+    # majority class there (paper 001's designs score every row); it plays capacity_split on the metric's own
+    # row losses, the public count measured by the metric's reciprocal pairs.
+    slug = f"bot-split-{metric.replace('_', '-')}"
+    labels = np.random.default_rng(k).integers(0, k, N_ROWS)
+    stack.competition(slug, labels, decimals=5, public_fraction=0.3, metric=metric)
+    token = stack.participant(f"{slug}-user")
+    code, summary, output = _bot(stack, slug, token, tmp_path / "summary.json")
+    assert code == 0, output + stack.logs()
+    assert summary["attack"] == "capacity_split" and summary["status"] == "complete"
+    assert any(line.startswith(f"chose capacity_split: {metric}") for line in summary["reasoning"])
+    recovered = _recovered(summary)
+    guessed = {int(key[1:]) for key in summary["confidence"]}
+    exact = [i for i in range(N_ROWS) if i not in guessed]
+    assert len(exact) == round(0.3 * N_ROWS)
+    assert (recovered[exact] == labels[exact]).all()
+    assert summary["final_public_score_text"] == "0.00000"
+    assert stack.submissions_count(slug) == summary["queries"]
