@@ -54,6 +54,7 @@ from attacks.hard_label_plan import play_hard_label
 from attacks.mutnet.attack import takes_models
 from attacks.oracle import Oracle, Released, submit_many
 from attacks.plan import (
+    AUC_LOGLOSS,
     CAMOUFLAGE_MARGIN,
     Plan,
     after_failure_plans,
@@ -234,6 +235,13 @@ def auto(
     elif plan.exact:
         capped = _cap_for_noise(view, plan, report, reserve, seed, reasoning)
         played, cut = _play_exact(view, plan, outer_reserve, reasoning)
+        if played is None and plan.attack in AUC_LOGLOSS:
+            # Paper 004's AUC + log-loss decoders refused (a score off the server model: noise below the
+            # resolution, rows or labels redrawn): the log loss alone, then what follows a capacity failure.
+            plan = Plan("capacity", {}, f"{plan.attack} gave no labels: capacity on the log loss alone")
+            reasoning.append(f"chose capacity: {plan.reason}")
+            details["attack"] = plan.attack
+            played, cut = _play_exact(view, plan, outer_reserve, reasoning)
         if played is None and plan.attack == "capacity":
             # A board that looked plain but whose scores did not hold still (rows or labels redrawn per
             # submission), or a K-class cross-entropy board whose noise the capacity design could not carry (the

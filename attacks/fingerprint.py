@@ -37,10 +37,12 @@ log-loss board, in this order:
    subset per submission (subsetting).
 
 Queries: at most ``budget`` (default 8: 2 or 3 edge probes + 1 + 1 + the rest on rows). Other metrics get the
-baseline (every row at 1/2 or 1/K; AUC: a second constant as the repeat) and repeat (decimals and noise), then
-the class balance from constant predictions (one query, ``K - 1`` for K classes). The fingerprint never uses a
-label it learns on the way (the AUC balance probe learns one, kept in ``balance["exact"]``): it only describes
-the board.
+baseline (every row at 1/2 or 1/K; AUC: a second constant as the repeat) and repeat (decimals and noise), then,
+on a metric with per-row values and no noise, up to three row probes that each move three rows at once (a move
+none of the all-scored labelings gives means a hidden split; at least one even at K = 10), then the class balance
+from constant predictions (one query, ``K - 1`` for K classes, as many as the budget leaves). The fingerprint
+never uses a label it learns on the way (the AUC balance probe learns one, kept in ``balance["exact"]``): it only
+describes the board.
 """
 
 from __future__ import annotations
@@ -237,12 +239,12 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
         report.noise = report.noise_spread > 2 * tol
     if not binary:
         row_metric = oracle.metric.partition(":")[0] in CLASS_ROW_METRICS
-        if row_metric and base is not None and not report.noise:
-            # One row probe per query, as many as the balance's K - 1 constant probes leave (at most
-            # CLASS_ROW_PROBES): a row that never moves the score is not scored (a hidden public split).
-            spare = min(CLASS_ROW_PROBES, prober.left - (1 if k == 2 else k - 1))
-            if spare > 0:
-                _class_row_probes(prober, report, oracle, float(base), spare, seed)
+        if row_metric and base is not None and not report.noise and prober.left >= 2:
+            # Row probes, as many as the balance's K - 1 constant probes leave (at most CLASS_ROW_PROBES), yet
+            # always one while a constant probe stays: each moves a few rows at once, so the hidden-split test
+            # fits even at K = 10 (the balance then measures the classes its probes leave room for).
+            spare = prober.left - (1 if k == 2 else k - 1)
+            _class_row_probes(prober, report, oracle, float(base), max(1, min(CLASS_ROW_PROBES, spare)), seed)
         if prober.left > 0:
             _measure_balance(prober, report, oracle)
         report.notes.append(f"structure probes need binary log loss; {oracle.metric} got decimals, noise"
@@ -434,63 +436,113 @@ def _tie_break_by_halves(prober: _Prober, report: Fingerprint, n: int, eps: floa
 
 #: Metrics whose K-class (or binary, beside log loss) boards get row probes: a row's loss is known for each label.
 CLASS_ROW_METRICS = frozenset({"multiclass_logloss", "kl", "brier", "norm_like", "itakura_saito"})
-#: Row probes on such boards at most (each finds a row of a 30 % public split private with probability 0.7).
+#: Row probes on such boards at most, and rows each moves (fewer where the precision cannot tell them apart).
 CLASS_ROW_PROBES = 3
-#: A probed row's probability on its favoured class (the others share the rest): every label moves the score.
-CLASS_ROW_PROBE = 0.9
+#: Probabilities on class 0 (binary: on class 0 too, P(class 1) = 1 − q) a probed row may take, the others
+#: spread evenly; each board takes those whose labelings keep every sum of moves farthest from zero.
+CLASS_ROW_STRENGTHS = (0.9, 0.99, 0.999, 0.6, 0.3, 0.05, 0.01)
 
 
-def class_row_probe(n: int, k: int, row: int) -> np.ndarray:
-    """Every row at ``1/K`` (P(class 1) = 1/2 on a binary board) but ``row``, at :data:`CLASS_ROW_PROBE` on
-    class 0 and the rest spread evenly: its loss differs from a ``1/K`` row's under every label."""
+def class_row_probe(n: int, k: int, rows: dict[int, float]) -> np.ndarray:
+    """Every row at ``1/K`` (P(class 1) = 1/2 on a binary board) but ``rows`` (row → ``q``), each at ``q`` on
+    class 0 and the rest spread evenly: its loss differs from a ``1/K`` row's under every label.
+
+    >>> class_row_probe(3, 3, {1: 0.9}).round(3).tolist()
+    [[0.333, 0.333, 0.333], [0.9, 0.05, 0.05], [0.333, 0.333, 0.333]]
+    """
     if k == 2:
         probe = np.full(n, 0.5)
-        probe[row] = 1.0 - CLASS_ROW_PROBE
+        for row, q in rows.items():
+            probe[row] = 1.0 - q
         return probe
     probe = np.full((n, k), 1.0 / k)
-    probe[row] = (1.0 - CLASS_ROW_PROBE) / (k - 1)
-    probe[row, 0] = CLASS_ROW_PROBE
+    for row, q in rows.items():
+        probe[row] = (1.0 - q) / (k - 1)
+        probe[row, 0] = q
     return probe
+
+
+def row_moves(metric: str, k: int, eps: float, strength: float) -> tuple[float, float]:
+    """The summed-loss move of one row at ``strength`` (:func:`class_row_probe`) against a ``1/K`` row, for label 0
+    and for any other label (the others are symmetric)."""
+    from scoring.metrics import get_metric
+
+    rows_fn = get_metric(metric).row_values
+    assert rows_fn is not None
+    labels = np.array([0, 1])
+    probed = rows_fn(class_row_probe(2, k, {0: strength, 1: strength}), labels, eps)
+    free = rows_fn(class_row_probe(2, k, {}), labels, eps)
+    return float(probed[0] - free[0]), float(probed[1] - free[1])
+
+
+def all_scored_moves(moves: list[tuple[float, float]]) -> np.ndarray:
+    """Every summed move the probed rows can make when all of them are scored (one per labeling class-0-or-not).
+
+    >>> all_scored_moves([(-1.0, 2.0), (0.5, 3.0)]).tolist()
+    [-0.5, 2.0, 2.5, 5.0]
+    """
+    sums = np.zeros(1)
+    for zero, other in moves:
+        sums = np.concatenate([sums + zero, sums + other])
+    return np.sort(sums)
+
+
+def row_probe_design(metric: str, k: int, eps: float, n: int, tol: float) -> tuple[float, ...]:
+    """Strengths for the combined row probe: the most rows (at most :data:`CLASS_ROW_PROBES`) whose every all-scored
+    move stays more than ``3·tol`` (in released units) from zero — the move of rows none of which is scored — with
+    that margin as large as the candidates allow; empty when not even one row can (a blind precision)."""
+    from itertools import combinations
+
+    moves = {q: row_moves(metric, k, eps, q) for q in CLASS_ROW_STRENGTHS}
+    for count in range(CLASS_ROW_PROBES, 0, -1):
+        best: tuple[float, tuple[float, ...]] = (0.0, ())
+        for strengths in combinations(CLASS_ROW_STRENGTHS, count):
+            margin = float(np.abs(all_scored_moves([moves[q] for q in strengths])).min())
+            if margin > best[0]:
+                best = (margin, strengths)
+        if best[0] / n > 3 * tol:
+            return best[1]
+    return ()
 
 
 def _class_row_probes(
     prober: _Prober, report: Fingerprint, oracle: Oracle, base: float, count: int, seed: int
 ) -> None:
-    """Row probes on a K-class (or non-log-loss) board: each moves the score by ``(loss_y − loss_free)/n``
-    if the row is scored, whatever its label ``y`` (the smallest such move is checked against the released
-    precision first); a row that does not move is not scored. Sets ``rows_probed``, ``rows_moved`` and
-    ``only_public_moves``."""
+    """Up to ``count`` row probes on a K-class (or non-log-loss) board, each one query moving a few random rows at
+    their own strengths (:func:`row_probe_design`). With every row scored, as the metadata says, a probe moves the
+    score by one of the all-scored sums over ``n`` (:func:`all_scored_moves`); a move that matches none — a probed
+    row that does not move, or a mean over fewer rows (a public row of a split moves it ``n / n_public`` times
+    more) — means a hidden public split, and the probing stops. A 30 % split escapes one three-row probe when all
+    three rows are public (2.7 %) and the scaled move lands on an all-scored sum. Sets ``rows_probed``,
+    ``rows_moved`` (rows of the probes consistent with every row scored) and ``only_public_moves``."""
     from scoring.metrics import get_metric
 
     n, k = oracle.n_rows, oracle.n_classes
-    metric = get_metric(oracle.metric)
-    if metric.row_values is None:
+    if get_metric(oracle.metric).row_values is None:
         return
-    rows_fn = metric.row_values
-    probe_row = class_row_probe(1, k, 0)
-    free_row = np.full(1, 0.5) if k == 2 else np.full((1, k), 1.0 / k)
-    smallest = min(
-        abs(float(rows_fn(probe_row, np.array([y]), oracle.eps)[0]) - float(rows_fn(free_row, np.array([y]),
-                                                                                      oracle.eps)[0]))
-        for y in range(k)
-    )
     tol = report.tolerance
-    if smallest / n <= 3 * tol:
+    strengths = row_probe_design(oracle.metric, k, oracle.eps, n, tol)
+    if not strengths:
         report.notes.append("one row cannot move the released score at this precision: row probes are blind")
         return
-    rng = np.random.default_rng(seed)
-    moves = []
-    for row in rng.choice(n, size=min(count, n), replace=False).tolist():
-        value = prober.send(class_row_probe(n, k, int(row)))
-        if value is not None:
-            moves.append(float(value) - base)
-    if not moves:
-        return
-    report.rows_probed = len(moves)
-    report.rows_moved = sum(abs(m) > tol for m in moves)
-    report.only_public_moves = report.rows_moved < report.rows_probed
+    moves = all_scored_moves([row_moves(oracle.metric, k, oracle.eps, q) for q in strengths]) / n
+    size = len(strengths)
+    order = np.random.default_rng(seed).permutation(n)[: count * size].tolist()
+    for start in range(0, len(order) - size + 1, size):
+        rows = order[start : start + size]
+        value = prober.send(class_row_probe(n, k, dict(zip(rows, strengths, strict=True))))
+        if value is None:
+            continue
+        # The move is a difference of two rounded releases (each within tol), and float64 adds a little.
+        every_row_scored = bool((np.abs(moves - (float(value) - base)) <= 2 * tol + 1e-12).any())
+        report.rows_probed += size
+        report.rows_moved += size if every_row_scored else 0
+        report.only_public_moves = not every_row_scored
+        if not every_row_scored:
+            break
     if report.public_fraction is None and report.only_public_moves:
-        report.notes.append("some rows never move the score although the metadata says every row is public")
+        report.notes.append("probed rows moved the score by none of the amounts every row scored allows: some rows "
+                            "never move it although the metadata says every row is public")
 
 
 def _rates(shares: list[float | None]) -> list[float] | None:

@@ -19,7 +19,9 @@ The order, strongest first (every pick states its reason in :attr:`Plan.reason`)
   ``randomized_response`` (exact observations voted per row). ``auto`` also turns to both, in turn, when
   ``capacity`` fails on a board that looked plain (:func:`after_failure_plans`);
 * binary log loss, float64, no noise, every row scored: ``capacity`` (ours, most labels per query), with
-  the observed decimals;
+  the observed decimals — unless the board releases AUC beside the log loss and paper 004's
+  ``auc_logloss_ranks`` (or ``auc_logloss``) plans fewer queries (:func:`auc_logloss_plan`: float64 at
+  N = 2,201, 44 against 52); if it fails, ``capacity`` on the log loss alone;
 * binary log loss, only the public split scored: ``capacity_split`` (tells "not public" from "label 0");
 * binary log loss with noise: ``capacity`` (or ``capacity_split``) with a noise bound of ten times the scale
   estimated below, else ``robust_batched`` (paper 000, Algorithm 3) with a Laplace scale taken from
@@ -41,6 +43,7 @@ Attacks missing from the registry are skipped.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -241,6 +244,61 @@ def split_failure_plans(oracle: Oracle, report: Fingerprint, failed: Plan,
     return plans
 
 
+#: Paper 004 §3's attacks on a board that releases AUC beside the binary log loss.
+AUC_LOGLOSS = ("auc_logloss_ranks", "auc_logloss")
+
+
+def _auc_logloss_counts(
+    oracle: Oracle, report: Fingerprint, names: set[str]
+) -> tuple[int, dict[str, int]] | None:
+    """(``capacity``'s expected queries on the log loss alone, ``{attack: planned queries}`` of the paper-004
+    attacks that would run) on a noise-free float64 binary log-loss board that also releases AUC; ``None``
+    elsewhere. Capacity's count is ``N`` over its counting bound (it measures 91–109 % of the bound); the
+    paper-004 counts are exact for the number of positives the fingerprint measured
+    (:mod:`attacks.paper004.queries`)."""
+    if "auc" not in tuple(getattr(oracle, "also_report", ()) or ()) or not hasattr(oracle, "submit_all"):
+        return None
+    from attacks.capacity.design import counting_bound
+    from attacks.paper004.queries import planned_queries
+
+    n = oracle.n_rows
+    positives = n // 2 if report.balance is None else round(report.balance[1] * n)
+    capacity_queries = math.ceil(n / max(counting_bound(n, oracle.decimals, eps=oracle.eps), 1))
+    counts = {name: planned_queries(oracle, name, positives) for name in AUC_LOGLOSS if name in names}
+    return capacity_queries, {name: q for name, q in counts.items() if q is not None}
+
+
+def auc_logloss_plan(
+    oracle: Oracle, report: Fingerprint, names: set[str], query_budget: int | None = None
+) -> tuple[Plan | None, str]:
+    """(paper 004 §3's strongest attack on a board releasing AUC beside the log loss, when it plans fewer queries
+    than ``capacity`` is expected to need on the log loss alone and fits ``query_budget`` — they cannot stop
+    early, ``capacity`` keeps what it decoded; else ``None`` and a note for capacity's reason, empty on other
+    boards). Measured (float64, balanced labels, N = 2,201): ``auc_logloss_ranks`` 44 queries, ``capacity`` 52,
+    ``auc_logloss`` 57; at 3 decimals capacity wins, 409 against 502."""
+    if "auc" in tuple(getattr(oracle, "also_report", ()) or ()) and not hasattr(oracle, "submit_all"):
+        # The bot's checkpointed oracle records one released value per query, so it hides submit_all.
+        return None, " (AUC is released too, but this oracle reads one score per submission)"
+    counted = _auc_logloss_counts(oracle, report, names)
+    if counted is None or not counted[1]:
+        return None, ""
+    capacity_queries, counts = counted
+    attack = min(counts, key=lambda name: (counts[name], AUC_LOGLOSS.index(name)))
+    queries = counts[attack]
+    if queries >= capacity_queries or (query_budget is not None and queries > query_budget):
+        planned = ", ".join(f"{name} {q}" for name, q in counts.items())
+        short = "" if queries >= capacity_queries else (
+            f"; the budget ({query_budget}) is short of them, and capacity keeps what it decodes")
+        return None, (f" (AUC is released too: ~{capacity_queries} queries for capacity against {planned} planned "
+                      f"for paper 004's AUC + log-loss attacks{short})")
+    others = ", ".join(f"{name} {q}" for name, q in counts.items() if name != attack)
+    how = ("the log loss codes rows by powers of two, the AUC more rows by their ranks"
+           if attack == "auc_logloss_ranks" else "the log loss codes rows, the AUC splits its windows")
+    return Plan(attack, {}, f"the board releases AUC beside the log loss (paper 004 §3): {attack} plans "
+                f"{queries} queries ({how}) against ~{capacity_queries} for capacity on the log loss alone"
+                + (f" and {others}" if others else "")), ""
+
+
 def cross_entropy_plans(oracle: Oracle, report: Fingerprint, names: set[str] | None = None) -> list[Plan]:
     """What to try when ``capacity`` gave no labels on a K-class cross-entropy board (multiclass log loss, KL)
     under noise that scores every row: paper 001's doubling trick (§7), which needs no bound from the fingerprint —
@@ -353,7 +411,10 @@ def choose(
             if "capacity_split" in names:
                 return plan("capacity_split", "only the public split moves the score: split-aware capacity")
         elif "capacity" in names:
-            return plan("capacity", "no noise, every row scored: capacity-optimal construction")
+            both, note = auc_logloss_plan(oracle, report, names, query_budget)
+            if both is not None:
+                return Plan(both.attack, {**both.params, **params}, both.reason)
+            return plan("capacity", "no noise, every row scored: capacity-optimal construction" + note)
     if oracle.metric in ("multiclass_logloss", "kl") and arithmetic == "float64":
         # kl of a one-hot label is the log loss (binary or K-class), so it plays the log-loss attacks.
         k = oracle.n_classes

@@ -86,20 +86,32 @@ class Entry:
     released: str | None
     kind: str  # "float" | "decimal" | "failed" | "posted" (accepted by the site, not answered yet)
     submission_id: int | None = None
+    #: The released texts of the board's other metrics (``also_report``), for a query asked through
+    #: ``submit_all`` (paper 004's AUC + log-loss attacks); ``None`` for a one-score query.
+    extra: dict[str, str | None] | None = None
 
     def record(self, index: int) -> dict[str, Any]:
         """The entry as a line of the file (query number ``index``)."""
         record: dict[str, Any] = {"i": index, "sha256": self.digest, "released": self.released, "kind": self.kind}
         if self.submission_id is not None:
             record["submission_id"] = self.submission_id
+        if self.extra is not None:
+            record["extra"] = self.extra
         return record
 
     def value(self) -> Released:
         if self.kind == "failed":
             raise SubmissionFailed(self.submission_id or 0, self.released or "failed")
-        if self.released is None:
+        return self._parse(self.released)
+
+    def values(self, metric: str) -> dict[str, Released]:
+        """Every released value of a ``submit_all`` query: ``metric`` (the primary) first, then the others."""
+        return {metric: self.value(), **{name: self._parse(text) for name, text in (self.extra or {}).items()}}
+
+    def _parse(self, text: str | None) -> Released:
+        if text is None:
             return None
-        return Decimal(self.released) if self.kind == "decimal" else float(self.released)
+        return Decimal(text) if self.kind == "decimal" else float(text)
 
 
 class Checkpoint:
@@ -146,7 +158,7 @@ class Checkpoint:
         answered: dict[int, Entry] = {}
         posted: dict[int, Entry] = {}
         for position, r in enumerate(records[1:]):
-            entry = Entry(r["sha256"], r.get("released"), r["kind"], r.get("submission_id"))
+            entry = Entry(r["sha256"], r.get("released"), r["kind"], r.get("submission_id"), r.get("extra"))
             index = int(r.get("i", position))
             (posted if entry.kind == "posted" else answered)[index] = entry
         entries: list[Entry] = []
@@ -246,12 +258,47 @@ class ReplayOracle:
         self.last_released_text: str | None = None
 
     def __getattr__(self, name: str) -> Any:
-        # Only reached for attributes not set in __init__: the inner oracle's metadata. ``submit_all`` is not
-        # passed through: a checkpoint entry records one released value, so a multi-metric query would escape
-        # the checkpoint and the budget; attacks that need it (auc_logloss) then say the oracle lacks it.
-        if name in ("inner", "submit_all"):
+        # Only reached for attributes not set in __init__: the inner oracle's metadata.
+        if name == "inner":
             raise AttributeError(name)
         return getattr(self.inner, name)
+
+    def submit_all(self, predictions: Any) -> dict[str, Released]:
+        """One query answering every metric the board releases (``also_report``: paper 004's AUC + log-loss
+        attacks), through the checkpoint and the budget like :meth:`submit`: replayed from the checkpoint
+        (digest checked) while it lasts, else asked of the inner oracle's ``submit_all`` and recorded with
+        every released text."""
+        if self.budget is not None and self.queries >= self.budget:
+            raise BudgetExhausted(f"the query budget of {self.budget} is used up")
+        digest = prediction_digest(predictions)
+        if self.queries < len(self.checkpoint.entries):
+            entry = self.checkpoint.entries[self.queries]
+            if entry.digest != digest or (entry.extra is None and entry.kind != "failed"):
+                raise self._mismatch(self.queries)
+            self.queries += 1
+            self.replayed += 1
+            self.last_released_text = entry.released if entry.kind != "failed" else None
+            if self.on_query is not None:
+                self.on_query(True)
+            return entry.values(self.metric)
+        try:
+            released = self.inner.submit_all(predictions)  # type: ignore[attr-defined]
+        except SubmissionFailed as exc:
+            self.checkpoint.append(Entry(digest, exc.message, "failed", exc.submission_id))
+            self.queries += 1
+            if self.on_query is not None:
+                self.on_query(False)
+            raise
+        value = released[self.metric]
+        text = released_text(value, getattr(self.inner, "last_released_text", None))
+        kind = "decimal" if isinstance(value, Decimal) else "float"
+        extra = {name: released_text(other) for name, other in released.items() if name != self.metric}
+        self.checkpoint.append(Entry(digest, text, kind, getattr(self.inner, "last_submission_id", None), extra))
+        self.queries += 1
+        self.last_released_text = text
+        if self.on_query is not None:
+            self.on_query(False)
+        return released
 
     @property
     def fresh(self) -> int:

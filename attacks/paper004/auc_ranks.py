@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -149,8 +150,11 @@ def log_loss_rows(model: ServerModel, rows: int, extra: float, near_half: int) -
     return best
 
 
+@lru_cache(maxsize=4096)
 def plan(model: ServerModel, positives: int, *, unknown: int, known: int, pooled: bool) -> Layout:
-    """This query's layout: the log-loss rows first (at most ``unknown``), then rank rows for what is left."""
+    """This query's layout: the log-loss rows first (at most ``unknown``), then rank rows for what is left.
+    Cached (a layout depends only on these public facts): ``auto`` counts the queries ahead of the attack
+    (:mod:`attacks.paper004.queries`), and the attack then reuses every layout."""
     # The rank rows' logits widen A's tolerance; bound them by the widest rank design the spacers allow.
     widest, widest_span = rank_rows(
         model, positives, rows=min(unknown, MAX_RANK_ROWS), known=known, a=0, unknown=unknown, pooled=pooled

@@ -218,6 +218,21 @@ def test_auc_logloss_recovers_every_label_from_a_site_that_also_reports_auc(stac
     assert stack.submissions_count(slug) == on_site.queries
 
 
+def test_the_bot_plays_auc_logloss_ranks_on_a_competition_that_also_reports_auc(
+    stack: LiveStack, tmp_path: Path
+) -> None:
+    # Issue 11: auto reaches paper 004's strongest attack through the bot's checkpoint (which records every
+    # released metric of a query): 300 rows at 5 decimals, where the rank code plans fewer queries than capacity.
+    slug = "bot-auc-ranks"
+    stack.competition(slug, LABELS, decimals=5, also_report=["auc"])
+    token = stack.participant(f"{slug}-user")
+    code, summary, output = _bot(stack, slug, token, tmp_path / "summary.json")
+    assert code == 0, output + stack.logs()
+    assert summary["attack"] == "auc_logloss_ranks" and summary["status"] == "complete"
+    assert (_recovered(summary) == LABELS).all()
+    assert stack.submissions_count(slug) == summary["queries"]
+
+
 def test_the_bot_recovers_every_public_label_of_a_plain_multiclass_competition(
     stack: LiveStack, tmp_path: Path
 ) -> None:
