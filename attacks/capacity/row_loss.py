@@ -108,12 +108,12 @@ class RowLoss:
             return cls(metric, k, eps, family, family.phi(low) - top, spread, lowest=low)
         raise AttackFailed(f"the capacity attacks do not model {metric!r}")
 
-    def with_spread_cap(self) -> RowLoss:
+    def with_spread_cap(self, top_low: float | None = None) -> RowLoss:
         """The same model with :attr:`max_real` the largest ``A`` at which a top row (one class at 0, one at
         ``A``, the others at ``¾A``: the least reachable of ``[¾A, A]``) is reachable. Other rows are checked
-        by :meth:`feasible` as they are planned."""
+        by :meth:`feasible` as they are planned. ``top_low`` overrides the band (``[top_low·V, V]``)."""
         k = self.classes
-        top_low = self._spread_top_low()
+        top_low = self._spread_top_low() if top_low is None else top_low
         lo, hi = 0.0, self.spread
         for _ in range(60):
             mid = 0.5 * (lo + hi)
