@@ -11,8 +11,11 @@ labels per query on the K-class board.
 
 ``--metrics`` adds paper 001's losses (``kl``, ``brier``, ``norm_like``, ``itakura_saito``; K = 2 too), each
 against the K-ary bound with *its* label spread ``A`` (2 for K-class Brier, 1 binary; α for the norm-like loss;
-``≈ 1/eps`` for Itakura–Saito); ``--adversarial`` prints one row per adversarial labeling (constant, sorted,
-cyclic, 90 % one class) instead of the random ones, with its share of the bound.
+``≈ 1/eps`` for Itakura–Saito), and beside it the bound on the rows a probability vector reaches
+(:mod:`attacks.capacity.reachable_bound`: the spread ``A·√ρ``; real roots of both bounds in brackets, free of the
+integer steps) and the entropy bound of a query spending all ``N`` rows; ``--adversarial`` prints one row per
+adversarial labeling (constant, sorted, cyclic, 90 % one class) instead of the random ones, with its share of the
+bound.
 
     .venv/bin/python -m benchmarks.capacity_multiclass [--runs 3] [--sizes 306,569,2201] [--classes 3,6,10]
         [--metrics multiclass_logloss,kl,brier,norm_like,itakura_saito] [--adversarial]
