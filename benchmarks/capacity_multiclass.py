@@ -11,8 +11,11 @@ labels per query on the K-class board.
 
 ``--metrics`` adds paper 001's losses (``kl``, ``brier``, ``norm_like``, ``itakura_saito``; K = 2 too), each
 against the K-ary bound with *its* label spread ``A`` (2 for K-class Brier, 1 binary; α for the norm-like loss;
-``≈ 1/eps`` for Itakura–Saito); ``--adversarial`` prints one row per adversarial labeling (constant, sorted,
-cyclic, 90 % one class) instead of the random ones, with its share of the bound.
+``≈ 1/eps`` for Itakura–Saito), and beside it the bound on the rows a probability vector reaches
+(:mod:`attacks.capacity.reachable_bound`: the spread ``A·√ρ``; real roots of both bounds in brackets, free of the
+integer steps) and the entropy bound of a query spending all ``N`` rows; ``--adversarial`` prints one row per
+adversarial labeling (constant, sorted, cyclic, 90 % one class) instead of the random ones, with its share of the
+bound.
 
     .venv/bin/python -m benchmarks.capacity_multiclass [--runs 3] [--sizes 306,569,2201] [--classes 3,6,10]
         [--metrics multiclass_logloss,kl,brier,norm_like,itakura_saito] [--adversarial]
@@ -29,6 +32,14 @@ import numpy as np
 
 from attacks import LocalOracle, run
 from attacks.capacity import capacity_attack, capacity_split_attack, counting_bound
+from attacks.capacity.reachable_bound import (
+    counting_root,
+    entropy_labels,
+    metric_spread,
+    reachable_bound,
+    reachable_spread,
+    reachable_variance,
+)
 from attacks.capacity.row_loss import RowLoss
 from attacks.result import AttackFailed
 
@@ -100,7 +111,20 @@ def measure_metric(n: int, k: int, runs: int, metric: str) -> dict[str, Any]:
     mean = statistics.mean(rates) if rates else 0.0
     return {"K": k, "N": n, "bound": bound, "float64_bound": float64_bound(metric, n, k), "mean": mean,
             "min": min(rates, default=0.0), "adversarial": worst, "share": mean / bound,
-            "seconds": statistics.median(seconds) if seconds else 0.0, "ok": ok, "refused": refused}
+            "seconds": statistics.median(seconds) if seconds else 0.0, "ok": ok, "refused": refused,
+            **reachable_columns(metric, n, k)}
+
+
+def reachable_columns(metric: str, n: int, k: int) -> dict[str, float]:
+    """The bound on the rows a probability vector reaches (:mod:`attacks.capacity.reachable_bound`): integer
+    and real roots of the plain and reachable counting bounds, and the entropy bound of a query spending all
+    ``N`` rows (what an adaptive attack is held to)."""
+    return {
+        "reachable": reachable_bound(n, DECIMALS, metric=metric, classes=k),
+        "plain_root": counting_root(n, DECIMALS, classes=k, spread=metric_spread(metric, k)),
+        "reachable_root": counting_root(n, DECIMALS, classes=k, spread=reachable_spread(metric, k)),
+        "entropy": entropy_labels(n, DECIMALS, classes=k, variance=reachable_variance(metric, k)),
+    }
 
 
 def measure_adversarial(n: int, k: int, metric: str) -> list[dict[str, Any]]:
@@ -171,22 +195,29 @@ def main() -> None:
                               flush=True)
         return
     if metrics != ["multiclass_logloss"]:
-        print("| metric | K | N | bound K^m <= m·M+1 (M = A/(N·δ)) | float64-aware bound | capacity labels/query "
-              "(mean, min; adversarial min) | % of bound | % of float64-aware | median s | all exact |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
+        print("| metric | K | N | bound K^m <= m·M+1 (M = A/(N·δ)) (real root) | reachable bound, A√ρ (real root) "
+              "| float64-aware bound | entropy bound, N rows | capacity labels/query (mean, min; adversarial min) | "
+              "% of bound | % of reachable | % of real roots: plain, reachable | % of float64-aware | median s | "
+              "all exact |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
         for metric in metrics:
             for k in [2] + [int(k) for k in args.classes.split(",")]:
                 for n in sizes:
                     row = measure_metric(n, k, args.runs, metric)
                     if row["refused"]:
-                        print(f"| {metric} | {k} | {n:,} | {row['bound']} | {row['float64_bound']} | refused: "
-                              f"{row['refused'][:90]} | — | — | — | — |", flush=True)
+                        print(f"| {metric} | {k} | {n:,} | {row['bound']} | {row['reachable']} | "
+                              f"{row['float64_bound']} | {row['entropy']:.2f} | refused: {row['refused'][:90]} | "
+                              "— | — | — | — | — | — |", flush=True)
                         continue
                     rates = f"{row['mean']:.2f} ({row['min']:.2f}; {row['adversarial']:.2f})"
                     floats = 100 * row["mean"] / row["float64_bound"]
-                    print(f"| {metric} | {k} | {n:,} | {row['bound']} | {row['float64_bound']} | {rates} | "
-                          f"{100 * float(row['share']):.0f} % | {floats:.0f} % | {row['seconds']:.1f} | "
-                          f"{'yes' if row['ok'] else 'NO'} |", flush=True)
+                    roots = (f"{100 * row['mean'] / row['plain_root']:.0f} %, "
+                             f"{100 * row['mean'] / row['reachable_root']:.0f} %")
+                    reach = 100 * row["mean"] / row["reachable"]
+                    print(f"| {metric} | {k} | {n:,} | {row['bound']} ({row['plain_root']:.2f}) | {row['reachable']} "
+                          f"({row['reachable_root']:.2f}) | {row['float64_bound']} | {row['entropy']:.2f} | {rates} | "
+                          f"{100 * float(row['share']):.0f} % | {reach:.0f} % | {roots} | "
+                          f"{floats:.0f} % | {row['seconds']:.1f} | {'yes' if row['ok'] else 'NO'} |", flush=True)
         return
     classes = [2] + [int(k) for k in args.classes.split(",")]
     print("| K | N | bound K^m <= m·M+1 | capacity labels/query (mean, min; adversarial min) | % of bound | "

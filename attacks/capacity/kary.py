@@ -49,7 +49,7 @@ from attacks import server_model
 from attacks.capacity.attack import CapacityState
 from attacks.capacity.decoder import PRECISION_BITS, Digit, Group, Query, lattice_range, loss_window
 from attacks.capacity.design import TOP_V_MAX, ServerModel, counting_bound, max_weight_real
-from attacks.capacity.row_loss import RowLoss
+from attacks.capacity.row_loss import SPREAD_TOP_LOW, RowLoss
 from attacks.capacity.search import REFERENCE
 from attacks.confirm import check_claims
 from attacks.exact import gmpy2, local_precision, mpfr
@@ -113,6 +113,21 @@ def build_model(
         n_rows, eps, decimals, noise_bound, n_scored=n_scored, batch_weight=batch_weight,
         max_real=loss.max_real, classes=classes, min_unit=width * (1.0 + 1e-6),
     )
+
+
+def build_model_fitted(
+    n_rows: int, classes: int, eps: float, decimals: int | None, noise_bound: float = 0.0,
+    loss: RowLoss | None = None,
+) -> tuple[ServerModel, RowLoss | None]:
+    """:func:`build_model`, and the loss it runs on: a loss whose top band is narrower than the usual ¾ (the
+    norm-like loss from K = 4 on) gets the usual band back where the cap cannot hold a top row's ``K − 1``
+    distinct weights at all — there the narrow band's larger cap would only stall the lattice, and the usual
+    band's smaller one refuses at once (no room) or runs as it always has."""
+    model = build_model(n_rows, classes, eps, decimals, noise_bound, loss=loss)
+    if loss is not None and not loss.is_log and loss.top_low > SPREAD_TOP_LOW and model.cap < classes - 1:
+        loss = loss.with_spread_cap(SPREAD_TOP_LOW)
+        model = build_model(n_rows, classes, eps, decimals, noise_bound, loss=loss)
+    return model, loss
 
 
 # --- weights -------------------------------------------------------------------------------------------------
@@ -476,7 +491,8 @@ def lattice_room(oracle: Oracle, noise_bound: float = 0.0) -> int:
     below 2 the construction refuses."""
     try:
         loss = RowLoss.for_metric(oracle.metric, int(oracle.n_classes), float(oracle.eps))
-        model = build_model(oracle.n_rows, int(oracle.n_classes), oracle.eps, oracle.decimals, noise_bound, loss=loss)
+        model, _ = build_model_fitted(oracle.n_rows, int(oracle.n_classes), oracle.eps, oracle.decimals, noise_bound,
+                                      loss=loss)
     except AttackFailed:
         return 0
     return int(model.cap)
@@ -584,7 +600,7 @@ def kary_capacity_attack(
     started = time.perf_counter()
     queries_before = oracle.queries
     n, classes = oracle.n_rows, int(oracle.n_classes)
-    model = build_model(n, classes, oracle.eps, oracle.decimals, noise_bound, loss=loss)
+    model, loss = build_model_fitted(n, classes, oracle.eps, oracle.decimals, noise_bound, loss=loss)
     general = loss is not None and not loss.is_log
     if model.cap < 2:
         raise AttackFailed(

@@ -17,13 +17,15 @@ vector the lattice draws is reachable:
   box; its float64 rounding (the loss is ``≈ 1/q``) sizes the lattice step instead of the released decimals;
 * ``brier``, ``norm_like``: a row sums to 1, so its K label losses cannot all sit anywhere in the spread
   (Brier: offsets ``d`` are reachable iff ``K·max d − Σ d <= 2``). The cap is where a *top row* (one 0, the
-  others in ``[¾A, A]``) is still reached: ``A = 2/(K/4 + 1/2)`` for Brier (``1`` binary, the whole spread) —
-  :meth:`RowLoss.with_spread_cap` finds it for either loss. Every other row is checked
+  others in ``[¾A, A]``; ``[0.9·A, A]`` for the norm-like loss from K = 4 on) is still reached:
+  ``A = 2/(K/4 + 1/2)`` for Brier (``1`` binary, the whole spread) — :meth:`RowLoss.with_spread_cap` finds it
+  for either loss. Every other row is checked
   (:meth:`RowLoss.feasible`): a carried row's unused classes are lifted to its largest weight, a fill ladder
   ``0, P, …, (K−1)·P`` out of reach leaves its room to the top, a final row shares fewer values.
 
 So the cap is the whole label spread for K = 2 and for the log losses, but shrinks with ``K`` for Brier
-(``2/(K/4 + 1/2)`` of 2) and faster for the norm-like loss: the capacity designs there lose ``log2`` of that ratio per
+(``2/(K/4 + 1/2)`` of 2) and faster for the norm-like loss (only part of that is forced by the simplex:
+:mod:`attacks.capacity.reachable_bound`): the capacity designs there lose ``log2`` of that ratio per
 query against the K-ary bound, which assumes every row may spread its K losses over the whole ``A``
 (``benchmarks/capacity_multiclass.py`` measures what is left).
 """
@@ -51,6 +53,12 @@ BISECTION_STEPS = 200
 #: a larger ``V`` the closer its weights are (measured at N = 306: Brier K = 10 2.0 → 2.3 labels a query,
 #: norm-like K = 6 2.6 → 2.8, K = 10 1.3 → 1.6).
 SPREAD_TOP_LOW = 0.75
+#: The norm-like loss (α > 2) from K = 4 on keeps them in ``[0.9·V, V]``: its label term's inverse
+#: ``(g/α)^(1/(α−1))`` is steep near 0, so a small gap below the top costs much probability and a narrower
+#: band buys a larger ``V`` (``A`` 0.33 → 0.58 at K = 6, 0.12 → 0.24 at K = 10, α = 3); measured against
+#: 0.75 in one run: N = 306, K = 6 2.8 → 3.0 labels a query, K = 10 1.5 → 1.7 (Brier gains nothing from
+#: it, K = 3 neither; ``benchmarks/capacity_multiclass.py``).
+NORM_LIKE_TOP_LOW = 0.9
 
 Big = Any
 
@@ -100,22 +108,31 @@ class RowLoss:
             return cls(metric, k, eps, family, family.phi(low) - top, spread, lowest=low)
         raise AttackFailed(f"the capacity attacks do not model {metric!r}")
 
-    def with_spread_cap(self) -> RowLoss:
+    def with_spread_cap(self, top_low: float | None = None) -> RowLoss:
         """The same model with :attr:`max_real` the largest ``A`` at which a top row (one class at 0, one at
         ``A``, the others at ``¾A``: the least reachable of ``[¾A, A]``) is reachable. Other rows are checked
-        by :meth:`feasible` as they are planned."""
+        by :meth:`feasible` as they are planned. ``top_low`` overrides the band (``[top_low·V, V]``)."""
         k = self.classes
+        top_low = self._spread_top_low() if top_low is None else top_low
         lo, hi = 0.0, self.spread
         for _ in range(60):
             mid = 0.5 * (lo + hi)
-            top = np.concatenate([[0.0, mid], np.full(k - 2, mid * SPREAD_TOP_LOW)])
+            top = np.concatenate([[0.0, mid], np.full(k - 2, mid * top_low)])
             if self.feasible(top[None, :]).all():
                 lo = mid
             else:
                 hi = mid
-        # Two classes: every offset up to the spread is reached, and the wider [V/2, V] top carries more.
         return RowLoss(self.metric, k, self.eps, self.family, lo * (1 - 1e-9), self.spread, self.lowest,
-                       top_low=0.5 if k == 2 else SPREAD_TOP_LOW)
+                       top_low=top_low)
+
+    def _spread_top_low(self) -> float:
+        """A top row's band ``[top_low·V, V]`` on a Brier or norm-like board (see the constants)."""
+        if self.classes == 2:
+            return 0.5  # every offset up to the spread is reached, and the wider [V/2, V] top carries more
+        family = self.family
+        if family is not None and family.name == "norm_like" and family.alpha > 2 and self.classes >= 4:
+            return NORM_LIKE_TOP_LOW
+        return SPREAD_TOP_LOW
 
     def feasible(self, d: np.ndarray) -> np.ndarray:
         """Per row of offsets ``d`` (``rows × K``, each row's least 0): whether a probability row reaches them.
