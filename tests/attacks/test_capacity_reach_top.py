@@ -1,7 +1,7 @@
 """The Brier / norm-like top digit drawn under the simplex budget (:mod:`attacks.capacity.reach_top`): every row
-it returns is a probability row's offsets (checked through the design and the scoring core), at a large cap
-some row reaches beyond the banded top's cap and the sum is more entropic, its entropy is the brute-force entropy of the sum, and the attack it feeds recovers every
-label, random and adversarial (a constant and a cyclic labeling)."""
+it returns is a probability row's offsets (checked through the design and the scoring core); at a large cap
+some row reaches beyond the banded top's cap and the sum is more entropic; its entropy is the brute-force
+entropy of the sum; and the attack it feeds recovers every label, random and adversarial (constant, cyclic)."""
 
 from __future__ import annotations
 
