@@ -21,7 +21,9 @@ one weight per row. Everything else carries over:
   values in ``[V/2, V]`` (seeded search for the most entropic sum; each row's classes permuted per query, so
   that a constant or periodic labeling meets a fresh collision set each time), ``K^m`` about ``2^4·V`` labelings and at
   most ``2^18``; the few labelings sharing the observed sum are carried and separated by later queries (a
-  seeded search for small weights giving the carried candidates distinct values, :func:`realize_k`).
+  seeded search for small weights giving the carried candidates distinct values, :func:`realize_k`). On Brier
+  and the norm-like loss (K >= 3) a top drawn under the simplex's joint budget, rows beyond the cap
+  (:mod:`attacks.capacity.reach_top`), replaces it where its sum is more entropic.
 
 The K-ary counting bound: ``m`` labels of ``K`` classes span at most ``m·A`` of summed loss, so one query
 separates at most ``m·M + 1`` of the ``K^m`` labelings, ``M = A/(N·δ)`` — ``K^m <= m·M + 1``
