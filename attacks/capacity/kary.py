@@ -21,7 +21,9 @@ one weight per row. Everything else carries over:
   values in ``[V/2, V]`` (seeded search for the most entropic sum; each row's classes permuted per query, so
   that a constant or periodic labeling meets a fresh collision set each time), ``K^m`` about ``2^4·V`` labelings and at
   most ``2^18``; the few labelings sharing the observed sum are carried and separated by later queries (a
-  seeded search for small weights giving the carried candidates distinct values, :func:`realize_k`).
+  seeded search for small weights giving the carried candidates distinct values, :func:`realize_k`). On Brier
+  and the norm-like loss (K >= 3) a top drawn under the simplex's joint budget, rows beyond the cap
+  (:mod:`attacks.capacity.reach_top`), replaces it where its sum is more entropic.
 
 The K-ary counting bound: ``m`` labels of ``K`` classes span at most ``m·A`` of summed loss, so one query
 separates at most ``m·M + 1`` of the ``K^m`` labelings, ``M = A/(N·δ)`` — ``K^m <= m·M + 1``
@@ -49,6 +51,7 @@ from attacks import server_model
 from attacks.capacity.attack import CapacityState
 from attacks.capacity.decoder import PRECISION_BITS, Digit, Group, Query, lattice_range, loss_window
 from attacks.capacity.design import TOP_V_MAX, ServerModel, counting_bound, max_weight_real
+from attacks.capacity.reach_top import reach_top_weights, sum_entropy
 from attacks.capacity.row_loss import SPREAD_TOP_LOW, RowLoss
 from attacks.capacity.search import REFERENCE
 from attacks.confirm import check_claims
@@ -382,6 +385,21 @@ def top_digit_weights(v_max: int, rows: list[int], classes: int, loss: RowLoss |
     return spread_zeros(weights, loss)
 
 
+def reach_top(weights: np.ndarray, rows: list[int], v_cap: int, scale: float, loss: RowLoss) -> np.ndarray:
+    """Brier or the norm-like loss: the top drawn under the simplex's own budget
+    (:func:`attacks.capacity.reach_top.reach_top_weights`, rows beyond the cap) if its sum is more entropic than
+    the banded ``weights``' and every row is reached; each row's classes permuted per query as in
+    :func:`top_digit_weights`."""
+    drawn = reach_top_weights(loss, v_cap, len(rows), scale)
+    if drawn is None:
+        return weights
+    rng = np.random.default_rng(rows[0] * 7919 + len(rows) + 1)
+    drawn = spread_zeros(np.array([rng.permutation(row) for row in drawn]), loss)
+    if not loss.feasible(drawn * scale).all() or sum_entropy(drawn) <= sum_entropy(weights):
+        return weights
+    return drawn
+
+
 def spread_zeros(weights: np.ndarray, loss: RowLoss | None) -> np.ndarray:
     """For Brier or the norm-like loss, the classes of a row that share its weight 0 beyond the first share
     its largest weight instead: a row of zeros and one large weight is what a probability row reaches least
@@ -480,6 +498,8 @@ def plan_query_k(
                 if loss is None or loss.is_log or v_top <= 1 or loss.feasible(weights * position * model.unit).all():
                     break
                 v_top = max(1, (v_top * 7) // 8)  # a small top's weights fall below V/2: smaller ones are reached
+            if loss is not None and not loss.is_log and classes > 2:
+                weights = reach_top(weights, rows, cap // position, position * model.unit, loss)
         digits.append(Digit.place(fresh_group(rows, classes), weights, position))
     if not digits:
         raise AttackFailed("the design produced an empty query")
