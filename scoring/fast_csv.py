@@ -48,6 +48,9 @@ _BOM = codecs.BOM_UTF8
 BytesLike = bytes | bytearray | mmap.mmap
 #: Bytes ``bytes.rstrip`` drops (``str.rstrip`` drops these and more, so stripping them is always safe).
 _TRAILING = b" \t\n\r\x0b\x0c"
+#: ASCII bytes ``str.splitlines`` (the exact path's rule) breaks a line at, which Arrow reads as cell text: a file
+#: holding one before its trailing space is left to the exact path (else "b\vc,0.5" is one row here, two there).
+_OTHER_BREAKS = (b"\x0b", b"\x0c", b"\x1c", b"\x1d", b"\x1e")
 #: Trailing whitespace scanned byte by byte before handing the strip to ``bytes.rstrip`` (one copy).
 _TRAILING_SCAN = 64
 _COUNT_CHUNK = 4 << 20
@@ -191,6 +194,8 @@ def read_plain_csv(
     if not _ascii_without_quote_or_nul(data, start):
         return None
     end = _end_without_trailing_space(data)
+    if any(data.find(brk, start, end) >= 0 for brk in _OTHER_BREAKS):
+        return None
     newline = data.find(b"\n", start, end)
     if newline < 0:
         return None

@@ -283,3 +283,17 @@ def test_an_unknown_or_repeated_id_in_a_shuffled_file_is_named_by_the_fast_path(
     padded = list(rows)
     padded[5] = "\t" + rows[5]  # the exact path strips it back to a hidden id: only it can tell
     assert fast_outcome(("id,target\n" + "".join(f"{r},0.5\n" for r in padded)).encode(), fmt) is None
+
+
+@pytest.mark.parametrize("brk", ["\v", "\f", "\x1c", "\x1d", "\x1e"])
+def test_a_line_break_only_the_exact_path_knows_sends_the_file_there(brk: str) -> None:
+    """``str.splitlines`` breaks at ``\\v``, ``\\f`` and ``\\x1c``–``\\x1e``, Arrow does not: the fast path read
+    ``b<VT>c,0.5`` as one row and named a duplicate id on line 3, where the exact path names the short line 7 first
+    (found by the property test above). It now declines such a file."""
+    fmt = BINARY
+    ids = list(fmt.ids)
+    rows = [f"{ids[0]},0.5", f"{ids[0]},0.5", *(f"{i},0.5" for i in ids[2:-1]), f"{ids[1]}{brk}{ids[-1]},0.5"]
+    data = ("id,target\n" + "\n".join(rows)).encode()
+    assert fast_outcome(data, fmt) is None
+    exact = outcome(lambda: _parse_csv_exact(data, fmt, keep_text=False))
+    assert exact[0] == "error" and outcome(lambda: parse_submission_csv(data, fmt)) == exact
