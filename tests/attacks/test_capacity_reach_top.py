@@ -70,3 +70,23 @@ def test_attack_recovers_every_label(metric: str, classes: int) -> None:
     for labels in (rng.integers(0, classes, n), np.zeros(n, dtype=np.int64), np.arange(n) % classes):
         result = capacity_attack(LocalOracle(labels, metric=metric, n_classes=classes, decimals=5))
         assert (result.labels == labels).all()
+
+
+def test_the_simplex_top_is_drawn_only_where_the_simplex_caps_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Itakura–Saito's box (≈ 1/eps) is what caps its rows, not the simplex: its tops are never drawn under the
+    simplex budget (they cost 100× the attack for the same queries), Brier's are."""
+    from attacks.capacity import kary
+
+    calls: list[str] = []
+    original = kary.reach_top
+
+    def spy(weights: np.ndarray, rows: list[int], v_cap: int, scale: float, loss: RowLoss) -> np.ndarray:
+        calls.append(loss.metric)
+        return original(weights, rows, v_cap, scale, loss)
+
+    monkeypatch.setattr(kary, "reach_top", spy)
+    for metric in ("itakura_saito", "brier"):
+        labels = np.random.default_rng(3).integers(0, 3, 60)
+        result = capacity_attack(LocalOracle(labels, metric=metric, n_classes=3, decimals=5))
+        assert np.array_equal(result.labels, labels)
+    assert calls and set(calls) == {"brier"}
