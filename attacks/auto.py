@@ -43,6 +43,7 @@ from typing import Any
 
 import numpy as np
 
+from attacks import one_vs_rest
 from attacks.balance import majority_labels
 from attacks.capacity.design import counting_bound, max_weight_real, sum_resolution
 from attacks.confirm import confirm as confirm_claims
@@ -333,24 +334,25 @@ NOISY_SHARE, NOISY_PROBES = 0.45, 24
 
 
 def _noisy_plan(view: BudgetedView, report: Fingerprint, reserve: int, seed: int) -> Plan | None:
-    """The likelihood decoder of ``attacks.noisy`` when the exact attack failed on a noisy log-loss board that
-    scores every row (noise is all that stands in the way) and the budget holds its first batch: on binary log
-    loss directly, on K classes through ``one_vs_rest`` (K − 1 binary questions, each its own first batch)."""
+    """The likelihood decoder of ``attacks.noisy`` when the exact attack failed on a noisy board that scores every
+    row (noise is all that stands in the way) and the budget holds its first batch: on binary log loss directly;
+    on every other board ``one_vs_rest`` reduces (K-class log loss, kl, softmax CE; Brier, norm-like and
+    Itakura–Saito on any number of classes) through its binary questions, each its own first batch."""
     binary = view.metric == "binary_logloss" and view.n_classes == 2
-    multiclass = view.metric == "multiclass_logloss" and view.n_classes >= 3 and "one_vs_rest" in available()
-    fits = ((binary or multiclass) and report.noise and not report.ladder
+    reduced = "one_vs_rest" in available() and one_vs_rest.reducible(view.metric, view.n_classes)
+    fits = ((binary or reduced) and report.noise and not report.ladder
             and not report.subsetting and not report.rejected and not report.released_nothing
             and report.public_fraction is None and not report.only_public_moves
             and str(getattr(view, "arithmetic", "float64")) == "float64")
     left = _guess_budget(view, reserve)
-    runs = 1 if binary else view.n_classes - 1
+    runs = 1 if binary else len(one_vs_rest.question_sets(view.n_classes))
     if not fits or (left is not None and left < runs * (NOISY_SHARE * view.n_rows + NOISY_PROBES)):
         return None
-    if multiclass:
+    if reduced:
         return Plan("one_vs_rest", {"budget": left, "seed": seed},
-                    f"noise beyond what an exact design tolerates on {view.n_classes} classes: {view.n_classes - 1} "
-                    "binary questions ('is it class c?', an exact reduction of the log loss), each decoded by "
-                    "likelihood from random-sign queries")
+                    f"noise beyond what an exact design tolerates on {view.metric} with {view.n_classes} classes: "
+                    f"{runs} binary question(s) ('is the label in S?', an exact reduction to a binary log-loss "
+                    "board), each decoded by likelihood from random-sign queries")
     return Plan("noisy", {"budget": left, "seed": seed},
                 "noise beyond what an exact design tolerates: likelihood decoding of repeated random-sign queries")
 

@@ -1,29 +1,45 @@
-"""``one_vs_rest``: a K-class log-loss board played as K − 1 binary ones, so that a binary attack the multiclass
-side lacks — chiefly ``noisy``, the likelihood decoder for noise beyond what an exact design tolerates — reads
-multiclass labels too.
+"""``one_vs_rest``: a K-class board (log loss, kl, Brier, norm-like, Itakura–Saito, softmax CE), or a binary board
+scored by a loss other than the log loss, asked binary questions "is the label in S?", each read as an exact binary
+log-loss board, so that a binary attack the other boards lack — chiefly ``noisy``, the likelihood decoder for noise
+beyond what an exact design tolerates — reads their labels too.
 
-The reduction is exact. A binary vector ``p`` asks "is the label ``c``?": row ``i`` is sent as
+**The reduction.** For a set ``S`` of ``s`` classes, a row sent with probability ``a`` on every class of ``S`` and
+``b = (1 − s·a)/(K − s)`` on every other one has, on a loss that treats the classes alike (every metric here),
+only two losses: ``L_in(a)`` when its label is in ``S`` and ``L_out(a)`` otherwise. Their difference
+``D(a) = L_in(a) − L_out(a)`` falls from positive (no mass on ``S``) through 0 (the uniform row, ``a = 1/K``) to
+negative (all of it). The binary log loss of ``p`` is ``−ln(1 − p) + z·ln((1 − p)/p)`` for ``z = [y ∈ S]``, so a
+row whose ``a`` solves ``D(a) = λ·ln((1 − p)/p)`` loses
 
-    q_ic = p_i / z_i,   q_ik = (1 − p_i) / z_i for every k ≠ c,   z_i = p_i + (K − 1)(1 − p_i)
+    λ·ℓ(p, z) + β(p),   β(p) = L_out(a) + λ·ln(1 − p),
 
-(the class ``c`` in proportion to ``p_i``, EVERY other class in proportion to ``1 − p_i``, so the rows sum to
-one). Its multiclass loss is then ``−ln p_i + ln z_i`` when ``y_i = c`` and ``−ln(1 − p_i) + ln z_i`` otherwise —
-the binary log loss of ``p_i`` plus an offset that depends on ``p_i`` alone, never on the label. (Sharing
-``1 − p_i`` among the other classes instead would add ``ln(K − 1)`` to the rows that are not ``c`` only: an offset
-that depends on the unknown class count.) The adapter (:class:`OneVsRestOracle`) subtracts the mean offset from
-each release, so the binary attack sees exactly the binary board "label = c", with the multiclass board's noise,
-rounding (now off its grid, which ``noisy`` models as noise anyway) and clipping. To keep every ``q`` inside the
-server's clipping interval the adapter announces ``eps·K`` as its own ``eps``: the binary attack's edge probes
-then land where the server does not clip.
+a binary log loss scaled by ``λ`` plus an offset that depends on ``p`` alone, never on the label. The adapter
+(:class:`QuestionOracle`) sends those rows and reports ``(released − mean β)/λ``: the binary attack sees exactly
+the binary board "label in S" with the inner board's noise (divided by ``λ``), rounding (now off its grid, which
+``noisy`` models as noise anyway; the adapter announces the coarser decimals ``δ/λ`` rounds to) and clipping.
 
-Each class but the last is asked once (``K − 1`` runs of the binary attack, each with its share of the budget);
-a row's class is the one with the highest posterior, the last class taking what the others leave. Labels are
-posteriors, not vouched for: the attack is registered ``exact=False``.
+* On the log losses (``multiclass_logloss``, ``kl``, ``softmax_ce`` sent as the logits ``ln q``) ``a = p/z``,
+  ``b = (1 − p)/z``, ``z = s·p + (K − s)(1 − p)`` solves it with ``λ = 1`` (``L_in = −ln p + ln z``); the adapter
+  announces ``eps·K`` as its own ``eps``, so the rows stay inside the server's clipping interval. (Sharing
+  ``1 − p`` among the other classes instead would add ``ln(K − s)`` to their rows only: an offset that depends on
+  the unknown class counts.)
+* On Brier, norm-like and Itakura–Saito ``a`` is found by bisection on the metric's own float64 row function (so
+  what the adapter computes is what the server computes), and ``λ`` maps the binary attack's clipping interval
+  ``[ε', 1 − ε']`` (``ε' = 1e-6``) onto the widest ``±Λ`` that ``D`` reaches on both sides. Brier:
+  ``D = 2(b − a)``, ``Λ = 2/max(s, K − s)``.
+
+**The questions.** ``code="bits"`` (the default) asks ``⌈log2 K⌉`` questions whose answers spell the class (K
+distinct codewords chosen so each question splits the classes as evenly as it can: on Brier a balanced set
+reaches ``Λ = 4/K`` where "is it class c?" reaches ``2/(K − 1)``); ``code="classes"`` asks "is it class c?" for
+every class but the last (``K − 1`` questions). Each question is one run of the binary attack with its share of
+the budget; a row's class is the one whose codeword the runs' posteriors make most likely. Labels are posteriors,
+not vouched for: the attack is registered ``exact=False``.
 """
 
 from __future__ import annotations
 
 import math
+from functools import lru_cache
+from itertools import combinations
 from typing import Any
 
 import numpy as np
@@ -31,79 +47,249 @@ import numpy as np
 from attacks.oracle import Oracle, ReducedOracle, Released
 from attacks.registry import register, run
 from attacks.result import AttackFailed, AttackResult
+from scoring.metrics import Metric, get_metric
 
 #: The binary attacks the adapter can carry: they read the board only through ``submit`` and its public facts.
 CARRIED = ("noisy",)
+#: Metrics whose rows reduce with ``λ = 1`` in closed form (the log loss, possibly sent as logits).
+LOG_LOSSES = ("multiclass_logloss", "binary_logloss", "kl", "softmax_ce", "sigmoid_ce")
+#  (on two classes each is the binary log loss already: nothing to reduce)
+#: Metrics reduced by bisection on their own row function (norm-like under any α: ``norm_like:2.5``).
+SOLVED = ("brier", "norm_like", "itakura_saito")
+#: The binary clipping the adapter announces on solved metrics (any value works: ``λ`` scales with it).
+SOLVED_EPS = 1e-6
+BISECTION_STEPS = 80
+#: The smallest class probability of a binary row on a clipping metric (:meth:`QuestionOracle._floor`).
+BINARY_FLOOR = 1e-6
+#: Codeword sets are searched exhaustively up to this many candidates (K ≤ 16 at most 12,870).
+CODE_SEARCH_MAX = 20_000
 
 
-class OneVsRestOracle(ReducedOracle):
-    """A K-class log-loss oracle seen as the binary log-loss board "is the label ``positive``?"."""
+def reducible(metric: str, n_classes: int) -> bool:
+    """Whether ``one_vs_rest`` reduces this board to binary log-loss questions (a binary log-loss board is one
+    already: play ``noisy`` on it)."""
+    family = metric.split(":")[0]
+    if metric == "binary_logloss" or (family in LOG_LOSSES and n_classes < 3):
+        return False  # already the binary log loss (kl, softmax CE and sigmoid CE on two classes included)
+    return family in LOG_LOSSES or family in SOLVED
+
+
+def question_sets(k: int, code: str = "bits") -> list[tuple[int, ...]]:
+    """The sets ``S`` asked about: ``"classes"`` gives ``{0}, …, {K − 2}``; ``"bits"`` gives ``⌈log2 K⌉`` sets,
+    one per bit of K distinct codewords chosen (among all sets of K words, exhaustively while there are at most
+    :data:`CODE_SEARCH_MAX`) so that every set holds as close to half the classes as it can.
+
+    >>> question_sets(4), question_sets(3, "classes")
+    ([(1, 3), (2, 3)], [(0,), (1,)])
+    """
+    if k < 2:
+        raise ValueError("a board has at least two classes")
+    if code == "classes":
+        return [(c,) for c in range(k - 1)] if k > 2 else [(1,)]
+    if code != "bits":
+        raise ValueError(f"code is 'bits' or 'classes', not {code!r}")
+    words = _codewords(k)
+    return [tuple(c for c in range(k) if (words[c] >> j) & 1) for j in range(_bits(k))]
+
+
+def _bits(k: int) -> int:
+    return max(1, math.ceil(math.log2(k)))
+
+
+@lru_cache(maxsize=32)
+def _codewords(k: int) -> tuple[int, ...]:
+    """K distinct ``⌈log2 K⌉``-bit words, class ``c`` → word ``c`` in the plain index code unless a set whose
+    bits are better balanced is found; the all-zero word stays with class 0."""
+    bits = _bits(k)
+    words = 1 << bits
+
+    def imbalance(chosen: tuple[int, ...]) -> tuple[int, int]:
+        counts = [sum((w >> j) & 1 for w in chosen) for j in range(bits)]
+        return max(abs(2 * c - k) for c in counts), sum(abs(2 * c - k) for c in counts)
+
+    best = tuple(range(k))
+    if math.comb(words - 1, k - 1) <= CODE_SEARCH_MAX:
+        for rest in combinations(range(1, words), k - 1):
+            chosen = (0, *rest)
+            if imbalance(chosen) < imbalance(best):
+                best = chosen
+    return best
+
+
+class QuestionOracle(ReducedOracle):
+    """A board seen as the binary log-loss board "is the label in ``subset``?" (module docstring)."""
 
     metric = "binary_logloss"
     n_classes = 2
 
-    def __init__(self, inner: Oracle, positive: int) -> None:
-        if inner.metric != "multiclass_logloss" or inner.n_classes < 3:
-            raise AttackFailed(f"one_vs_rest: needs multiclass log loss with K >= 3, not {inner.metric} with "
-                               f"{inner.n_classes} classes")
-        if not 0 <= positive < inner.n_classes:
-            raise ValueError(f"class {positive} does not exist on a {inner.n_classes}-class board")
+    def __init__(self, inner: Oracle, subset: tuple[int, ...] | list[int] | int) -> None:
+        if not reducible(inner.metric, inner.n_classes):
+            raise AttackFailed(
+                f"one_vs_rest: reduces K-class log loss, kl, softmax CE, and Brier, norm-like or Itakura–Saito on "
+                f"any number of classes, not {inner.metric} with {inner.n_classes} classes"
+                + (" (a binary log-loss board needs no reduction: run noisy)"
+                   if inner.metric.split(":")[0] in LOG_LOSSES else ""))
         super().__init__(inner)
-        self.positive = positive
+        chosen = tuple(sorted({subset} if isinstance(subset, int) else set(subset)))
         self.k = inner.n_classes
-        # z <= K − 1, so q_ic >= p_i / K and q_ik >= (1 − p_i) / K: p in [eps·K, 1 − eps·K] is never clipped.
-        self.eps = min(0.25, inner.eps * self.k)
+        if not chosen or len(chosen) >= self.k or chosen[0] < 0 or chosen[-1] >= self.k:
+            raise ValueError(f"{chosen} is not a proper non-empty set of the {self.k} classes")
+        self.subset = chosen
+        self.inside = np.zeros(self.k, dtype=bool)
+        self.inside[list(chosen)] = True
+        self._metric: Metric = get_metric(inner.metric)
+        self._closed_form = inner.metric.split(":")[0] in LOG_LOSSES
+        if self._closed_form:
+            # z <= K − 1, so every q >= p/K or (1 − p)/K: p in [eps·K, 1 − eps·K] is never clipped.
+            self.eps = min(0.25, inner.eps * self.k)
+            self.scale = 1.0
+        else:
+            self.eps = SOLVED_EPS
+            reach = self._reach()
+            if not reach > 0:
+                raise AttackFailed(f"one_vs_rest: {inner.metric} rows cannot tell {chosen} from the rest")
+            self.scale = float(reach) / math.log((1.0 - self.eps) / self.eps)
+        self._solved: dict[float, tuple[float, float]] = {}
+
+    @property
+    def decimals(self) -> int | None:
+        inner = self.inner.decimals
+        if inner is None or self.scale == 1.0:
+            return inner
+        # The release's grid δ becomes δ/λ: announce the coarser grid that covers it (conservative for noisy).
+        return math.floor(inner + math.log10(self.scale) + 1e-9)
+
+    def _pair(self, small: np.ndarray, subset_side: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(``a``, ``b``) of rows whose smaller probability is ``small``: ``a`` where ``subset_side``, else ``b``.
+        The small one is the free variable and the other derived from it, never the reverse: ``1 − s·a`` would
+        leave a tiny ``b`` only a few bits (and an Itakura–Saito loss ``≈ 1/b`` off by percents)."""
+        s, rest = len(self.subset), self.k - len(self.subset)
+        a = np.where(subset_side, small, (1.0 - rest * small) / s)
+        b = np.where(subset_side, (1.0 - s * small) / rest, small)
+        return a, b
+
+    def _floor(self) -> float:
+        """The smallest probability a row holds: kept off the clipping bound on a metric that clips. A binary
+        row sends only ``a``, and the server's ``1 − a`` holds a tiny ``b`` to the unit of 1 (``2^-53``): at
+        ``b = 1e-6`` the loss ``≈ 1/b`` is still good to 1e-10 of itself (an error of ~1e-9 of the binary
+        scale, far below any noise the decoder models), at the clipping bound it would be off by percents."""
+        if not self._metric.clips:
+            return 1e-300
+        return max(2.0 * self.inner.eps, BINARY_FLOOR) if self.k == 2 else 2.0 * self.inner.eps
+
+    def _matrix(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        if self.k == 2:  # binary boards take the probability of class 1
+            return np.asarray(a if self.inside[1] else b, dtype=np.float64)
+        return np.where(self.inside[None, :], a[:, None], b[:, None])
+
+    def _losses(self, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(``L_in``, ``L_out``) of rows at (``a``, ``b``), by the metric's own float64 row function."""
+        rows = self._metric.row_values
+        assert rows is not None
+        matrix = self._matrix(a, b)
+        inside = np.full(len(a), self.subset[0], dtype=np.int64)
+        outside = np.full(len(a), int(np.flatnonzero(~self.inside)[0]), dtype=np.int64)
+        return rows(matrix, inside, self.inner.eps), rows(matrix, outside, self.inner.eps)
+
+    def _gap(self, small: np.ndarray, subset_side: np.ndarray) -> np.ndarray:
+        inside, outside = self._losses(*self._pair(small, subset_side))
+        return inside - outside
+
+    def _reach(self) -> float:
+        """``Λ``: how far ``D`` reaches on both sides (no mass on the subset; all of it)."""
+        floor = np.array([self._floor()])
+        return float(min(self._gap(floor, np.array([True]))[0], -self._gap(floor, np.array([False]))[0]))
+
+    def _solve(self, targets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(``a``, ``b``) with ``D = target``: bisection on the smaller probability in log space (``a`` where
+        the target is positive, ``D`` falling in it; ``b`` where it is negative, ``D`` rising in it), from the
+        floor to the uniform ``1/K`` where ``D = 0``; 80 halvings of a log range of at most 690 leave a
+        relative error near the float64 unit."""
+        subset_side = targets >= 0
+        lo = np.full(len(targets), math.log(self._floor()))
+        hi = np.full(len(targets), math.log(1.0 / self.k))
+        for _ in range(BISECTION_STEPS):
+            mid = 0.5 * (lo + hi)
+            gap = self._gap(np.exp(mid), subset_side)
+            # Moving the small probability towards 1/K brings D towards 0 from the target's side.
+            beyond = np.where(subset_side, gap > targets, gap < targets)
+            lo = np.where(beyond, mid, lo)
+            hi = np.where(beyond, hi, mid)
+        return self._pair(np.exp(0.5 * (lo + hi)), subset_side)
 
     def rows(self, predictions: Any) -> tuple[np.ndarray, float]:
-        """The K-class file for binary ``predictions`` and the mean offset its loss carries."""
+        """The inner board's file for binary ``predictions`` and the mean offset ``β`` its loss carries."""
         p = np.clip(np.asarray(predictions, dtype=np.float64), self.eps, 1.0 - self.eps)
-        z = p + (self.k - 1) * (1.0 - p)
-        matrix = np.repeat(((1.0 - p) / z)[:, None], self.k, axis=1)
-        matrix[:, self.positive] = p / z  # rows sum to one up to an ulp: the server's renormalisation is a no-op
-        offset = float(np.mean(np.log(z)))  # −ln q_ic = −ln p + ln z; −ln q_ik = −ln(1 − p) + ln z
-        return matrix, offset
+        s, rest = len(self.subset), self.k - len(self.subset)
+        if self._closed_form:  # K >= 3 (:func:`reducible`)
+            z = s * p + rest * (1.0 - p)
+            offset = float(np.mean(np.log(z)))  # −ln a = −ln p + ln z; −ln b = −ln(1 − p) + ln z
+            # Rows sum to one up to an ulp: the server's renormalisation is a no-op.
+            matrix = np.where(self.inside[None, :], (p / z)[:, None], ((1.0 - p) / z)[:, None])
+            # Softmax CE of the logits ln q is −ln q_y + ln Σ q: the same loss up to that ulp.
+            return (np.log(matrix) if self._metric.logits else matrix), offset
+        values, index = np.unique(p, return_inverse=True)
+        unknown = [v for v in values.tolist() if v not in self._solved]
+        if unknown:
+            asked = np.asarray(unknown)
+            a_new, b_new = self._solve(self.scale * (np.log1p(-asked) - np.log(asked)))
+            self._solved.update(zip(unknown, zip(a_new.tolist(), b_new.tolist(), strict=True), strict=True))
+        pairs = np.array([self._solved[v] for v in values.tolist()])[index.ravel()]
+        a, b = pairs[:, 0], pairs[:, 1]
+        _, outside = self._losses(a, b)
+        offset = float(np.mean(outside + self.scale * np.log1p(-p)))
+        return self._matrix(a, b), offset
 
     def submit(self, predictions: Any) -> Released:
         matrix, offset = self.rows(predictions)
         released = self.inner.submit(matrix)
-        return None if released is None else float(released) - offset
+        return None if released is None else (float(released) - offset) / self.scale
+
+
+#: The adapter under its first name (one class against the rest).
+OneVsRestOracle = QuestionOracle
 
 
 @register("one_vs_rest", exact=False)
 def one_vs_rest(
-    oracle: Oracle, *, attack: str = "noisy", budget: int | None = None, seed: int = 0, **params: Any
+    oracle: Oracle, *, attack: str = "noisy", code: str = "bits", budget: int | None = None, seed: int = 0,
+    **params: Any,
 ) -> AttackResult:
-    """Recover K-class labels with a binary ``attack`` asked "is it class c?" for c = 0 … K − 2 (module
-    docstring). ``budget`` caps every submission, split evenly between the runs; ``params`` go to ``attack``."""
+    """Recover the labels of a board :func:`reducible` makes binary with a binary ``attack`` asked the questions
+    of :func:`question_sets` (module docstring). ``budget`` caps every submission, split evenly between the
+    runs; ``params`` go to ``attack``."""
     if attack not in CARRIED:
         raise ValueError(f"one_vs_rest carries {', '.join(CARRIED)}, not {attack!r}")
     k, n = oracle.n_classes, oracle.n_rows
+    questions = question_sets(k, code)
+    QuestionOracle(oracle, questions[0])  # refuses an irreducible board before any query
     start = oracle.queries
-    posterior = np.zeros((n, k))
+    # log P(label = c) up to a constant, from every answered question.
+    log_posterior = np.zeros((n, k))
     runs: list[dict[str, Any]] = []
-    for c in range(k - 1):
-        share = None if budget is None else (budget - (oracle.queries - start)) // (k - 1 - c)
+    for i, subset in enumerate(questions):
+        share = None if budget is None else (budget - (oracle.queries - start)) // (len(questions) - i)
         if share is not None and share < 4:
-            raise AttackFailed(f"one_vs_rest: {budget} queries cannot hold {k - 1} binary runs")
-        asked = OneVsRestOracle(oracle, c)
+            raise AttackFailed(f"one_vs_rest: {budget} queries cannot hold {len(questions)} binary runs")
+        asked = QuestionOracle(oracle, subset)
         before = oracle.queries
-        result = run(attack, asked, budget=share, seed=seed + c, **params)
-        yes = result.fill_confidence()
-        posterior[:, c] = np.where(result.labels == 1, yes, 1.0 - yes)
-        runs.append({"class": c, "queries": oracle.queries - before,
+        result = run(attack, asked, budget=share, seed=seed + i, **params)
+        sure = result.fill_confidence()
+        yes = np.where(result.labels == 1, sure, 1.0 - sure)
+        # Each class adds the log-probability of its own answer (a class outside every set, "no" to all).
+        log_posterior += np.where(asked.inside[None, :], np.log(np.maximum(yes, 1e-300))[:, None],
+                                  np.log(np.maximum(1.0 - yes, 1e-300))[:, None])
+        runs.append({"subset": list(subset), "queries": oracle.queries - before, "scale": asked.scale,
                      "complete": bool(result.details.get("complete", False))})
-    # The last class takes what the others leave; a row's posteriors are renormalised (each run is calibrated
-    # on its own question, so they need not sum to one).
-    posterior[:, k - 1] = np.clip(1.0 - posterior[:, : k - 1].sum(axis=1), 0.0, 1.0)
-    total = posterior.sum(axis=1, keepdims=True)
-    posterior = np.where(total > 0, posterior / np.where(total > 0, total, 1.0), 1.0 / k)
+    posterior = np.exp(log_posterior - log_posterior.max(axis=1, keepdims=True))
+    posterior /= posterior.sum(axis=1, keepdims=True)
     labels = posterior.argmax(axis=1).astype(np.int64)
     confidence = np.minimum(posterior.max(axis=1), 1.0 - 1e-9)
     return AttackResult(
         labels=labels,
         queries=oracle.queries - start,
         attack="one_vs_rest",
-        details={"attack": attack, "runs": runs, "confidence": confidence,
+        details={"attack": attack, "code": code, "runs": runs, "confidence": confidence,
                  "complete": all(r["complete"] for r in runs),
                  "mean_posterior": float(np.mean(confidence)) if n else math.nan},
     )

@@ -34,6 +34,7 @@ import numpy as np
 import attacks
 from attacks.fingerprint import DEFAULT_BUDGET as FINGERPRINT_PROBES
 from attacks.hard_label import is_hard_label
+from attacks.one_vs_rest import reducible
 from attacks.oracle import LocalOracle
 from attacks.plan import BREGMAN_METRICS
 from games.population import simulated_population
@@ -249,6 +250,8 @@ def battery(oracle: LocalOracle) -> list[str]:
         "capacity": capacity_metric and float64 and not split,
         "capacity_split": capacity_metric and float64 and split,
         "noisy": binary_logloss and float64 and not split,
+        # The likelihood decoder on every other board it reduces to binary log-loss questions.
+        "one_vs_rest": reducible(oracle.metric, oracle.n_classes) and float64 and not split,
         "prime_batched": binary_logloss and not float64,
         "prime_powers": oracle.metric == "multiclass_logloss",
         "bregman_powers": oracle.metric.split(":")[0] in BREGMAN_METRICS and float64 and not split,
@@ -266,7 +269,7 @@ def forced_params(attack: str, budget: int) -> dict[str, Any]:
     left = max(1, budget - FINGERPRINT_PROBES)
     if attack == "boosting":
         return {"k": left}
-    if attack in ("noisy", "brep"):
+    if attack in ("noisy", "brep", "one_vs_rest"):
         return {"budget": left}
     return {}
 

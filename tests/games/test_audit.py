@@ -114,10 +114,12 @@ def test_the_battery_fits_the_board(labels: np.ndarray) -> None:
     assert "bregman_powers" not in battery(multiclass)  # a public split: paper 001's designs score every row
     itakura = AuditSetup(labels, metric="itakura_saito", public_fraction=None).oracle()
     assert "bregman_powers" in battery(itakura) and "capacity" in battery(itakura)
+    # The likelihood decoder reaches every board one_vs_rest reduces to binary log loss, and no other.
+    assert "one_vs_rest" in battery(itakura) and "one_vs_rest" not in battery(whole)
     # Paper 001's losses with a public split: only the split-aware construction applies.
     brier_split = AuditSetup(np.arange(30) % 3, metric="brier", public_fraction=0.3).oracle()
     assert "capacity_split" in battery(brier_split) and "capacity" not in battery(brier_split)
-    assert "bregman_powers" not in battery(brier_split)
+    assert "bregman_powers" not in battery(brier_split) and "one_vs_rest" not in battery(brier_split)
     badge = AuditSetup(labels, metric="accuracy", public_fraction=None,
                        defenses=[{"name": "threshold", "t": 0.5}]).oracle()
     assert "brep" in battery(badge) and "boosting" not in battery(badge)
