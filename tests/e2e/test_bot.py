@@ -278,3 +278,19 @@ def test_the_bot_recovers_every_public_label_of_a_split_paper001_competition(
     assert (recovered[exact] == labels[exact]).all()
     assert summary["final_public_score_text"] == "0.00000"
     assert stack.submissions_count(slug) == summary["queries"]
+
+
+def test_the_bot_reads_a_noisy_brier_competition_through_binary_questions(stack: LiveStack, tmp_path: Path) -> None:
+    # A 3-class Brier competition with Laplace noise 1e-3 on every release (every row public): the exact designs
+    # cannot carry the noise and the bot used to end at the majority class; one_vs_rest's two questions, each an
+    # exact binary log-loss board decoded by noisy, read every label over HTTP.
+    slug = "bot-noisy-brier"
+    labels = np.random.default_rng(31).integers(0, 3, N_ROWS)
+    stack.competition(slug, labels, decimals=5, metric="brier",
+                      defenses=[{"name": "noise", "kind": "laplace", "scale": 1e-3}])
+    token = stack.participant(f"{slug}-user")
+    code, summary, output = _bot(stack, slug, token, tmp_path / "summary.json", "--budget", "2000")
+    assert code == 0, output + stack.logs()
+    assert summary["fallback"] == "one_vs_rest", summary["reasoning"]
+    assert (_recovered(summary) == labels).mean() >= 0.99
+    assert stack.submissions_count(slug) == summary["queries"] <= 2000
