@@ -282,7 +282,9 @@ def estimate_public_count(
         rows = rng.choice(n, size=size, replace=False)
         t_lo, t_hi = observe(rows, None)
         r_lo, r_hi = t_lo / s_hi, t_hi / s_lo
-        x_lo, x_hi = math.ceil(r_lo * lo - 1e-9), math.floor(r_hi * hi + 1e-9)
+        # x is a count of the set's rows: at most |R| (a wide bracket under noise leaves r·[lo, hi] spanning
+        # several counts, and a set of one row is then pinned only by this).
+        x_lo, x_hi = max(math.ceil(r_lo * lo - 1e-9), 0), min(math.floor(r_hi * hi + 1e-9), size)
         if x_lo != x_hi or x_lo == 0:
             continue
         lo, hi = max(lo, x_lo / r_hi), min(hi, x_lo / r_lo)

@@ -135,6 +135,20 @@ def test_the_public_count_is_measured_exactly(metric: str, k: int, n: int, fract
     assert queries == oracle.queries <= 40
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_a_noisy_count_is_pinned_by_sets_of_one_row(seed: int) -> None:
+    # Laplace 1e-4 on a 3-class Brier board, bound 4e-4: the scan leaves a bracket several times wide, so the
+    # sets phase starts with one row, whose public count r·[lo, hi] spans {1, 2}. It is at most the set's size:
+    # the count used to stay open after all 80 calibration queries (3 of these 4 seeds); it is now exact.
+    labels = np.random.default_rng(seed).integers(0, 3, 300)
+    oracle = split_board(labels, "brier", 3, seed=seed, defenses=[{"name": "noise", "kind": "laplace",
+                                                                    "scale": 1e-4}])
+    oracle.public_fraction = None  # undisclosed: no stated fraction to try first
+    count, queries = estimate_public_count(oracle, 3, noise_bound=4e-4, max_queries=80,
+                                           loss=RowLoss.for_metric("brier", 3, oracle.eps))
+    assert count == int(oracle.spec.hidden.public_mask.sum()) and queries <= 60
+
+
 def test_a_float64_release_and_a_noise_bound_are_handled() -> None:
     """No rounding (the float64 score itself), and Laplace noise under a stated bound."""
     labels = np.random.default_rng(8).integers(0, 3, 120)
