@@ -220,6 +220,10 @@ def after_failure_plans(oracle: Oracle, report: Fingerprint, names: set[str] | N
 SPLIT_BOUND_GROWTH = 4.0
 #: … at most this many times (a failure is cheap: the decoder meets an inconsistent score within a few queries).
 SPLIT_RETRIES = 4
+#: Under seen noise, first the public count at the probes' spread times 1, 2, 4, 8 …
+SPLIT_COUNT_STEPS = 4
+#: … and the labels at this many times the count's bound.
+SPLIT_DECODE_FACTOR = 4.0
 
 
 def split_failure_plans(oracle: Oracle, report: Fingerprint, failed: Plan,
@@ -228,15 +232,31 @@ def split_failure_plans(oracle: Oracle, report: Fingerprint, failed: Plan,
     (any metric it runs on): noise the fingerprint did not see (a defense that draws the same noise for the same
     vector looks noise-free to repeated probes) or more than it saw. Paper 001's doubling trick (§7) on the split
     design: the noise bound starts at a few released units (or the bound that failed) and grows
-    :data:`SPLIT_BOUND_GROWTH`-fold until the decoding is consistent and the claims hold. Empty elsewhere."""
+    :data:`SPLIT_BOUND_GROWTH`-fold until the decoding is consistent and the claims hold. Where noise was seen, the
+    public count is first measured at its own smaller bound (``count_bound``, climbing from the probes' spread) and
+    the labels at :data:`SPLIT_DECODE_FACTOR` times it. Empty elsewhere."""
     names = set(load_attacks()) if names is None else names
     if (failed.attack != "capacity_split" or "capacity_split" not in names or report.decimals is None
             or str(getattr(oracle, "arithmetic", "float64")) != "float64"):
         return []
     bound = max(float(failed.params.get("noise_bound", 0.0)), noise_bound(report.tolerance))
     plans: list[Plan] = []
+    spread = float(getattr(report, "noise_spread", 0.0) or 0.0)
+    if report.noise and spread > 0 and "count_bound" not in failed.params:
+        # The public count first, at bounds climbing from the probes' spread: its calibration pairs are decided
+        # by interval intersection, which stays open when the bound is many noise scales (Brier, K = 3, Laplace
+        # 1e-4: pinned at 4e-4 in 8 of 8 seeds, open at 8e-4 after 80 queries) and goes wrong when a tail draw
+        # passes it (then the decoding fails loudly and the next count bound is tried). The labels at
+        # SPLIT_DECODE_FACTOR times the count's bound: the lattice needs room for the tails of many queries.
+        for step in range(SPLIT_COUNT_STEPS):
+            count = spread * 2.0**step
+            plans.append(Plan("capacity_split", {**failed.params, "noise_bound": SPLIT_DECODE_FACTOR * count,
+                                                 "count_bound": count},
+                              f"capacity_split's scores were inconsistent or its public count stayed open: the count "
+                              f"with noise bound {count:.3g}, the labels with {SPLIT_DECODE_FACTOR * count:.3g}"))
+    counted = len(plans)
     for _ in range(SPLIT_RETRIES):
-        bound *= SPLIT_BOUND_GROWTH if plans or failed.params.get("noise_bound") else 1.0
+        bound *= SPLIT_BOUND_GROWTH if len(plans) > counted or failed.params.get("noise_bound") else 1.0
         params = {**failed.params, "noise_bound": bound}
         plans.append(Plan("capacity_split", params, f"capacity_split's scores were inconsistent: noise the probes "
                           f"did not show (or more than they showed); the split design again with noise bound "

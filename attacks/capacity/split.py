@@ -162,9 +162,13 @@ def capacity_split_attack(
     check: bool = True,
     max_queries: int | None = None,
     hidden_split: bool = False,
+    count_bound: float | None = None,
 ) -> AttackResult:
     """Recover the public mask and the public labels (``-1`` for private rows). ``max_queries`` cuts the run
     (every split but a float64 release's, whose mirrored design cannot stop early) and keeps what it decoded.
+    ``count_bound`` (default ``noise_bound``) is the noise bound of the public count's calibration pairs alone:
+    under noise a count is pinned at a bound the decoding cannot use (Brier, K = 3, Laplace 1e-4: the count at
+    4e-4, the labels at 1.6e-3); a count a tail draw made wrong fails the decoding loudly.
 
     ``n_public``: the number of public rows if known; by default it is measured
     (:func:`attacks.capacity.public_count.estimate_public_count`, 2 queries on a small split). A board that scores
@@ -185,7 +189,8 @@ def capacity_split_attack(
     calibration = 0
     if n_public is None:
         limit = CALIBRATION_QUERIES if max_queries is None else min(CALIBRATION_QUERIES, max_queries)
-        n_public, calibration = estimate_public_count(oracle, classes, noise_bound=noise_bound, max_queries=limit,
+        bound = noise_bound if count_bound is None else count_bound
+        n_public, calibration = estimate_public_count(oracle, classes, noise_bound=bound, max_queries=limit,
                                                       loss=loss if general else None)
     if not 0 < n_public <= n:
         raise AttackFailed(f"n_public = {n_public} is not between 1 and the {n} rows: no public row to attack")

@@ -210,3 +210,19 @@ def test_auto_grows_the_split_noise_bound_when_the_scores_do_not_hold(metric: st
     assert any("noise bound" in line and line.startswith("chose capacity_split: capacity_split's scores")
                for line in result.details["reasoning"])
     assert np.array_equal(result.labels[public], labels[public]) and (result.fill_confidence()[public] == 1.0).all()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_under_seen_noise_the_count_gets_its_own_smaller_bound(seed: int) -> None:
+    """Brier, 3 classes, Laplace 1e-4 seen by the probes: at 20 times their spread the calibration pairs leave
+    the public count open, and 4-fold larger bounds only widen it; auto ended at the majority class (0.36–0.40 of
+    the public labels). The count is now measured at bounds climbing from the spread, the labels at 4 times it."""
+    labels = np.random.default_rng(seed).integers(0, 3, 300)
+    oracle = split_board(labels, "brier", 3, seed=seed,
+                         defenses=[{"name": "noise", "kind": "laplace", "scale": 1e-4}])
+    public = oracle.spec.hidden.public_mask
+    result = attacks.run("auto", oracle, budget=3000, seed=seed)
+    assert result.details["fingerprint"]["noise"] is True
+    assert any("public count stayed open: the count with noise bound" in line for line in result.details["reasoning"])
+    assert np.array_equal(result.labels[public], labels[public]) and (result.fill_confidence()[public] == 1.0).all()
+    assert oracle.queries <= 400
