@@ -280,7 +280,7 @@ def auto(
             raise AttackFailed(f"{plan.attack} gave no labels; the oracle asks for exact labels only")
         if played is None:
             refusing = bool(report.rejected or report.released_nothing)
-            guess_plan = _noisy_plan(view, report, reserve, seed) or best_guess_plan(
+            guess_plan = _noisy_plan(view, report, reserve, seed, exact_failed=True) or best_guess_plan(
                 view, report, f"{plan.attack} gave no labels", seed=seed, query_budget=_guess_budget(view, reserve),
                 accept="improvement" if report.ladder else "threshold",
                 margin=CAMOUFLAGE_MARGIN if refusing else 0.5)
@@ -333,14 +333,21 @@ EXACT_REALIZED = 0.6
 NOISY_SHARE, NOISY_PROBES = 0.45, 24
 
 
-def _noisy_plan(view: BudgetedView, report: Fingerprint, reserve: int, seed: int) -> Plan | None:
+def _noisy_plan(
+    view: BudgetedView, report: Fingerprint, reserve: int, seed: int, *, exact_failed: bool = False
+) -> Plan | None:
     """The likelihood decoder of ``attacks.noisy`` when the exact attack failed on a noisy board that scores every
     row (noise is all that stands in the way) and the budget holds its first batch: on binary log loss directly;
     on every other board ``one_vs_rest`` reduces (K-class log loss, kl, softmax CE; Brier, norm-like and
-    Itakura–Saito on any number of classes) through its binary questions, each its own first batch."""
+    Itakura–Saito on any number of classes) through its binary questions, each its own first batch.
+
+    ``exact_failed``: every exact attack has failed. On a rounded board that ``one_vs_rest`` reduces, noise below
+    the released resolution is then the likely cause even though repeated probes rounded it away (Brier, 10
+    classes, Laplace 1e-5 at 5 decimals), and the likelihood decoder models the rounding as noise."""
     binary = view.metric == "binary_logloss" and view.n_classes == 2
     reduced = "one_vs_rest" in available() and one_vs_rest.reducible(view.metric, view.n_classes)
-    fits = ((binary or reduced) and report.noise and not report.ladder
+    below_resolution = exact_failed and reduced and report.decimals is not None and not report.full_precision
+    fits = ((binary or reduced) and (report.noise or below_resolution) and not report.ladder
             and not report.subsetting and not report.rejected and not report.released_nothing
             and report.public_fraction is None and not report.only_public_moves
             and str(getattr(view, "arithmetic", "float64")) == "float64")

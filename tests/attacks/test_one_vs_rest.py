@@ -142,3 +142,17 @@ def test_auto_skips_an_exact_design_that_cannot_carry_one_label_a_query() -> Non
     assert any("capacity skipped" in line for line in result.details["reasoning"])
     assert result.details["attack"] == "one_vs_rest" and result.accuracy(y) >= 0.99
     assert oracle.queries < 1000
+
+
+def test_auto_reads_noise_hidden_below_the_resolution_through_binary_questions() -> None:
+    # Laplace 1e-5 rounded to 5 decimals on a 10-class Brier board: repeated probes round to the same text, so
+    # the fingerprint sees no noise; capacity's lattice and paper 001's doubling both fail on the rare draw that
+    # crosses a rounding edge, and auto ended at the majority class (0.115). With every exact attack failed on a
+    # rounded board, the likelihood decoder models the rounding as noise and reads every label.
+    y = np.random.default_rng(0).integers(0, 10, 540)
+    chain = [{"name": "noise", "kind": "laplace", "scale": 1e-5}, {"name": "rounding", "decimals": 5}]
+    oracle = LocalOracle(y, metric="brier", decimals=None, seed=0, defenses=chain)
+    result = attacks.run("auto", oracle, budget=2000, seed=0)
+    assert result.details["fingerprint"]["noise"] is False
+    assert result.details["fallback"] == "one_vs_rest" and result.accuracy(y) == 1.0
+    assert oracle.queries <= 2000
