@@ -345,6 +345,9 @@ def _noisy_plan(
     the released resolution is then the likely cause even though repeated probes rounded it away (Brier, 10
     classes, Laplace 1e-5 at 5 decimals), and the likelihood decoder models the rounding as noise."""
     binary = view.metric == "binary_logloss" and view.n_classes == 2
+    split = report.public_fraction is not None or bool(report.only_public_moves)
+    if split:
+        return _noisy_split_plan(view, report, reserve, seed) if exact_failed and binary else None
     reduced = "one_vs_rest" in available() and one_vs_rest.reducible(view.metric, view.n_classes)
     below_resolution = exact_failed and reduced and report.decimals is not None and not report.full_precision
     fits = ((binary or reduced) and (report.noise or below_resolution) and not report.ladder
@@ -362,6 +365,27 @@ def _noisy_plan(
                     "board), each decoded by likelihood from random-sign queries")
     return Plan("noisy", {"budget": left, "seed": seed},
                 "noise beyond what an exact design tolerates: likelihood decoding of repeated random-sign queries")
+
+
+#: Design queries ``noisy_split`` needs at least, as a share of the rows (its first batch), plus its noise probes.
+NOISY_SPLIT_SHARE = 0.6
+
+
+def _noisy_split_plan(view: BudgetedView, report: Fingerprint, reserve: int, seed: int) -> Plan | None:
+    """``noisy_split`` on a binary log-loss board that scores a public split, once ``capacity_split`` and its
+    retries failed: noise (seen, or below the resolution on a rounded board) beyond what the exact split design
+    carries, decoded by likelihood with a third state per row, "not scored"."""
+    seen = report.noise or (report.decimals is not None and not report.full_precision)
+    fits = (seen and "noisy_split" in available() and not report.ladder and not report.subsetting
+            and not report.rejected and not report.released_nothing
+            and str(getattr(view, "arithmetic", "float64")) == "float64")
+    left = _guess_budget(view, reserve)
+    if not fits or (left is not None and left < NOISY_SPLIT_SHARE * view.n_rows + NOISY_PROBES):
+        return None
+    return Plan("noisy_split", {"budget": left, "seed": seed},
+                "noise beyond what the exact split design carries: likelihood decoding of random-sign queries "
+                "with three states a row (label 0, label 1, not scored), the public count read from the releases' "
+                "spread")
 
 
 def _cannot_carry(view: BudgetedView, plan: Plan) -> bool:
@@ -559,7 +583,10 @@ def _floor(
     left = _guess_budget(view, reserve)
     check_budget = 0 if view.metric != "binary_logloss" or report.ladder else (
         2 * BANDS if left is None else left)
-    outcome = apply_floor(view, labels, confidence, report, rates, check_budget=check_budget)
+    mask = details.get("attack_details", {}).get("public_mask") if played is None else None
+    known_public = np.asarray(mask, dtype=bool) if mask is not None and len(mask) == len(labels) else None
+    outcome = apply_floor(view, labels, confidence, report, rates, check_budget=check_budget,
+                          known_public=known_public)
     reasoning.extend(outcome.lines or [])
     details["floor"] = {"moved_before": outcome.moved_before, "moved_after": outcome.moved_after,
                         "check_queries": outcome.checks}

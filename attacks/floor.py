@@ -178,10 +178,12 @@ def apply_floor(
     rates: np.ndarray | None,
     *,
     check_budget: int,
+    known_public: np.ndarray | None = None,
 ) -> FloorOutcome:
     """Floor ``labels``/``confidence`` in place (binary boards): see the module docstring. ``rates``: the class
     shares of the rows still guessed (the majority class and its share); ``check_budget``: queries it may
-    spend on check pairs."""
+    spend on check pairs; ``known_public``: rows the guess itself found scored (``noisy_split``'s mask), which
+    a check measures in full rather than at the split's share."""
     out = FloorOutcome(lines=[])
     lines = out.lines
     assert lines is not None
@@ -254,8 +256,10 @@ def apply_floor(
             continue
         accuracy = check.accuracy
         if split is not None:
-            # The pair measured the band's public rows; its private rows' guesses saw no score at all.
-            accuracy = split * accuracy + (1 - split) * (1 - share)
+            # The pair measured the band's public rows; its private rows' guesses saw no score at all. A row the
+            # guess found public is public; any other is at the split's share.
+            public = split if known_public is None else float(np.mean(np.where(known_public[band], 1.0, split)))
+            accuracy = public * accuracy + (1 - public) * (1 - share)
         verdict = accuracy - Z * check.se > 0.5
         posterior = float(confidence[band].mean())
         lines.append(f"floor: check of {len(band)} row(s) (posterior {posterior:.3f}, {repeats} pair(s)): accuracy "

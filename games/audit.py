@@ -250,6 +250,7 @@ def battery(oracle: LocalOracle) -> list[str]:
         "capacity": capacity_metric and float64 and not split,
         "capacity_split": capacity_metric and float64 and split,
         "noisy": binary_logloss and float64 and not split,
+        "noisy_split": binary_logloss and float64 and split,
         # The likelihood decoder on every other board it reduces to binary log-loss questions.
         "one_vs_rest": reducible(oracle.metric, oracle.n_classes) and float64 and not split,
         "prime_batched": binary_logloss and not float64,
@@ -269,7 +270,7 @@ def forced_params(attack: str, budget: int) -> dict[str, Any]:
     left = max(1, budget - FINGERPRINT_PROBES)
     if attack == "boosting":
         return {"k": left}
-    if attack in ("noisy", "brep", "one_vs_rest"):
+    if attack in ("noisy", "noisy_split", "brep", "one_vs_rest"):
         return {"budget": left}
     return {}
 

@@ -108,7 +108,8 @@ def test_the_battery_fits_the_board(labels: np.ndarray) -> None:
     split = AuditSetup(labels, public_fraction=0.3).oracle()
     whole = AuditSetup(labels, public_fraction=None).oracle()
     assert battery(split)[0] == "auto" and "capacity_split" in battery(split) and "capacity" not in battery(split)
-    assert {"capacity", "noisy", "boosting"} <= set(battery(whole))
+    assert {"capacity", "noisy", "boosting"} <= set(battery(whole)) and "noisy_split" not in battery(whole)
+    assert "noisy_split" in battery(split) and "noisy" not in battery(split)
     multiclass = AuditSetup(np.arange(30) % 3, metric="multiclass_logloss").oracle()
     assert "prime_powers" in battery(multiclass) and "boosting" not in battery(multiclass)
     assert "bregman_powers" not in battery(multiclass)  # a public split: paper 001's designs score every row

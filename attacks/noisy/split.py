@@ -1,0 +1,226 @@
+"""``noisy_split``: the likelihood decoder of :mod:`attacks.noisy` on a binary log-loss board that scores only a
+public split the attacker does not know, where noise is beyond what ``capacity_split``'s exact design carries.
+
+The random-sign design of ``noisy`` (every row at the clipping edge ``p_lo`` or ``1 − p_lo`` with a fresh random
+sign ``s``) still reads as a linear channel. A public row adds ``lo + (hi − lo)·[its label is on the far side]``
+to the sum over the ``n_pub`` public rows, i.e. ``lo + (hi − lo)/2 + (hi − lo)/2·s·t`` with ``t = 2y − 1``; a
+private row adds nothing. So the released mean, less the known ``lo + (hi − lo)/2``, is
+
+    r_q = κ · Σ_i s_qi t_i + noise,   t_i ∈ {−1, 0, +1} (0: private),   κ = (hi − lo)/(2·n_pub),
+
+a ternary unknown per row (0 = not scored) behind an unknown scale. Over random signs ``E[r²] = κ²·n_pub + σ²``,
+so the releases' own spread gives ``n_pub = (hi − lo)²/(4·(mean r² − σ²))`` with ``σ`` from the probes (the
+``noisy`` probes still score ``ln 2`` and the clipping-edge level whatever the split). Decoding is approximate
+message passing with the Bayes denoiser of the three-point prior (public share ``f = n_pub/N``), then maximum
+likelihood under the fitted noise density by moving one row between the three states at a time (every move's
+gain from one ``Sᵀ`` product per step size), ``κ`` re-read from the count of public rows; each row gets the
+posterior of its state given the rest. Queries are added in batches until the residuals fit the noise model and
+every posterior clears ``1 − target/N``.
+
+It returns the public labels (``-1`` where a row is private), ``details["public_mask"]`` and the posteriors;
+registered ``exact=False``. It only calls ``oracle.submit`` and reads ``n_rows``, ``n_classes``, ``metric``,
+``eps`` and ``decimals``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from attacks.noisy.attack import GUESS_CEILING, calibrate, default_probes, fit_noise
+from attacks.noisy.decoder import NoiseModel
+from attacks.noisy.design import SignDesign
+from attacks.oracle import Oracle
+from attacks.registry import register
+from attacks.result import AttackFailed, AttackResult
+
+#: The three states of a row: private (0) or public with label 0 (−1) or 1 (+1).
+STATES = np.array([-1.0, 0.0, 1.0])
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    top = logits.max(axis=1, keepdims=True)
+    w = np.exp(logits - top)
+    return np.asarray(w / w.sum(axis=1, keepdims=True))
+
+
+def amp_ternary(
+    design: SignDesign, r: np.ndarray, noise_std: np.ndarray | float, *, kappa: float, log_prior: np.ndarray,
+    iterations: int = 80, damping: float = 0.3,
+) -> np.ndarray:
+    """Posterior probabilities (N × 3, over :data:`STATES`) by AMP on ``r = κ·S t + noise`` with the three-point
+    prior ``exp(log_prior)``; rows whitened by ``noise_std``, columns normalised (as :func:`~attacks.noisy.decoder.
+    amp_signs`)."""
+    m, n = len(design), design.n
+    std = np.broadcast_to(np.asarray(noise_std, dtype=np.float64), (m,))
+    row = float(np.median(std)) / std
+    unit = kappa * math.sqrt(float(np.sum(row**2)))
+    a = kappa * row / unit
+    y = np.asarray(r, dtype=np.float64) * row / unit
+    prior = np.exp(log_prior - log_prior.max())
+    prior /= prior.sum()
+    x = np.full(n, float(prior @ STATES))
+    z = y - design.matvec(x, a)
+    probs = np.tile(prior, (n, 1))
+    for _ in range(iterations):
+        tau2 = max(float(z @ z) / m, 1e-30)
+        rhat = x + design.rmatvec(z, a)
+        probs = _softmax(log_prior[None, :] - (rhat[:, None] - STATES[None, :]) ** 2 / (2 * tau2))
+        x_new = probs @ STATES
+        v_new = probs @ STATES**2 - x_new**2
+        x_new = damping * x + (1 - damping) * x_new
+        z = y - design.matvec(x_new, a) + (n / m) * float(v_new.mean()) / tau2 * z
+        if np.max(np.abs(x_new - x)) < 1e-9:
+            break
+        x = x_new
+    return probs
+
+
+def move_gains(
+    design: SignDesign, residual: np.ndarray, noise: NoiseModel, t: np.ndarray, kappa: float, log_prior: np.ndarray
+) -> np.ndarray:
+    """(N × 3) log-posterior gain of moving each row to each state, the others fixed (0 for its own state;
+    ``-inf`` nowhere: every state is reachable). Moving row ``i`` by ``d`` shifts query ``q``'s residual by
+    ``−κ·s_qi·d``, one of two values per query, so each ``d`` costs one ``Sᵀ`` product (as
+    :func:`~attacks.noisy.decoder.sign_gains`)."""
+    base = noise.loglik(residual)
+    index = (np.asarray(t, dtype=np.int64) + 1)
+    gains = np.zeros((design.n, 3))
+    for d in (-2, -1, 1, 2):
+        target = index + d
+        ok = (target >= 0) & (target <= 2)
+        if not ok.any():
+            continue
+        g_plus = noise.loglik(residual - d * kappa) - base
+        g_minus = noise.loglik(residual + d * kappa) - base
+        g = float(np.sum(g_plus + g_minus)) / 2 + design.rmatvec((g_plus - g_minus) / 2)
+        rows = np.flatnonzero(ok)
+        gains[rows, target[rows]] = g[rows] + log_prior[target[rows]] - log_prior[index[rows]]
+    return gains
+
+
+def refine_ternary(
+    design: SignDesign, r: np.ndarray, noise: NoiseModel, start: np.ndarray, kappa: float, log_prior: np.ndarray,
+    *, rounds: int = 200,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Coordinate ascent on the log-posterior from ``start`` (states −1/0/+1): every row that gains moves to its
+    best state at once if that raises the objective, else the best single move; returns the states and the
+    (N × 3) posteriors of each row's state given the rest."""
+    t = np.asarray(start, dtype=np.int64).copy()
+    r = np.asarray(r, dtype=np.float64)
+
+    def objective(res: np.ndarray, states: np.ndarray) -> float:
+        return float(noise.loglik(res).sum()) + float(log_prior[states + 1].sum())
+
+    residual = r - kappa * design.matvec(t.astype(np.float64))
+    gains = move_gains(design, residual, noise, t, kappa, log_prior)
+    for _ in range(rounds):
+        best = gains.argmax(axis=1)
+        best_gain = gains[np.arange(design.n), best]
+        movers = np.flatnonzero(best_gain > 1e-12)
+        if len(movers) == 0:
+            break
+        current = objective(residual, t)
+        if len(movers) > 1:
+            trial = t.copy()
+            trial[movers] = best[movers] - 1
+            res_trial = r - kappa * design.matvec(trial.astype(np.float64))
+            if objective(res_trial, trial) > current:
+                t, residual = trial, res_trial
+                gains = move_gains(design, residual, noise, t, kappa, log_prior)
+                continue
+        i = int(np.argmax(best_gain))
+        residual = residual - kappa * design.column(i) * float(best[i] - 1 - t[i])
+        t[i] = best[i] - 1
+        gains = move_gains(design, residual, noise, t, kappa, log_prior)
+    return t, _softmax(gains)
+
+
+def public_count(r: np.ndarray, spread: float, noise_var: float, n: int) -> int:
+    """``n_pub`` from the releases' spread: ``E[r²] = κ²·n_pub + σ²`` with ``κ = spread/(2·n_pub)``."""
+    excess = float(np.mean(np.asarray(r) ** 2)) - noise_var
+    if excess <= 0:
+        return n
+    return int(np.clip(round(spread**2 / (4 * excess)), 1, n))
+
+
+def _log_prior(public: float, balance: float) -> np.ndarray:
+    f = float(np.clip(public, 1e-3, 1 - 1e-3))
+    b = float(np.clip(balance, 0.02, 0.98))
+    return np.log(np.array([f * (1 - b), 1 - f, f * b]))
+
+
+@register("noisy_split", exact=False)
+def noisy_split(
+    oracle: Oracle, *, budget: int | None = None, probes: int | None = None, target: float = 1e-3,
+    start_ratio: float = 0.6, step_ratio: float = 0.15, max_ratio: int = 8, seed: int = 0,
+) -> AttackResult:
+    """Recover the public mask and labels of a binary log-loss board with an undisclosed split, through noise
+    (module docstring). ``budget`` caps the submissions (probes included); without one it stops at ``max_ratio·N``
+    design queries. ``target``: the tolerated expected number of wrong states."""
+    if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
+        raise AttackFailed(f"noisy_split: needs binary log loss, not {oracle.metric} with {oracle.n_classes} "
+                           "classes")
+    n = oracle.n_rows
+    start = oracle.queries
+    limit = budget if budget is not None else max_ratio * n + (probes or default_probes(n))
+    fitted = fit_noise(oracle, min(probes or default_probes(n), max(4, limit // 4)))
+    delta = 10.0 ** -oracle.decimals if oracle.decimals is not None else 1e-15
+    floor = delta / math.sqrt(12)
+    rng = np.random.default_rng(seed)
+    design = SignDesign(n, oracle.eps)
+    spread = design.unit * n  # hi − lo
+    centre = design._lo + spread / 2
+    threshold = 1 - target / n
+    want = math.ceil(start_ratio * n)
+    t = np.zeros(n, dtype=np.int64)
+    probs = np.full((n, 3), 1 / 3)
+    complete = fits = False
+    fit_stat = math.inf
+    n_pub = n
+    while True:
+        while len(design) < want and oracle.queries - start < limit:
+            signs = rng.integers(0, 2, n) * 2 - 1
+            released = oracle.submit(design.predictions(signs))
+            if released is not None:
+                design.add(signs, float(released))
+        if len(design) < 4:
+            raise AttackFailed("noisy_split: the budget leaves no room for a design query")
+        # Signs s = +1 put a row at p_lo (its loss is far when y = 1): the row adds κ·(2y − 1)·s … with SignDesign's
+        # convention s = +1 ↔ p_lo, the release is centre + κ·Σ s·t (t = 2y − 1 on public rows).
+        r = np.asarray(design.releases) - centre
+        noise = fitted.model_for(np.asarray(design.releases), floor)
+        std = np.broadcast_to(noise.std(), r.shape)
+        n_pub = public_count(r, spread, float(np.mean(std**2)), n)
+        for _ in range(3):  # κ and the share of public rows from the count, then from the decoding
+            kappa = spread / (2 * n_pub)
+            log_prior = _log_prior(n_pub / n, 0.5)
+            probs = amp_ternary(design, r, std, kappa=kappa, log_prior=log_prior)
+            t, probs = refine_ternary(design, r, noise, probs.argmax(axis=1) - 1, kappa, log_prior)
+            counted = int(np.count_nonzero(t))
+            if counted == n_pub or counted == 0:
+                break
+            n_pub = counted
+        kappa = spread / (2 * max(n_pub, 1))
+        residual = (r - kappa * design.matvec(t.astype(np.float64))) / std
+        fit_stat = float(np.mean(residual**2))
+        kurt = 6.0 if noise.kind == "laplace" else 3.0
+        slack = 4 * math.sqrt((kurt - 1) / len(r)) + 3 * math.sqrt(5 / fitted.probes)
+        fits = fit_stat <= 1 + slack + 0.5 * (fitted.kind == "rounding")
+        sure = probs[np.arange(n), t + 1]
+        if fits and sure.min() >= threshold:
+            complete = True
+            break
+        if oracle.queries - start >= limit:
+            break
+        want = len(design) + max(1, math.ceil(step_ratio * n))
+    sure = calibrate(probs[np.arange(n), t + 1], fit_stat, fits)
+    public = t != 0
+    labels = np.where(public, (t + 1) // 2, -1).astype(np.int64)
+    return AttackResult(
+        "noisy_split", labels, confidence=np.where(public, np.minimum(sure, GUESS_CEILING), 0.0),
+        details={"confidence": sure, "complete": complete, "public_mask": public, "n_public": int(public.sum()),
+                 "noise": {"kind": fitted.kind, "scale": fitted.scale, "std": fitted.std},
+                 "design_queries": len(design), "fit": fit_stat},
+    )
