@@ -225,6 +225,8 @@ def apply_floor(
     n_scored = oracle.n_rows * (split if split is not None else 1.0)
     if report.scored_rows_estimate is not None and sampled:
         n_scored = float(report.scored_rows_estimate)
+    if known_public is not None and known_public.any():
+        n_scored = float(known_public.sum())  # the guess's own count (the fingerprint's is a noisy probe's)
     noise = max(report.noise_spread, report.tolerance) if report.noise else report.tolerance
     idx = np.flatnonzero(moved)
     pairs = min(BANDS, check_budget // 2)

@@ -90,3 +90,17 @@ def test_auto_reads_a_split_board_whose_noise_defeats_the_exact_split_design() -
 def test_it_refuses_a_board_it_cannot_model() -> None:
     with pytest.raises(AttackFailed, match="binary log loss"):
         attacks.run("noisy_split", LocalOracle(np.arange(30) % 3, metric="multiclass_logloss"))
+
+
+def test_the_floor_counts_the_rows_the_guess_found_public() -> None:
+    # Laplace 0.3: the fingerprint's estimate of the scored rows is a noisy probe's (3.7 of 90 here), and the
+    # floor sent the whole decoded band back to the majority class as "not scored" (0.589 of the public labels).
+    # The guess's own mask and count now weigh its check.
+    labels = np.random.default_rng(1000).integers(0, 2, 300)
+    oracle = LocalOracle(labels, metric="binary_logloss", decimals=5, public_fraction=0.3, seed=0,
+                         defenses=[{"name": "noise", "kind": "laplace", "scale": 0.3}])
+    public = oracle.spec.hidden.public_mask
+    result = attacks.run("auto", oracle, budget=6000, seed=0)
+    assert result.details["fallback"] == "noisy_split"
+    assert any(line.startswith("floor: check of") and line.endswith("kept") for line in result.details["reasoning"])
+    assert np.array_equal(result.labels[public], labels[public])
