@@ -9,6 +9,7 @@ from its checkpoint without re-submitting anything; the quota path stops cleanly
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -293,4 +294,25 @@ def test_the_bot_reads_a_noisy_brier_competition_through_binary_questions(stack:
     assert code == 0, output + stack.logs()
     assert summary["fallback"] == "one_vs_rest", summary["reasoning"]
     assert (_recovered(summary) == labels).mean() >= 0.99
+    assert stack.submissions_count(slug) == summary["queries"] <= 2000
+
+
+def test_the_bot_reads_the_public_labels_of_a_split_competition_through_heavy_noise(
+    stack: LiveStack, tmp_path: Path
+) -> None:
+    # Binary log loss, the default 30 % public split, Laplace 0.1 on every release: capacity_split and its retries
+    # fail, and the bot ended at the public majority after spending its budget on boosting. noisy_split (three
+    # states a row: label 0, label 1, not scored) reads the mask and every public label over HTTP.
+    slug = "bot-noisy-split"
+    labels = np.random.default_rng(1000).integers(0, 2, N_ROWS)
+    stack.competition(slug, labels, decimals=5, public_fraction=0.3,
+                      defenses=[{"name": "noise", "kind": "laplace", "scale": 0.1}])
+    token = stack.participant(f"{slug}-user")
+    code, summary, output = _bot(stack, slug, token, tmp_path / "summary.json", "--budget", "2000")
+    assert code == 0, output + stack.logs()
+    assert summary["fallback"] == "noisy_split", summary["reasoning"]
+    # The host sees the final submission's raw public score: its labels, each staked at its posterior, lose less
+    # than one wrong label staked at 0.9 would (ln 10 over the 90 public rows): every public label is right.
+    final = stack.host.host_submissions(slug)[0]
+    assert final.raw_public is not None and final.raw_public < math.log(10) / round(0.3 * N_ROWS)
     assert stack.submissions_count(slug) == summary["queries"] <= 2000
