@@ -343,7 +343,8 @@ def _noisy_plan(
 
     ``exact_failed``: every exact attack has failed. On a rounded board that ``one_vs_rest`` reduces, noise below
     the released resolution is then the likely cause even though repeated probes rounded it away (Brier, 10
-    classes, Laplace 1e-5 at 5 decimals), and the likelihood decoder models the rounding as noise."""
+    classes, Laplace 1e-5 at 5 decimals), and the likelihood decoder models the rounding as noise. On a board
+    that scores a public split only ``noisy_split`` applies (binary log loss, once every exact attack failed)."""
     binary = view.metric == "binary_logloss" and view.n_classes == 2
     split = report.public_fraction is not None or bool(report.only_public_moves)
     if split:
@@ -352,7 +353,6 @@ def _noisy_plan(
     below_resolution = exact_failed and reduced and report.decimals is not None and not report.full_precision
     fits = ((binary or reduced) and (report.noise or below_resolution) and not report.ladder
             and not report.subsetting and not report.rejected and not report.released_nothing
-            and report.public_fraction is None and not report.only_public_moves
             and str(getattr(view, "arithmetic", "float64")) == "float64")
     left = _guess_budget(view, reserve)
     runs = 1 if binary else len(one_vs_rest.question_sets(view.n_classes))
