@@ -348,7 +348,7 @@ def _noisy_plan(
     binary = view.metric == "binary_logloss" and view.n_classes == 2
     split = report.public_fraction is not None or bool(report.only_public_moves)
     if split:
-        return _noisy_split_plan(view, report, reserve, seed) if exact_failed and binary else None
+        return _noisy_split_plan(view, report, reserve, seed) if exact_failed else None
     reduced = "one_vs_rest" in available() and one_vs_rest.reducible(view.metric, view.n_classes)
     below_resolution = exact_failed and reduced and report.decimals is not None and not report.full_precision
     fits = ((binary or reduced) and (report.noise or below_resolution) and not report.ladder
@@ -372,20 +372,29 @@ NOISY_SPLIT_SHARE = 0.6
 
 
 def _noisy_split_plan(view: BudgetedView, report: Fingerprint, reserve: int, seed: int) -> Plan | None:
-    """``noisy_split`` on a binary log-loss board that scores a public split, once ``capacity_split`` and its
-    retries failed: noise (seen, or below the resolution on a rounded board) beyond what the exact split design
-    carries, decoded by likelihood with a third state per row, "not scored"."""
+    """``noisy_split`` on a board that scores a public split, once ``capacity_split`` and its retries failed:
+    noise (seen, or below the resolution on a rounded board) beyond what the exact split design carries, decoded
+    by likelihood with a third state per row, "not scored". On binary log loss directly; on the boards
+    ``one_vs_rest`` reduces through its questions when they halve the classes (an even K, or two classes)."""
     seen = report.noise or (report.decimals is not None and not report.full_precision)
     fits = (seen and "noisy_split" in available() and not report.ladder and not report.subsetting
             and not report.rejected and not report.released_nothing
             and str(getattr(view, "arithmetic", "float64")) == "float64")
+    binary = view.metric == "binary_logloss" and view.n_classes == 2
+    reduced = ("one_vs_rest" in available() and one_vs_rest.reducible(view.metric, view.n_classes)
+               and all(2 * len(q) == view.n_classes for q in one_vs_rest.question_sets(view.n_classes)))
+    runs = 1 if binary else len(one_vs_rest.question_sets(view.n_classes))
     left = _guess_budget(view, reserve)
-    if not fits or (left is not None and left < NOISY_SPLIT_SHARE * view.n_rows + NOISY_PROBES):
+    if not fits or not (binary or reduced) or (
+            left is not None and left < runs * (NOISY_SPLIT_SHARE * view.n_rows + NOISY_PROBES)):
         return None
-    return Plan("noisy_split", {"budget": left, "seed": seed},
-                "noise beyond what the exact split design carries: likelihood decoding of random-sign queries "
-                "with three states a row (label 0, label 1, not scored), the public count read from the releases' "
-                "spread")
+    reason = ("noise beyond what the exact split design carries: likelihood decoding of random-sign queries with "
+              "three states a row (label 0, label 1, not scored), the public count read from the releases' spread")
+    if reduced:
+        return Plan("one_vs_rest", {"attack": "noisy_split", "budget": left, "seed": seed},
+                    f"{reason}; on {view.metric} with {view.n_classes} classes through {runs} balanced binary "
+                    "question(s) ('is the label in S?', |S| = K/2)")
+    return Plan("noisy_split", {"budget": left, "seed": seed}, reason)
 
 
 def _cannot_carry(view: BudgetedView, plan: Plan) -> bool:

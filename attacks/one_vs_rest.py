@@ -50,7 +50,9 @@ from attacks.result import AttackFailed, AttackResult
 from scoring.metrics import Metric, get_metric
 
 #: The binary attacks the adapter can carry: they read the board only through ``submit`` and its public facts.
-CARRIED = ("noisy",)
+#: ``noisy_split`` (a board with an unknown public split) only through balanced questions (``|S| = K/2``): their
+#: two edge rows carry the same offset ``β``, so the mean offset over the unknown public rows is the known one.
+CARRIED = ("noisy", "noisy_split")
 #: Metrics whose rows reduce with ``λ = 1`` in closed form (the log loss, possibly sent as logits).
 LOG_LOSSES = ("multiclass_logloss", "binary_logloss", "kl", "softmax_ce", "sigmoid_ce")
 #  (on two classes each is the binary log loss already: nothing to reduce)
@@ -263,9 +265,13 @@ def one_vs_rest(
     k, n = oracle.n_classes, oracle.n_rows
     questions = question_sets(k, code)
     QuestionOracle(oracle, questions[0])  # refuses an irreducible board before any query
+    split = attack == "noisy_split"
+    if split and any(2 * len(subset) != k for subset in questions):
+        raise AttackFailed(f"one_vs_rest: noisy_split needs questions that halve the classes (an even K), not "
+                           f"K = {k}: an unbalanced question's edge rows carry offsets the unknown split weighs")
     start = oracle.queries
-    # log P(label = c) up to a constant, from every answered question.
-    log_posterior = np.zeros((n, k))
+    # log P(label = c) up to a constant, from every answered question; with a split, a last column: not scored.
+    log_posterior = np.zeros((n, k + 1 if split else k))
     runs: list[dict[str, Any]] = []
     for i, subset in enumerate(questions):
         share = None if budget is None else (budget - (oracle.queries - start)) // (len(questions) - i)
@@ -274,22 +280,33 @@ def one_vs_rest(
         asked = QuestionOracle(oracle, subset)
         before = oracle.queries
         result = run(attack, asked, budget=share, seed=seed + i, **params)
-        sure = result.fill_confidence()
-        yes = np.where(result.labels == 1, sure, 1.0 - sure)
-        # Each class adds the log-probability of its own answer (a class outside every set, "no" to all).
-        log_posterior += np.where(asked.inside[None, :], np.log(np.maximum(yes, 1e-300))[:, None],
-                                  np.log(np.maximum(1.0 - yes, 1e-300))[:, None])
+        if split:
+            # The states' posteriors (not in S, not scored, in S): each class takes its answer's, "private" its own.
+            states = np.log(np.maximum(np.asarray(result.details["state_posteriors"]), 1e-300))
+            log_posterior[:, :k] += np.where(asked.inside[None, :], states[:, [2]], states[:, [0]])
+            log_posterior[:, k] += states[:, 1]
+        else:
+            sure = result.fill_confidence()
+            yes = np.where(result.labels == 1, sure, 1.0 - sure)
+            # Each class adds the log-probability of its own answer (a class outside every set, "no" to all).
+            log_posterior += np.where(asked.inside[None, :], np.log(np.maximum(yes, 1e-300))[:, None],
+                                      np.log(np.maximum(1.0 - yes, 1e-300))[:, None])
         runs.append({"subset": list(subset), "queries": oracle.queries - before, "scale": asked.scale,
                      "complete": bool(result.details.get("complete", False))})
     posterior = np.exp(log_posterior - log_posterior.max(axis=1, keepdims=True))
     posterior /= posterior.sum(axis=1, keepdims=True)
     labels = posterior.argmax(axis=1).astype(np.int64)
     confidence = np.minimum(posterior.max(axis=1), 1.0 - 1e-9)
+    extra: dict[str, Any] = {}
+    if split:
+        labels = np.where(labels == k, -1, labels)
+        extra["public_mask"] = labels >= 0
+        confidence = np.where(labels >= 0, confidence, 0.0)
     return AttackResult(
         labels=labels,
         queries=oracle.queries - start,
         attack="one_vs_rest",
         details={"attack": attack, "code": code, "runs": runs, "confidence": confidence,
                  "complete": all(r["complete"] for r in runs),
-                 "mean_posterior": float(np.mean(confidence)) if n else math.nan},
+                 "mean_posterior": float(np.mean(confidence)) if n else math.nan, **extra},
     )

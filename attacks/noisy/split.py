@@ -221,6 +221,7 @@ def noisy_split(
     return AttackResult(
         "noisy_split", labels, confidence=np.where(public, np.minimum(sure, GUESS_CEILING), 0.0),
         details={"confidence": sure, "complete": complete, "public_mask": public, "n_public": int(public.sum()),
+                 "state_posteriors": probs,
                  "noise": {"kind": fitted.kind, "scale": fitted.scale, "std": fitted.std},
                  "design_queries": len(design), "fit": fit_stat},
     )

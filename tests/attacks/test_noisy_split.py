@@ -104,3 +104,38 @@ def test_the_floor_counts_the_rows_the_guess_found_public() -> None:
     assert result.details["fallback"] == "noisy_split"
     assert any(line.startswith("floor: check of") and line.endswith("kept") for line in result.details["reasoning"])
     assert np.array_equal(result.labels[public], labels[public])
+
+
+@pytest.mark.parametrize(("metric", "k", "scale"), [("brier", 10, 1e-4), ("multiclass_logloss", 6, 1e-2),
+                                                    ("brier", 2, 1e-2)])
+def test_balanced_questions_carry_it_to_k_class_and_brier_boards(metric: str, k: int, scale: float) -> None:
+    # A question that halves the classes gives its two edge rows the same offset, so the unknown split weighs
+    # none: each question is a binary split board, and the three-state posteriors of the questions combine into
+    # K + 1 states a row (K labels, not scored).
+    labels = np.random.default_rng(0).integers(0, k, 300)
+    oracle = LocalOracle(labels, metric=metric, decimals=5, public_fraction=0.3, seed=0,
+                         defenses=[{"name": "noise", "kind": "laplace", "scale": scale}])
+    public = oracle.spec.hidden.public_mask
+    oracle.public_fraction = None
+    result = attacks.run("one_vs_rest", oracle, attack="noisy_split", budget=6000, seed=0)
+    assert np.array_equal(result.details["public_mask"], public)
+    assert np.array_equal(result.labels[public], labels[public]) and (result.labels[~public] == -1).all()
+
+
+def test_an_unbalanced_question_is_refused_before_any_query() -> None:
+    oracle = LocalOracle(np.arange(30) % 3, metric="brier", decimals=5, public_fraction=0.3)
+    with pytest.raises(AttackFailed, match="halve the classes"):
+        attacks.run("one_vs_rest", oracle, attack="noisy_split", budget=1000)
+    assert oracle.queries == 0
+
+
+def test_auto_reads_the_split_ten_class_brier_board_the_multiclass_game_called_safe() -> None:
+    # Digits-sized: 540 rows, 10 classes, Brier, 30 % split, Laplace 1e-4. capacity_split cannot pin the public
+    # count or carry the noise, and auto guessed the public rows' majority class (0.099 of them right).
+    labels = np.random.default_rng(0).integers(0, 10, 540)
+    chain = [{"name": "noise", "kind": "laplace", "scale": 1e-4}, {"name": "rounding", "decimals": 5}]
+    oracle = LocalOracle(labels, metric="brier", decimals=None, public_fraction=0.3, seed=0, defenses=chain)
+    public = oracle.spec.hidden.public_mask
+    result = attacks.run("auto", oracle, budget=2000, seed=0)
+    assert result.details["fallback"] == "one_vs_rest", result.details["reasoning"]
+    assert np.array_equal(result.labels[public], labels[public]) and oracle.queries <= 2000
