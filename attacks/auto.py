@@ -67,6 +67,9 @@ from attacks.plan import (
 from attacks.registry import CONFIRMED, available, register, run
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
 
+#: The highest confidence a guess reports: 1.0 marks the labels an exact attack vouches for.
+GUESS_CEILING = 1.0 - 1e-9
+
 #: Exact attacks that take ``max_queries`` and return what they decoded when it runs out.
 TRUNCATABLE = frozenset({"camouflage", "capacity", "capacity_split", "prime_batched", "robust_batched",
                          "prime_powers", "subsetting", "randomized_response", "bregman_powers",
@@ -649,6 +652,8 @@ def _fill_majority(
         return
     guess, share = majority_labels(int(open_rows.sum()), rates)
     labels[open_rows] = guess
-    confidence[open_rows] = share
+    # A guess, never an exact label, even where every scored row showed one class (share 1.0: 8 public rows of
+    # class 1 say nothing of the private ones); 1.0 marks the labels an exact attack vouches for.
+    confidence[open_rows] = np.minimum(share, GUESS_CEILING)
     reasoning.append(f"{int(open_rows.sum())} row(s) without an exact label: class {int(guess[0])}, the majority "
                      f"of the rows left (share {float(share[0]):.3f})")

@@ -199,7 +199,7 @@ def apply_floor(
 
     def revert(mask: np.ndarray) -> None:
         labels[mask] = majority
-        confidence[mask] = share
+        confidence[mask] = min(share, 1.0 - 1e-9)  # a guess, never an exact label (1.0)
 
     # 1. Posterior rule: no row off the majority class on a posterior of 1/2 or less.
     weak = moved & (confidence <= 0.5)

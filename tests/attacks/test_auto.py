@@ -345,3 +345,17 @@ def test_noise_on_a_paper001_loss_is_found_by_doubling() -> None:
                          budget=2000)
     assert result.details["plan"]["params"].get("doubling") is True
     assert result.details["exact"] == 240 and np.array_equal(result.labels, labels)
+
+
+def test_rows_filled_from_a_one_class_public_split_stay_guesses() -> None:
+    # Every public row is class 1, so the measured balance of the scored rows is 100 % class 1: the private rows'
+    # majority fill used to carry confidence 1.0 and read as exact labels (120 "exact" where 12 are; seen live on
+    # a MutNet hash board whose 8 public rows were all positive).
+    labels = np.random.default_rng(3).integers(0, 2, 120)
+    public = LocalOracle(labels, decimals=5, public_fraction=0.1, seed=3).spec.hidden.public_mask
+    labels[public] = 1
+    oracle = LocalOracle(labels, decimals=5, public_fraction=0.1, seed=3)
+    assert np.array_equal(oracle.spec.hidden.public_mask, public)
+    result = attacks.run("auto", oracle, seed=0)
+    assert result.details["exact"] == public.sum() and result.details["guessed"] == (~public).sum()
+    assert (result.fill_confidence()[~public] < 1.0).all()
