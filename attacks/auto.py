@@ -354,9 +354,7 @@ def _noisy_plan(
         return _noisy_split_plan(view, report, reserve, seed) if exact_failed else None
     reduced = "one_vs_rest" in available() and one_vs_rest.reducible(view.metric, view.n_classes)
     below_resolution = exact_failed and reduced and report.decimals is not None and not report.full_precision
-    fits = ((binary or reduced) and (report.noise or below_resolution) and not report.ladder
-            and not report.subsetting and not report.rejected and not report.released_nothing
-            and str(getattr(view, "arithmetic", "float64")) == "float64")
+    fits = (binary or reduced) and (report.noise or below_resolution) and _likelihood_release(view, report)
     left = _guess_budget(view, reserve)
     runs = 1 if binary else len(one_vs_rest.question_sets(view.n_classes))
     if not fits or (left is not None and left < runs * (NOISY_SHARE * view.n_rows + NOISY_PROBES)):
@@ -370,6 +368,13 @@ def _noisy_plan(
                 "noise beyond what an exact design tolerates: likelihood decoding of repeated random-sign queries")
 
 
+def _likelihood_release(view: BudgetedView, report: Fingerprint) -> bool:
+    """A release the likelihood decoders model: a fresh score per submission (no Ladder, no subset, nothing
+    refused or withheld) in float64."""
+    return (not report.ladder and not report.subsetting and not report.rejected and not report.released_nothing
+            and str(getattr(view, "arithmetic", "float64")) == "float64")
+
+
 #: Design queries ``noisy_split`` needs at least, as a share of the rows (its first batch), plus its noise probes.
 NOISY_SPLIT_SHARE = 0.6
 
@@ -380,12 +385,10 @@ def _noisy_split_plan(view: BudgetedView, report: Fingerprint, reserve: int, see
     by likelihood with a third state per row, "not scored". On binary log loss directly; on the boards
     ``one_vs_rest`` reduces through its questions when they halve the classes (an even K, or two classes)."""
     seen = report.noise or (report.decimals is not None and not report.full_precision)
-    fits = (seen and "noisy_split" in available() and not report.ladder and not report.subsetting
-            and not report.rejected and not report.released_nothing
-            and str(getattr(view, "arithmetic", "float64")) == "float64")
+    fits = seen and "noisy_split" in available() and _likelihood_release(view, report)
     binary = view.metric == "binary_logloss" and view.n_classes == 2
     reduced = ("one_vs_rest" in available() and one_vs_rest.reducible(view.metric, view.n_classes)
-               and all(2 * len(q) == view.n_classes for q in one_vs_rest.question_sets(view.n_classes)))
+               and one_vs_rest.halving(view.n_classes))
     runs = 1 if binary else len(one_vs_rest.question_sets(view.n_classes))
     left = _guess_budget(view, reserve)
     if not fits or not (binary or reduced) or (

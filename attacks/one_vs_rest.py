@@ -94,6 +94,12 @@ def question_sets(k: int, code: str = "bits") -> list[tuple[int, ...]]:
     return [tuple(c for c in range(k) if (words[c] >> j) & 1) for j in range(_bits(k))]
 
 
+def halving(k: int, code: str = "bits") -> bool:
+    """Whether every question halves the classes (``|S| = K/2``: an even K, or two classes), which is what
+    ``noisy_split`` needs (a balanced question's two edge rows carry the same offset)."""
+    return all(2 * len(subset) == k for subset in question_sets(k, code))
+
+
 def _bits(k: int) -> int:
     return max(1, math.ceil(math.log2(k)))
 
@@ -266,7 +272,7 @@ def one_vs_rest(
     questions = question_sets(k, code)
     QuestionOracle(oracle, questions[0])  # refuses an irreducible board before any query
     split = attack == "noisy_split"
-    if split and any(2 * len(subset) != k for subset in questions):
+    if split and not halving(k, code):
         raise AttackFailed(f"one_vs_rest: noisy_split needs questions that halve the classes (an even K), not "
                            f"K = {k}: an unbalanced question's edge rows carry offsets the unknown split weighs")
     start = oracle.queries

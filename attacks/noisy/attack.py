@@ -197,15 +197,11 @@ def noisy(
             continue
         labels, confidence = refine_signs(design, r, noise, (x > 0.5).astype(np.int64), prior=fitted.balance)
         residual = (r - design.unit * design.matvec(labels.astype(np.float64))) / std
-        kurt = 6.0 if noise.kind == "laplace" else 3.0
         fit_stat = float(np.mean(residual**2))
-        # The scale came from ``fitted.probes`` residuals: allow its sampling error as well as the residuals'.
         # A wrong label adds c² to every query's residual variance, so the test never needs to be finer than
         # half of that.
         unit2 = design.unit**2 / float(np.mean(std**2))
-        # The probes' term uses Laplace's kurtosis whatever kind won: 24 Laplace draws are often read as a
-        # Gaussian 30 % narrower (seen at 25,000 rows), and the test must not then refuse a right labeling.
-        slack = 4 * math.sqrt((kurt - 1) / len(r)) + 3 * math.sqrt(5 / fitted.probes)
+        slack = residual_slack(noise.kind, len(r), fitted.probes)
         fits = fit_stat <= max(1 + slack, 1 + 0.5 * unit2) + 0.5 * (fitted.kind == "rounding")
         # Posteriors with the scale the design residuals themselves show (many more than the probes; inflated,
         # hence conservative, if a label is still wrong).
@@ -311,6 +307,15 @@ def _play_groups(
     complete = bool(done >= n and fits and confidence.min() >= threshold)
     return _result(oracle, fitted, decoder.labels, confidence, complete, start_queries, fit_stat,
                    design="groups", design_queries=decoder.queries)
+
+
+def residual_slack(kind: str, queries: int, probes: int) -> float:
+    """How far above 1 the mean squared whitened residual of ``queries`` design queries may sit and still fit the
+    noise model: its own sampling error (4 sd, with the kind's kurtosis) plus the error of a scale fitted from
+    ``probes`` residuals (Laplace's kurtosis whatever kind won: 24 Laplace draws are often read as a Gaussian
+    30 % narrower (seen at 25,000 rows), and the test must not then refuse a right labeling)."""
+    kurt = 6.0 if kind == "laplace" else 3.0
+    return 4 * math.sqrt((kurt - 1) / queries) + 3 * math.sqrt(5 / probes)
 
 
 def default_probes(n: int) -> int:

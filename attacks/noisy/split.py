@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from attacks.noisy.attack import GUESS_CEILING, calibrate, default_probes, fit_noise
+from attacks.noisy.attack import GUESS_CEILING, calibrate, default_probes, fit_noise, residual_slack
 from attacks.noisy.decoder import NoiseModel
 from attacks.noisy.design import SignDesign
 from attacks.oracle import Oracle
@@ -205,9 +205,7 @@ def noisy_split(
         kappa = spread / (2 * max(n_pub, 1))
         residual = (r - kappa * design.matvec(t.astype(np.float64))) / std
         fit_stat = float(np.mean(residual**2))
-        kurt = 6.0 if noise.kind == "laplace" else 3.0
-        slack = 4 * math.sqrt((kurt - 1) / len(r)) + 3 * math.sqrt(5 / fitted.probes)
-        fits = fit_stat <= 1 + slack + 0.5 * (fitted.kind == "rounding")
+        fits = fit_stat <= 1 + residual_slack(noise.kind, len(r), fitted.probes) + 0.5 * (fitted.kind == "rounding")
         sure = probs[np.arange(n), t + 1]
         if fits and sure.min() >= threshold:
             complete = True
