@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from attacks.balance import repeat_share
-from attacks.hard_label import Acceptance, is_hard_label
+from attacks.hard_label import Acceptance, chance_score, is_hard_label
 from attacks.oracle import Oracle
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
@@ -29,19 +29,6 @@ FLOOR_SIGMAS = 2.0
 #: Ladder keeps releasing its leader). Each further query would be one more stale release; the records of
 #: i.i.d. scores make a new acceptance after ``i`` queries come once in about ``i`` more, worth one weak vote.
 STALE_STOP = 1000
-
-
-def chance_score(metric: str, eps: float, margin: float) -> float:
-    """The score of a ±``margin`` vector that is right on exactly half of the rows (what a coin earns).
-
-    >>> chance_score("accuracy", 1e-15, 0.5)
-    0.5
-    >>> round(chance_score("binary_logloss", 1e-15, 0.25), 6)  # (-ln 0.75 - ln 0.25) / 2
-    0.836988
-    """
-    m = get_metric(metric)
-    high, low = 0.5 + margin, 0.5 - margin
-    return m.score(np.array([high, low, high, low]), np.array([1, 1, 0, 0]), eps)
 
 
 def row_gap(metric: str, eps: float, margin: float) -> float:

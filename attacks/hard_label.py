@@ -16,9 +16,24 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from attacks.oracle import Oracle, Released
 from defenses.feedback import HARD_LABEL_KINDS
 from scoring import get_metric
+
+
+def chance_score(metric: str, eps: float, margin: float) -> float:
+    """The score of a ±``margin`` vector that is right on exactly half of the rows (what a coin earns).
+
+    >>> chance_score("accuracy", 1e-15, 0.5)
+    0.5
+    >>> round(chance_score("binary_logloss", 1e-15, 0.25), 6)  # (-ln 0.75 - ln 0.25) / 2
+    0.836988
+    """
+    m = get_metric(metric)
+    high, low = 0.5 + margin, 0.5 - margin
+    return m.score(np.array([high, low, high, low]), np.array([1, 1, 0, 0]), eps)
 
 
 def feedback_of(oracle: Oracle) -> dict[str, Any]:
@@ -66,8 +81,6 @@ class Acceptance:
             return cls("board_rank", level=1.0)
         if kind in HARD_LABEL_KINDS:
             return cls(kind, level=float(level))
-        from attacks.boosting import chance_score  # boosting imports this module; its chance is the bar
-
         sign = 1.0 if get_metric(oracle.metric).higher_is_better else -1.0
         bar = sign * (chance_score(oracle.metric, oracle.eps, 0.5) if t is None else t)
         return cls("score", bar=bar, sign=sign, improvement=improvement)

@@ -7,7 +7,7 @@ import pytest
 
 import attacks
 from attacks import AttackFailed, LocalOracle
-from attacks.boosting import chance_score
+from attacks.hard_label import chance_score
 from defenses import available as available_defenses
 
 RUNS = 20
