@@ -48,9 +48,10 @@ from typing import Any
 import numpy as np
 
 from attacks.camouflage.base import fsum_with_error, honest_base, logit, row_losses, sigmoid
-from attacks.capacity.attack import CapacityState, default_top, plan_query
+from attacks.capacity.attack import default_top, plan_query
 from attacks.capacity.decoder import PRECISION_BITS, Query, lattice_range, loss_window
 from attacks.capacity.design import TOP_ROWS_MAX, ServerModel, max_weight_real
+from attacks.capacity.state import CapacityState
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle, Released
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused

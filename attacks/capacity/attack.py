@@ -36,7 +36,6 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -65,8 +64,10 @@ from attacks.capacity.design import (
     top_rows_for,
     top_weights,
 )
+from attacks.capacity.kary import kary_capacity_attack
 from attacks.capacity.row_loss import RowLoss
 from attacks.capacity.search import REFERENCE, reference_code
+from attacks.capacity.state import CapacityState
 from attacks.confirm import check_claims
 from attacks.oracle import Oracle, round_sizes, submit_many
 from attacks.result import AttackFailed, AttackResult
@@ -101,28 +102,6 @@ def default_top(cap: int) -> int:
         if max(count_span(k, c) for c in range(k + 1)) * 4 <= cap:
             best_k = k
     return best_k
-
-
-@dataclass
-class CapacityState:
-    """Everything the attack knows: resolved labels (``-1`` unknown), carried groups, untouched rows."""
-
-    labels: np.ndarray
-    fresh: deque[int]
-    carried: deque[Group] = field(default_factory=deque)
-    per_query: list[int] = field(default_factory=list)
-
-    def absorb(self, group: Group, mask: np.ndarray) -> int:
-        """Keep the candidates in ``mask``; record the rows they agree on; carry the rest. Returns the
-        number of labels newly resolved."""
-        patterns = group.patterns[mask]
-        if len(patterns) == 0:
-            raise AttackFailed("a group lost every candidate labeling: the observations are inconsistent")
-        constant = patterns.min(axis=0) == patterns.max(axis=0)
-        self.labels[group.rows[constant]] = patterns[0, constant]
-        if not constant.all():
-            self.carried.append(Group(group.rows[~constant], patterns[:, ~constant]))
-        return int(constant.sum())
 
 
 def plan_query(
@@ -302,8 +281,6 @@ def capacity_attack(
             "'capacity_split' attack"
         )
     if classes is not None:
-        from attacks.capacity.kary import kary_capacity_attack  # the K-ary module builds on this one
-
         return kary_capacity_attack(oracle, noise_bound=noise_bound, check=check, max_queries=max_queries, loss=loss)
     started = time.perf_counter()
     queries_before = oracle.queries

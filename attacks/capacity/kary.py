@@ -48,12 +48,12 @@ from itertools import product
 import numpy as np
 
 from attacks import server_model
-from attacks.capacity.attack import CapacityState
 from attacks.capacity.decoder import PRECISION_BITS, Digit, Group, Query, lattice_range, loss_window
 from attacks.capacity.design import TOP_V_MAX, ServerModel, counting_bound, max_weight_real
 from attacks.capacity.reach_top import reach_top_weights, sum_entropy
 from attacks.capacity.row_loss import SPREAD_TOP_LOW, RowLoss
 from attacks.capacity.search import REFERENCE
+from attacks.capacity.state import CapacityState
 from attacks.confirm import check_claims
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle

@@ -40,7 +40,6 @@ from collections import deque
 import numpy as np
 
 from attacks.capacity.attack import (
-    CapacityState,
     capacity_attack,
     default_top,
     require_capacity_metric,
@@ -57,6 +56,7 @@ from attacks.capacity.design import (
     max_weight_real,
 )
 from attacks.capacity.public_count import estimate_public_count
+from attacks.capacity.state import CapacityState
 from attacks.capacity.ternary import ternary_split_attack
 from attacks.confirm import check_claims
 from attacks.exact import gmpy2, local_precision, mpfr

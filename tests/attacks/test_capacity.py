@@ -14,7 +14,7 @@ import attacks
 import defenses
 from attacks import AttackFailed, LocalOracle
 from attacks.capacity import capacity_attack, capacity_split_attack
-from attacks.capacity.attack import CapacityState, plan_query, submit_query
+from attacks.capacity.attack import plan_query, submit_query
 from attacks.capacity.decoder import Group, brute_force, predictions, query_labelings
 from attacks.capacity.design import (
     COUNT_REALIZATIONS,
@@ -28,6 +28,7 @@ from attacks.capacity.design import (
     powers_of_two_per_query,
     realize,
 )
+from attacks.capacity.state import CapacityState
 
 PRECISIONS = [5, 8, None]
 
