@@ -10,7 +10,7 @@ fall below the majority class.
    (``capacity``, ``capacity_split``, ``prime_batched``, ``prime_powers``, …) where the board releases every
    score faithfully (noise with a bound), else the best guess (``boosting`` floored at the majority class,
    or ``majority``).
-3. **Play** it on what is left of the budget. An exact attack that can stop early (``max_queries``) is cut by
+3. **Play** it on what is left of the budget. An exact attack that can stop early (``budget``) is cut by
    the budget and keeps the labels it decoded so far; one that cannot fails when the budget runs out. An
    exact attack that completes is confirmed with one query (:mod:`attacks.confirm`) when the budget allows;
    a failed one (its assumptions broken: fresh randomized response, undisclosed subsetting, …) hands the
@@ -46,6 +46,7 @@ import numpy as np
 from attacks import one_vs_rest
 from attacks.balance import majority_labels
 from attacks.capacity.design import counting_bound, max_weight_real, sum_resolution
+from attacks.catalogue import BoardFacts, Plan
 from attacks.confirm import confirm as confirm_claims
 from attacks.confirm import slack_from
 from attacks.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
@@ -54,26 +55,16 @@ from attacks.hard_label import is_hard_label
 from attacks.hard_label_plan import play_hard_label
 from attacks.mutnet.attack import takes_models
 from attacks.oracle import Oracle, Released, submit_many
-from attacks.plan import (
-    AUC_LOGLOSS,
-    CAMOUFLAGE_MARGIN,
-    Plan,
-    after_failure_plans,
-    best_guess_plan,
-    choose,
-    cross_entropy_plans,
-    split_failure_plans,
-)
-from attacks.registry import CONFIRMED, available, register, run
+from attacks.plan import best_guess, choose
+from attacks.registry import ATTACKS, available, confirmed, register, run, spec
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
 
 #: The highest confidence a guess reports: 1.0 marks the labels an exact attack vouches for.
 GUESS_CEILING = 1.0 - 1e-9
 
-#: Exact attacks that take ``max_queries`` and return what they decoded when it runs out.
-TRUNCATABLE = frozenset({"camouflage", "capacity", "capacity_split", "prime_batched", "robust_batched",
-                         "prime_powers", "subsetting", "randomized_response", "bregman_powers",
-                         "ce_robust", "softmax_ce", "sigmoid_ce"})
+def truncatable(name: str) -> bool:
+    """Whether attack ``name`` takes a budget and returns what it decoded when it runs out (its spec says)."""
+    return name in ATTACKS and spec(name).truncatable
 
 
 class BudgetSpent(AttackFailed):
@@ -239,32 +230,17 @@ def auto(
     elif plan.exact:
         capped = _cap_for_noise(view, plan, report, reserve, seed, reasoning)
         played, cut = _play_exact(view, plan, outer_reserve, reasoning)
-        if played is None and plan.attack in AUC_LOGLOSS:
-            # Paper 004's AUC + log-loss decoders refused (a score off the server model: noise below the
-            # resolution, rows or labels redrawn): the log loss alone, then what follows a capacity failure.
-            plan = Plan("capacity", {}, f"{plan.attack} gave no labels: capacity on the log loss alone")
-            reasoning.append(f"chose capacity: {plan.reason}")
-            details["attack"] = plan.attack
-            played, cut = _play_exact(view, plan, outer_reserve, reasoning)
-        if played is None and plan.attack == "capacity":
-            # A board that looked plain but whose scores did not hold still (rows or labels redrawn per
-            # submission), or a K-class cross-entropy board whose noise the capacity design could not carry (the
-            # doubling trick). The two lists never both apply: the second is for multiclass log loss or KL under
-            # noise, for which the first has no plan.
-            for second in [*after_failure_plans(view, report), *cross_entropy_plans(view, report)]:
+        if played is None:
+            # The failed plan's declared fallbacks, in order (its spec's): rows or labels redrawn per submission on a
+            # board that looked plain, noise below the resolution, paper 001's doubling on K-class cross entropy,
+            # the split design with growing noise bounds, the log loss alone after paper 004's AUC decoders.
+            facts = BoardFacts.of(view, report, seed=seed)
+            for second in spec(plan.attack).fallbacks_for(facts, plan):
                 reasoning.append(f"chose {second.attack}: {second.reason}")
+                details["attack"] = second.attack
                 plan = second
-                details["attack"] = second.attack
                 played, cut = _play_exact(view, second, outer_reserve, reasoning)
                 if played is not None:
-                    break
-        if played is None and plan.attack == "capacity_split":
-            for second in split_failure_plans(view, report, plan):
-                reasoning.append(f"chose {second.attack}: {second.reason}")
-                details["attack"] = second.attack
-                played, cut = _play_exact(view, second, outer_reserve, reasoning)
-                if played is not None:
-                    plan = second
                     break
         details["cut_by_budget"] = cut
         if played is not None and cut and capped:
@@ -282,18 +258,16 @@ def auto(
             # fingerprint, and another seed does better than a best guess (attacks.mutnet.attack).
             raise AttackFailed(f"{plan.attack} gave no labels; the oracle asks for exact labels only")
         if played is None:
-            refusing = bool(report.rejected or report.released_nothing)
-            guess_plan = _noisy_plan(view, report, reserve, seed, exact_failed=True) or best_guess_plan(
-                view, report, f"{plan.attack} gave no labels", seed=seed, query_budget=_guess_budget(view, reserve),
-                accept="improvement" if report.ladder else "threshold",
-                margin=CAMOUFLAGE_MARGIN if refusing else 0.5)
+            guess_plan = _noisy_plan(view, report, reserve, seed, exact_failed=True) or best_guess(
+                BoardFacts.of(view, report, budget_left=_guess_budget(view, reserve), seed=seed),
+                f"{plan.attack} gave no labels")
             if params and attack is None:
-                guess_plan.params.update({k: v for k, v in params.items() if k in ("k", "margin", "accept")})
+                guess_plan.params.update({k: v for k, v in params.items() if k in ("budget", "margin", "accept")})
             details["fallback"] = guess_plan.attack
             reasoning.append(f"falling back to the best guess, {guess_plan.attack}, with "
                              f"{_left_text(view, reserve)}")
         else:
-            if plan.attack in CONFIRMED and played.recovered:
+            if confirmed(plan.attack) and played.recovered:
                 reasoning.append("note: exact labels are the labels the board scores against; a fixed randomized "
                                  "response (which no score can tell from true labels) would make them its flipped "
                                  "labels, right at 1 − p against the true ones: the ceiling that defense promises")
@@ -420,7 +394,7 @@ def _cap_for_noise(
     """Under noise, cap a budget-cut exact design at what ``noisy`` leaves of the budget, so that if the design
     does not finish, the likelihood decoder still fits (an exact design's queries grow fast with the noise and
     the rows; the decoder's stay near 0.45·N)."""
-    if plan.attack not in TRUNCATABLE or "max_queries" in plan.params or view.left is None:
+    if not truncatable(plan.attack) or "budget" in plan.params or view.left is None:
         return False
     if _noisy_plan(view, report, reserve, seed) is None:
         return False
@@ -432,7 +406,7 @@ def _cap_for_noise(
     cap = left - math.ceil(NOISY_SHARE * view.n_rows + NOISY_PROBES)  # all the slack the decoder leaves
     if cap < 10:
         return False
-    plan.params["max_queries"] = cap
+    plan.params["budget"] = cap
     reasoning.append(f"noise seen: {plan.attack} gets {cap} queries; if it has not finished, the likelihood decoder "
                      "(noisy) decodes the rest within the budget")
     return True
@@ -453,7 +427,7 @@ def _adaptive_fallback(
     prior = None if report.balance is None else report.balance[1]
     for name in ("thresholdout", "budgeted"):
         left = _guess_budget(view, reserve)
-        params: dict[str, Any] = {"max_queries": left, "prior": prior}
+        params: dict[str, Any] = {"budget": left, "prior": prior}
         if name not in available() or (left is not None and left < 2):
             continue
         # Thresholdout's signs: an exact attack failing on a board that looked clean, rows that never move, or
@@ -502,8 +476,8 @@ def _play_exact(
     if left is not None and left <= 0:
         reasoning.append(f"no query left for {plan.attack}")
         return None, False
-    if plan.attack in TRUNCATABLE and left is not None and "max_queries" not in params:
-        params["max_queries"] = left
+    if truncatable(plan.attack) and left is not None and "budget" not in params:
+        params["budget"] = left
     before = view.used
     started = time.perf_counter()
     while True:
@@ -526,16 +500,16 @@ def _play_exact(
                 continue
             return None, False
     spent = view.used - before
-    limit = params.get("max_queries")
+    limit = params.get("budget")
     cut = limit is not None and spent >= limit and result.recovered < view.n_rows
     reasoning.append(f"{plan.attack} decoded {result.recovered}/{view.n_rows} labels in {spent} queries "
                      f"({time.perf_counter() - started:.2f} s)")
     if cut:
-        how = ("decoded exactly, not confirmed (no query left)" if plan.attack in CONFIRMED else
+        how = ("decoded exactly, not confirmed (no query left)" if confirmed(plan.attack) else
                "decided by the likelihood decoder at its error target")
         reasoning.append(f"cut by the budget after {spent} queries: {result.recovered} labels {how}; "
                          "a larger budget finishes the attack")
-    elif result.recovered and plan.attack in CONFIRMED:
+    elif result.recovered and confirmed(plan.attack):
         left = view.left
         if left is None or left > reserve:
             try:
@@ -557,7 +531,7 @@ def _play_guess(
         if report.balance is None:
             return None  # the fill measures nothing more: it needs the balance
         plan = Plan("majority", {"rates": report.balance}, plan.reason)
-    if plan.attack == "boosting" and int(plan.params.get("k", 1)) < 1:
+    if plan.attack == "boosting" and int(plan.params.get("budget", 1)) < 1:
         reasoning.append("no query left for boosting")
         return None
     before = view.used

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from attacks.catalogue import BoardFacts, Plan, Refusal, Stage, why_guess
 from attacks.oracle import Oracle, Released
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
@@ -199,22 +200,36 @@ def majority_labels(n_rows: int, rates: np.ndarray | None) -> tuple[np.ndarray, 
     return np.full(n_rows, int(np.argmax(rates)), dtype=np.int64), np.full(n_rows, float(np.max(rates)))
 
 
-@register("majority", exact=False)
-def majority(oracle: Oracle, *, rates: Sequence[float] | None = None) -> AttackResult:
+
+def majority_fits(facts: BoardFacts) -> Plan | Refusal:
+    """Every board: the majority class, the floor of every guess (rank 1001)."""
+    return Plan("majority", {"rates": None if facts.seen is None else facts.seen.balance}, why_guess(facts),
+                rank=1001)
+
+
+@register("majority", exact=False, stage=Stage.GUESS, fits=majority_fits,
+          paper="the floor every guess is checked against",
+          board="every board", queries="0 with the fingerprint's balance, else K − 1")
+def majority(
+    oracle: Oracle, *, rates: Sequence[float] | None = None, budget: int | None = None
+) -> AttackResult:
     """Every row the most common class: the floor no best guess should fall below.
 
     The class shares ``rates`` when known (e.g. from the fingerprint), else measured with constant predictions
-    (:func:`measure_balance`: one query, ``K - 1`` for K classes; AUC: one). ``confidence`` is the majority
-    share. Raises :class:`AttackFailed` when the board released nothing to measure the shares from.
+    (:func:`measure_balance`: one query, ``K - 1`` for K classes; AUC: one; never more than ``budget``, the
+    classes left unmeasured sharing what the others leave). ``confidence`` is the majority share. Raises
+    :class:`AttackFailed` when the board released nothing to measure the shares from (or the budget is 0).
     """
     queries = 0
     exact: dict[int, int] = {}
     if rates is None:
-        measured = measure_balance(oracle)
+        measured = measure_balance(oracle, budget=budget)
         shares, queries, exact = measured.rates, measured.queries, measured.exact
     else:
         shares = np.asarray(rates, dtype=np.float64)
     if shares is None:
+        if budget is not None and budget <= 0:
+            raise AttackFailed("no query in the budget to measure the class balance, and no rates given")
         raise AttackFailed("the constant probes released nothing: the class balance is unknown")
     labels, confidence = majority_labels(oracle.n_rows, shares)
     for row, label in exact.items():
@@ -240,7 +255,7 @@ class ShareEstimate:
 def repeat_share(
     oracle: Oracle,
     *,
-    max_queries: int,
+    budget: int,
     prior: float | None = None,
     prior_se: float = 0.0,
     noise: float | None = None,
@@ -253,18 +268,18 @@ def repeat_share(
     ~1e-16), so a same-file-same-score cache cannot answer it and a fresh noise draw, subset or randomized
     response comes with each. Two releases that agree mean no noise: stop. Otherwise average (with ``prior``
     ± ``prior_se``, inverse-variance weighted, when given) until the share is ``sigmas`` standard errors away
-    from 1/2 or ``max_queries`` are spent. ``noise`` (the release's standard deviation, if known) sizes the
+    from 1/2 or the ``budget`` of queries is spent. ``noise`` (the release's standard deviation, if known) sizes the
     standard error from the start; else it is estimated from the releases themselves.
     """
     rows = get_metric(oracle.metric).row_values
-    if oracle.n_classes != 2 or rows is None or max_queries <= 0:
+    if oracle.n_classes != 2 or rows is None or budget <= 0:
         return ShareEstimate(prior, prior_se, noise or 0.0)
     probe_values = rows(np.full(2, PROBE_VALUE), np.array([1, 0]), oracle.eps)
     gap = float(abs(probe_values[0] - probe_values[1])) or 1.0
     shares: list[float] = []
     released: list[float] = []
     out = ShareEstimate(prior, prior_se, noise or 0.0)
-    for i in range(max_queries):
+    for i in range(budget):
         probe = constant_probe(oracle.n_rows, 2, 1)
         if i:
             row = (i - 1) % oracle.n_rows

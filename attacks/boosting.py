@@ -14,11 +14,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attacks.balance import repeat_share
+from attacks.balance import repeat_share, share_se
+from attacks.catalogue import BoardFacts, Plan, Refusal, Stage, why_guess
 from attacks.hard_label import Acceptance, chance_score, is_hard_label
 from attacks.oracle import Oracle
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
+from defenses.feedback import HARD_LABEL_KINDS
 from scoring import get_metric
 
 ACCEPT_RULES = ("threshold", "improvement")
@@ -29,6 +31,8 @@ FLOOR_SIGMAS = 2.0
 #: Ladder keeps releasing its leader). Each further query would be one more stale release; the records of
 #: i.i.d. scores make a new acceptance after ``i`` queries come once in about ``i`` more, worth one weak vote.
 STALE_STOP = 1000
+#: The random vectors submitted when no budget is given: the attack has no end of its own (one query each).
+DEFAULT_BUDGET = 100
 
 
 def row_gap(metric: str, eps: float, margin: float) -> float:
@@ -100,11 +104,50 @@ def floored_labels(
     return labels, confidence, info
 
 
-@register("boosting", exact=False)
+
+#: Random vectors boosting plays when no budget is given.
+BOOSTING_K = 100
+#: Margin of boosting's vectors when the board refuses probes: ±0.25 around 1/2 is not a 0/1 vector.
+CAMOUFLAGE_MARGIN = 0.25
+
+
+def boosting_fits(facts: BoardFacts) -> Plan | Refusal:
+    """The best guess on a binary board (rank 1000), floored at the majority class: against a Ladder it keeps
+    only released improvements, behind refusals it plays ±0.25 vectors (not the 0/1 vectors a detector looks
+    for)."""
+    if not facts.binary:
+        return Refusal("boosting", "a binary board only")
+    budget = BOOSTING_K if facts.budget_left is None else facts.budget_left
+    if budget < 1:
+        return Refusal("boosting", "no query left")
+    params: dict[str, object] = {"budget": budget, "seed": facts.seed,
+                                 "accept": "improvement" if facts.sticky else "threshold",
+                                 "margin": CAMOUFLAGE_MARGIN if facts.refusing else 0.5}
+    seen = facts.seen
+    noise = None if seen is None or seen.noise is None else (facts.spread if seen.noise else 0.0)
+    if noise is not None:
+        params["noise"] = noise
+    if seen is not None and seen.balance is not None:
+        params["prior"] = seen.balance[1]
+        se = share_se(facts.metric, facts.eps, noise)
+        if se is None or se > 0:
+            # One noisy release measured it: boosting re-measures while the majority class is in doubt.
+            params["prior_se"] = 0.5 if se is None else se
+    return Plan("boosting", params, why_guess(facts), rank=1000)
+
+
+def _score_binary(facts: BoardFacts) -> bool:
+    return facts.binary and facts.feedback not in HARD_LABEL_KINDS
+
+
+@register("boosting", exact=False, truncatable=True, spends_budget=True, stage=Stage.GUESS, fits=boosting_fits,
+          applies=_score_binary,
+          paper="paper 003 §3.1 (Blum & Hardt's boosting attack)", board="any binary board (a best guess)",
+          queries="the budget: one random vector each")
 def boosting(
     oracle: Oracle,
     *,
-    k: int = 100,
+    budget: int | None = None,
     seed: int = 0,
     accept: str = "threshold",
     margin: float = 0.5,
@@ -122,15 +165,15 @@ def boosting(
     of the rows (``accept = "threshold"``: 0/1 loss below 0.5, accuracy above 0.5) or, against a board that
     only releases improvements such as the Ladder, when the released score also improved on every earlier
     one (``accept = "improvement"``: the Ladder accepted it). The coordinate-wise majority of the kept
-    vectors agrees with the hidden labels on about ``1/2 + Θ(sqrt(k / n))`` of the rows: the public score
-    improves while the labels stay essentially unknown (fresh-data loss stays ~0.5).
+    vectors agrees with the hidden labels on about ``1/2 + Θ(sqrt(k / n))`` of the rows (``k`` vectors): the
+    public score improves while the labels stay essentially unknown (fresh-data loss stays ~0.5).
 
     The floor (``floor=True``, default): the kept votes are weak evidence (:func:`vote_evidence`, with the
     release ``noise`` standard deviation), so each row's label is the posterior one given the share of ones
     ``prior`` (the class-1 share, or the class shares, ± ``prior_se``). When the prior is not given, or is
-    too uncertain to name the majority class, the first of the ``k`` queries measure it with constant
+    too uncertain to name the majority class, the first of the ``budget`` queries measure it with constant
     predictions (:func:`attacks.balance.repeat_share`: two when the board is exact, more while a noisy board
-    leaves the majority in doubt, at most ``k/4``), which also estimate ``noise`` when it is not given. If the
+    leaves the majority in doubt, at most ``budget/4``), which also estimate ``noise`` when it is not given. If the
     posterior labeling is not confidently better than the majority labeling (:func:`floored_labels`), or no
     vector was kept, the majority labeling is returned. ``confidence`` is each row's posterior probability of
     its label. ``floor=False`` is the paper's algorithm as published (ties broken by a seeded coin).
@@ -143,15 +186,19 @@ def boosting(
     scoring these vectors, as a Ladder does once its leader is hard to beat; ``None``: never), and say so in
     ``details["stopped_early"]``.
 
-    Queries: at most ``k`` (exactly ``k`` unless the board goes stale). Time: O(k·n). Precision: whatever the
-    board shows (one comparison per query).
-    Claims every row (its guess); raises :class:`AttackFailed` for a multiclass board, or when no query beat
-    chance and the class balance is unknown. Binary boards only.
+    Queries: ``budget``, one random vector each (the balance probes included; fewer only when the board goes
+    stale); ``None``: :data:`DEFAULT_BUDGET`. Time: O(budget·n). Precision: whatever the board shows (one
+    comparison per query).
+    Claims every row (its guess); raises :class:`AttackFailed` for a multiclass board, a budget of 0, or when no
+    query beat chance and the class balance is unknown. Binary boards only.
     """
     if oracle.n_classes != 2:
         raise AttackFailed("the boosting attack handles binary competitions only")
-    if k < 1:
-        raise ValueError(f"k must be at least 1, got {k}")
+    k = DEFAULT_BUDGET if budget is None else int(budget)
+    if k < 0:
+        raise ValueError(f"budget must be at least 0, got {budget}")
+    if k == 0:
+        raise AttackFailed("boosting submits at least one vector; the budget is 0")
     if accept not in ACCEPT_RULES:
         raise ValueError(f"accept must be one of {', '.join(ACCEPT_RULES)}, got {accept!r}")
     if not 0.0 < margin <= 0.5:
@@ -165,7 +212,7 @@ def boosting(
     doubtful = prior_one is None or (prior_se > 0 and abs(prior_one - 0.5) <= 3 * prior_se)
     if floor and doubtful and k >= 2 and hard is None:
         cap = 1 if (prior_one is None and noise == 0) else max(2, min(50, k // 4))
-        measured = repeat_share(oracle, max_queries=min(cap, k - 1), prior=prior_one, prior_se=prior_se, noise=noise)
+        measured = repeat_share(oracle, budget=min(cap, k - 1), prior=prior_one, prior_se=prior_se, noise=noise)
         balance_queries = measured.queries
         prior_one = measured.share
         if noise is None:

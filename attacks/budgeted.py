@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from attacks.boosting import floored_labels
+from attacks.catalogue import BoardFacts, Plan, Refusal, Stage
 from attacks.ladder.common import edge_logit, row_losses
 from attacks.oracle import Oracle
 from attacks.registry import register
@@ -63,21 +64,43 @@ def posterior(released: float, means: np.ndarray, scale: float, prior: float, z:
     return np.asarray(w @ z)
 
 
-@register("budgeted", exact=False)
+
+def budgeted_fits(facts: BoardFacts) -> Plan | Refusal:
+    """Noisy releases that stop (a privacy budget) on binary log loss scoring every row: rank 10."""
+    seen = facts.seen
+    if seen is None or not (seen.released_nothing and seen.noise and not seen.rejected):
+        return Refusal("budgeted", "no noisy releases that stop (a privacy budget) were seen")
+    if not facts.binary_logloss or facts.split:
+        return Refusal("budgeted", "binary log loss scoring every row only")
+    return Plan("budgeted", {"scale": facts.spread, "prior": facts.prior, "budget": facts.budget_left,
+                             "first_account": facts.fresh_account},
+                f"noisy releases that stop (a privacy budget): each remaining release spent on a few rows, decoded "
+                f"by their posterior (noise ~{facts.spread:.3g})", rank=10)
+
+
+def _budgeted_board(facts: BoardFacts) -> bool:
+    return facts.binary_logloss and facts.public_fraction is None
+
+
+@register("budgeted", exact=False, truncatable=True, stage=Stage.LIKELIHOOD, fits=budgeted_fits,
+          applies=_budgeted_board,
+          paper="ours (a privacy budget's releases spent a few rows each)",
+          board="binary log loss, every row scored, noisy releases that stop (a privacy budget)",
+          queries="the releases the budget allows")
 def budgeted(
     oracle: Oracle,
     *,
     scale: float | None = None,
     epsilon: float | None = None,
     prior: float | None = None,
-    max_queries: int | None = None,
+    budget: int | None = None,
     first_account: int | None = None,
 ) -> AttackResult:
     """Spend every release of a privacy budget on a few rows at a time (module docstring). ``scale``: the
     Laplace scale on the released mean if known; else ``epsilon`` (the ε each release spends, disclosed by the
     host) gives ``b = Δ/ε`` with ``Δ = A/N`` (the log-loss sensitivity). ``prior``: the share of ones (the
     fingerprint's balance); if unknown, the first release measures it. Submits until every account's budget
-    withholds or ``max_queries``."""
+    withholds or ``budget`` submissions are spent (every account's together; ``None``: ``10·N``)."""
     if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
         raise AttackFailed("budgeted needs a binary log-loss board")
     if getattr(oracle, "public_fraction", None) is not None:
@@ -96,11 +119,11 @@ def budgeted(
     p_design = 1.0 / (1.0 + np.exp(-weights))  # logit w: loss −ln p (label 1) vs −ln(1 − p) (label 0)
     accounts = int(getattr(oracle, "accounts", 1) or 1)
     account = int(getattr(oracle, "account", 0)) if first_account is None else first_account
-    budget = max_queries if max_queries is not None else 10 * n
+    limit = budget if budget is not None else 10 * n
     marginals = np.full(n, np.nan)
     used = releases = withheld = 0
     row = 0
-    while row < n and used < budget and account < accounts:
+    while row < n and used < limit and account < accounts:
         oracle.account = account  # type: ignore[attr-defined]
         if measure_balance:
             # The class balance first (the floor needs the majority class): every row at the edge scores

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from attacks.capacity import capacity_split_attack
+from attacks.catalogue import BoardFacts, Plan, Refusal
 from attacks.oracle import Oracle, ReducedOracle, Released
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
@@ -53,14 +54,33 @@ class LogitBoard(ReducedOracle):
         return self.inner.submit(self.logits(predictions))
 
 
-@register("logits_split")
-def logits_split(oracle: Oracle, *, noise_bound: float = 0.0, **params: Any) -> AttackResult:
+
+def logits_split_fits(facts: BoardFacts) -> Plan | Refusal:
+    """softmax or sigmoid cross-entropy on logits with only a public split scored, float64: rank 90."""
+    if not facts.open_release or facts.family not in ("softmax_ce", "sigmoid_ce") or not facts.split:
+        return Refusal("logits_split", "a loss on logits scoring a public split, every score released, only")
+    if not facts.float64:
+        return Refusal("logits_split", f"{facts.arithmetic} arithmetic: float64 only")
+    hidden = {"hidden_split": True} if facts.public_fraction is None else {}
+    noted = f" with noise bound {facts.noise_bound:.3g}" if facts.noise else ""
+    return Plan("logits_split", {"noise_bound": facts.noise_bound, **hidden}, f"{facts.metric} on logits, only the "
+                "public split scored: split-aware capacity through the logits (ln q / log-odds of the log-loss "
+                f"design){noted}", rank=90)
+
+
+@register("logits_split", fits=logits_split_fits,
+          paper="ours (capacity_split through the inverse activation, paper 001 §4)",
+          board="softmax or sigmoid cross-entropy on logits, float64, only a public split scored",
+          queries="capacity_split's")
+def logits_split(
+    oracle: Oracle, *, noise_bound: float = 0.0, budget: int | None = None, **params: Any
+) -> AttackResult:
     """Public labels and mask of a ``softmax_ce``/``sigmoid_ce`` board with a public split (module docstring):
-    ``capacity_split`` through :class:`LogitBoard`, with ``noise_bound`` plus the log-sum-exp's rounding. Params as
-    ``capacity_split`` (``n_public``, ``hidden_split``, ``max_queries``, ``top``)."""
+    ``capacity_split`` through :class:`LogitBoard`, with ``noise_bound`` plus the log-sum-exp's rounding. ``budget``
+    and the params as ``capacity_split``'s (``n_public``, ``hidden_split``, ``top``)."""
     board = LogitBoard(oracle)
     rounding = ROW_ROUNDING * -np.log(board.eps)
     params.setdefault("check", False)
-    result = capacity_split_attack(board, noise_bound=noise_bound + rounding, **params)
+    result = capacity_split_attack(board, noise_bound=noise_bound + rounding, budget=budget, **params)
     result.details["through"] = "logits"
     return result

@@ -44,6 +44,7 @@ from typing import Any
 
 import numpy as np
 
+from attacks.catalogue import BoardFacts, Stage
 from attacks.oracle import Oracle, ReducedOracle, Released
 from attacks.registry import register, run
 from attacks.result import AttackFailed, AttackResult
@@ -258,7 +259,15 @@ class QuestionOracle(ReducedOracle):
 OneVsRestOracle = QuestionOracle
 
 
-@register("one_vs_rest", exact=False)
+def _one_vs_rest_board(facts: BoardFacts) -> bool:
+    return reducible(facts.metric, facts.n_classes) and facts.float64 and facts.public_fraction is None
+
+
+@register("one_vs_rest", exact=False, truncatable=True, spends_budget=True, stage=Stage.LIKELIHOOD,
+          applies=_one_vs_rest_board,
+          paper="ours (an exact reduction of K classes to binary log-loss questions)",
+          board="K-class log loss, kl, softmax CE, Brier, norm-like, Itakura–Saito; float64; every row scored",
+          queries="⌈log2 K⌉ times the binary decoder's")
 def one_vs_rest(
     oracle: Oracle, *, attack: str = "noisy", code: str = "bits", budget: int | None = None, seed: int = 0,
     **params: Any,

@@ -8,35 +8,72 @@ from typing import Any
 
 import numpy as np
 
+from attacks.catalogue import AttackSpec, BoardFacts, Fallbacks, Fits, Stage
 from attacks.confirm import confirm as confirm_claims
 from attacks.confirm import slack_from
 from attacks.oracle import Oracle
 from attacks.result import AttackResult
 
 AttackFn = Callable[..., np.ndarray | AttackResult]
+#: The functions by name (tests register toy attacks here directly; those get a default spec).
 ATTACKS: dict[str, AttackFn] = {}
-# Attacks whose claimed labels ``run`` confirms with one more query by default (see attacks.confirm).
-CONFIRMED: set[str] = set()
+#: The catalogue: each registered attack's spec (:class:`attacks.catalogue.AttackSpec`).
+CATALOGUE: dict[str, AttackSpec] = {}
 
 
-def register(name: str, *, exact: bool = True) -> Callable[[AttackFn], AttackFn]:
-    """Decorator: make ``fn(oracle, **params)`` available as attack ``name``.
+def register(
+    name: str,
+    *,
+    exact: bool = True,
+    truncatable: bool = False,
+    spends_budget: bool = False,
+    stage: Stage = Stage.EXACT,
+    fits: Fits | None = None,
+    fallbacks: Fallbacks | None = None,
+    applies: Callable[[BoardFacts], bool] | None = None,
+    paper: str = "",
+    board: str = "",
+    queries: str = "",
+) -> Callable[[AttackFn], AttackFn]:
+    """Decorator: make ``fn(oracle, **params)`` available as attack ``name``, with its spec in the catalogue.
 
     ``fn`` returns the recovered labels (or an :class:`AttackResult` carrying details); ``run`` fills in the
     query count and wall time from the oracle and the clock. ``exact`` attacks vouch for every label they
     claim, so ``run`` confirms their claims with one query; a best-guess attack (boosting) or one that checks
-    itself registers with ``exact=False``.
+    itself registers with ``exact=False``. The other keywords are the spec's (:class:`AttackSpec`): what the
+    attack fits and with which parameters, its fallbacks, and what the documentation says of it.
     """
 
     def decorate(fn: AttackFn) -> AttackFn:
         if name in ATTACKS and ATTACKS[name] is not fn:
             raise ValueError(f"two attacks are named {name!r}")
         ATTACKS[name] = fn
-        if exact:
-            CONFIRMED.add(name)
+        CATALOGUE[name] = AttackSpec(
+            name, fn, exact=exact, truncatable=truncatable, spends_budget=spends_budget, stage=stage, fits=fits,
+            fallbacks=fallbacks, applies=applies, paper=paper, board=board, queries=queries)
         return fn
 
     return decorate
+
+
+def spec(name: str) -> AttackSpec:
+    """The spec of attack ``name``: the registered one, or a default (exact: no, fits: none) for a function put
+    in :data:`ATTACKS` directly."""
+    fn = ATTACKS[name]
+    registered = CATALOGUE.get(name)
+    if registered is not None and registered.fn is fn:
+        return registered
+    return AttackSpec(name, fn, exact=False)
+
+
+def catalogue() -> list[AttackSpec]:
+    """Every registered attack's spec, by name."""
+    return [spec(name) for name in available()]
+
+
+def confirmed(name: str) -> bool:
+    """Whether ``run`` confirms attack ``name``'s claims by default (it vouches for them)."""
+    return name in ATTACKS and spec(name).exact
 
 
 def available() -> list[str]:
@@ -49,17 +86,25 @@ def run(name: str, oracle: Oracle, *, confirm: bool | None = None, **params: Any
     ``confirm`` (default: on for exact attacks) spends one more query checking the claimed labels against the
     leaderboard and raises :class:`~attacks.result.AttackFailed` if they disagree. The result's ``confidence``
     is the attack's own, else 1.0 on every labeled row (an attack that sets none vouches for its labels).
+
+    ``budget`` (passed on to the attack, as every registered attack takes it: its submissions, every account's
+    together; ``None``: no limit) covers the confirmation too: when the attack has spent it all, the claims are
+    not confirmed — ``details["confirmed"]`` says so — rather than one query spent past the budget.
     """
     try:
         fn = ATTACKS[name]
     except KeyError:
         raise ValueError(f"unknown attack {name!r}; available: {', '.join(available())}") from None
     queries_before = oracle.queries
+    budget = params.get("budget")
     started = time.perf_counter()
     out = fn(oracle, **params)
     result = out if isinstance(out, AttackResult) else AttackResult(name, np.asarray(out, dtype=np.int64))
-    if (name in CONFIRMED if confirm is None else confirm) and result.recovered:
-        confirm_claims(oracle, result, slack=slack_from(params))
+    if (confirmed(name) if confirm is None else confirm) and result.recovered:
+        if budget is not None and oracle.queries - queries_before >= budget:
+            result.details["confirmed"] = f"not checked (the budget of {budget} submissions is spent)"
+        else:
+            confirm_claims(oracle, result, slack=slack_from(params))
     result.fill_confidence()
     result.attack = name
     result.queries = oracle.queries - queries_before

@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from attacks.catalogue import BoardFacts, Plan, Refusal
 from attacks.ladder.common import edge_logit, row_losses
 from attacks.oracle import Oracle
 from attacks.registry import register
@@ -81,16 +82,36 @@ def design(m: int, gap: float, eps: float) -> tuple[np.ndarray, np.ndarray]:
     return p_grid[chosen], moves
 
 
-@register("thresholdout", exact=False)
-def thresholdout(oracle: Oracle, *, max_queries: int | None = None, block: int = BLOCK,
+
+def thresholdout_fits(facts: BoardFacts) -> Plan | Refusal:
+    """Rows that never move the score although none is private (Thresholdout's secret reference side), binary
+    log loss: rank 40."""
+    if facts.refusing or facts.sticky or facts.subsetting:
+        return Refusal("thresholdout", "needs every score released afresh over the same rows")
+    if not facts.hidden_split:
+        return Refusal("thresholdout", "no rows that never move on a board that scores every row")
+    if not facts.binary_logloss:
+        return Refusal("thresholdout", "binary log loss only")
+    return Plan("thresholdout", {"budget": facts.budget_left, "prior": facts.prior}, "some rows never move the score "
+                "although none is private: a secret reference side (Thresholdout); three states a row (holdout, "
+                "reference 0, reference 1) decoded by blocks", rank=40)
+
+
+@register("thresholdout", exact=False, truncatable=True, fits=thresholdout_fits,
+          paper="ours against Thresholdout (paper 003's reusable holdout)",
+          board="binary log loss, every row scored by the page, some never moving the score",
+          queries="blocks of rows, three states a row")
+def thresholdout(oracle: Oracle, *, budget: int | None = None, block: int = BLOCK,
                  prior: float | None = None) -> AttackResult:
-    """Decode reference membership and labels three states a row at a time (module docstring)."""
+    """Decode reference membership and labels three states a row at a time (module docstring). ``budget``: the
+    submissions to spend, every account's together (``None``: ``2·N``); rows not reached are left to the
+    floor."""
     if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
         raise AttackFailed("thresholdout needs a binary log-loss board")
     n, eps = oracle.n_rows, oracle.eps
     decimals = oracle.decimals if oracle.decimals is not None else 12
     half = 0.5 * 10.0**-decimals + 1e-12
-    budget = max_queries if max_queries is not None else 2 * n
+    limit = budget if budget is not None else 2 * n
     used = 0
     holdout_answers = 0
 
@@ -100,7 +121,7 @@ def thresholdout(oracle: Oracle, *, max_queries: int | None = None, block: int =
 
     def ask(p: np.ndarray) -> float | None:
         nonlocal used, account
-        while used < budget:
+        while used < limit:
             used += 1
             try:
                 value = oracle.submit(p)

@@ -32,11 +32,10 @@ from typing import Any
 import numpy as np
 
 import attacks
+import attacks.registry
+from attacks.catalogue import BoardFacts
 from attacks.fingerprint import DEFAULT_BUDGET as FINGERPRINT_PROBES
-from attacks.hard_label import is_hard_label
-from attacks.one_vs_rest import reducible
 from attacks.oracle import LocalOracle
-from attacks.plan import BREGMAN_METRICS
 from games.population import simulated_population
 from games.runner import as_submitted, release_once
 from games.utility import HonestUtility, honest_utility
@@ -239,40 +238,19 @@ class AuditReport:
 
 
 def battery(oracle: LocalOracle) -> list[str]:
-    """``auto`` and the registered attacks that fit this board (metric, classes, split, arithmetic)."""
-    binary_logloss = oracle.metric == "binary_logloss" and oracle.n_classes == 2
-    logloss = binary_logloss or oracle.metric == "multiclass_logloss"  # capacity has a K-ary construction
-    # … and runs on paper 001's losses' own row losses (split-aware too).
-    capacity_metric = logloss or oracle.metric.split(":")[0] in ("kl", "brier", "norm_like", "itakura_saito")
-    float64 = str(oracle.arithmetic) == "float64"
-    split = oracle.public_fraction is not None
-    fits = {
-        "capacity": capacity_metric and float64 and not split,
-        "capacity_split": capacity_metric and float64 and split,
-        "noisy": binary_logloss and float64 and not split,
-        "noisy_split": binary_logloss and float64 and split,
-        # The likelihood decoder on every other board it reduces to binary log-loss questions.
-        "one_vs_rest": reducible(oracle.metric, oracle.n_classes) and float64 and not split,
-        "prime_batched": binary_logloss and not float64,
-        "prime_powers": oracle.metric == "multiclass_logloss",
-        "bregman_powers": oracle.metric.split(":")[0] in BREGMAN_METRICS and float64 and not split,
-        "softmax_ce": oracle.metric == "softmax_ce" and float64 and not split,
-        "sigmoid_ce": oracle.metric == "sigmoid_ce" and float64 and not split,
-        "boosting": oracle.n_classes == 2 and not is_hard_label(oracle),
-        "brep": is_hard_label(oracle),
-    }
-    available = set(attacks.available())
-    return ["auto", *(name for name, ok in fits.items() if ok and name in available)]
+    """``auto`` and the registered attacks that fit this board (metric, classes, split, arithmetic, feedback),
+    read off the catalogue: every attack whose spec says it applies here."""
+    facts = BoardFacts.of(oracle)
+    fits = sorted((entry for entry in attacks.registry.catalogue()
+                   if entry.applies is not None and entry.applies(facts)), key=lambda entry: (entry.stage, entry.name))
+    return ["auto", *(entry.name for entry in fits)]
 
 
 def forced_params(attack: str, budget: int) -> dict[str, Any]:
-    """Parameters of a forced attack sized to the budget (what ``auto``'s plan would size for its own pick)."""
+    """Parameters of a forced attack sized to the budget (what ``auto``'s plan would size for its own pick): the
+    attacks whose spec says they spend every query given get what the fingerprint leaves."""
     left = max(1, budget - FINGERPRINT_PROBES)
-    if attack == "boosting":
-        return {"k": left}
-    if attack in ("noisy", "noisy_split", "brep", "one_vs_rest"):
-        return {"budget": left}
-    return {}
+    return {"budget": left} if attacks.registry.spec(attack).spends_budget else {}
 
 
 def budget_ladder(budget: int, quota: int | None = None) -> list[int]:

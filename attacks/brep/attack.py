@@ -14,13 +14,17 @@ from typing import Any
 import numpy as np
 
 from attacks.brep.estimator import GAMMA, MAX_STEP, N_SAMPLES, R0, estimate, sphere_directions, step_size
+from attacks.catalogue import BoardFacts, Stage
 from attacks.hard_label import Acceptance
 from attacks.oracle import Oracle
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
+from defenses.feedback import HARD_LABEL_KINDS
 
 #: Paper 002, Section 5.1: halt after this many iterations at one radius without a fully accepted sphere.
 MAX_ITERS = 1000
+#: The queries spent when no budget is given: the attack has no end of its own before ``max_iters``.
+DEFAULT_BUDGET = 1000
 
 
 def predictions_of(z: np.ndarray) -> np.ndarray:
@@ -61,11 +65,18 @@ class _Budgeted:
         return verdict
 
 
-@register("brep", exact=False)
+def _hard_label_board(facts: BoardFacts) -> bool:
+    return facts.feedback in HARD_LABEL_KINDS
+
+
+@register("brep", exact=False, truncatable=True, spends_budget=True, stage=Stage.LIKELIHOOD, applies=_hard_label_board,
+          paper="paper 002 (boundary repulsion from the accepted point)",
+          board="boards that release only a hard label (accept/reject, rank, badge)",
+          queries="the budget: a few sphere points a step")
 def brep(
     oracle: Oracle,
     *,
-    budget: int = 1000,
+    budget: int | None = None,
     n_samples: int = N_SAMPLES,
     r0: float = R0,
     gamma: float = GAMMA,
@@ -95,11 +106,15 @@ def brep(
     that releases scores (default: beat chance).
 
     Defaults from paper 002, Section 5.1: ``R0 = 2``, ``γ = 1.3``, ``α = min(R/3, 3)``, ``N = 32``,
-    ``maxIters = 1000``. Queries: at most ``budget``. Time: O(budget · n·K). Precision: one hard label per
+    ``maxIters = 1000``. Queries: at most ``budget`` (``None``: :data:`DEFAULT_BUDGET`; 0: :class:`AttackFailed`).
+    Time: O(budget · n·K). Precision: one hard label per
     query. Claims every row (a guess; confidence 0.5: the labels come with no posterior).
     """
-    if budget < 1 or n_samples < 1:
-        raise ValueError(f"budget and n_samples must be at least 1, got {budget} and {n_samples}")
+    budget = DEFAULT_BUDGET if budget is None else int(budget)
+    if budget < 0 or n_samples < 1:
+        raise ValueError(f"budget must be at least 0 and n_samples at least 1, got {budget} and {n_samples}")
+    if budget == 0:
+        raise AttackFailed("brep needs at least one query to find an accepted vector; the budget is 0")
     if not (r0 > 0 and gamma > 1 and max_step > 0):
         raise ValueError(f"need r0 > 0, gamma > 1 and max_step > 0, got {r0}, {gamma}, {max_step}")
     rule = Acceptance.of(oracle, t=t, improvement=improvement, level=level)

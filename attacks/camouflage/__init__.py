@@ -7,7 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from attacks.camouflage.attack import LEVELS, Stealth, camouflage_attack
-from attacks.oracle import Oracle
+from attacks.catalogue import BoardFacts, Plan, Refusal
+from attacks.oracle import Oracle, limited
 from attacks.registry import register
 from attacks.result import AttackResult
 
@@ -16,9 +17,27 @@ __all__ = ["LEVELS", "Stealth", "camouflage", "camouflage_attack"]
 
 # It checks itself (``check``, a camouflaged confirmation: :func:`~attacks.camouflage.attack.self_check`), since
 # ``attacks.confirm``'s query — 1/2 on every unclaimed row — is a spike a probe detector refuses.
-@register("camouflage", exact=False)
-def camouflage(oracle: Oracle, **params: Any) -> AttackResult:
-    """Recover every label with honest-looking queries. Params: ``seed``, ``level``/``max_level`` (stealth,
-    :data:`~attacks.camouflage.attack.LEVELS`), ``noise_bound``, ``max_queries``, ``top_mode``, ``extra``,
-    ``scale``, ``check``. Exact labels (confidence 1.0), confirmed by its own camouflaged query."""
-    return camouflage_attack(oracle, **params)
+
+def camouflage_fits(facts: BoardFacts) -> Plan | Refusal:
+    """Probes refused or withheld on a float64 binary log-loss board that scores every row: rank 20."""
+    if not facts.refusing:
+        return Refusal("camouflage", "no probe was refused: the plain designs read the board")
+    if not (facts.binary_logloss and facts.float64 and not facts.split and not facts.sticky
+            and not facts.subsetting):
+        return Refusal("camouflage", "float64 binary log loss scoring every row, without a Ladder or a fresh subset")
+    return Plan("camouflage", {"noise_bound": facts.noise_bound, "seed": facts.seed},
+                "probes refused or withheld: camouflaged exact design (an honest-looking base, the code in moves of a "
+                "few rows; more cover when a query is refused)", rank=20)
+
+
+@register("camouflage", exact=False, truncatable=True, fits=camouflage_fits,
+          paper="paper 001 §5 (benign-looking vectors); the design is capacity's",
+          board="float64 binary log loss, every row scored, probes refused (a probe detector)",
+          queries="capacity's, plus a query per refusal")
+def camouflage(oracle: Oracle, *, budget: int | None = None, **params: Any) -> AttackResult:
+    """Recover every label with honest-looking queries. ``budget``: the submissions to spend, its own check
+    included (a cut run keeps what it decoded). Params: ``seed``, ``level``/``max_level`` (stealth,
+    :data:`~attacks.camouflage.attack.LEVELS`), ``noise_bound``, ``top_mode``, ``extra``, ``scale``, ``check``.
+    Exact labels (confidence 1.0), confirmed by its own camouflaged query. Never more than ``budget`` are sent
+    (the honest base and a refused check's retries included: past it, :class:`AttackFailed`)."""
+    return camouflage_attack(limited(oracle, budget), budget=budget, **params)

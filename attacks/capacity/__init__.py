@@ -39,7 +39,8 @@ every released score contradicts.
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, cast
 
 from attacks.capacity.attack import capacity_attack
 from attacks.capacity.design import (
@@ -47,7 +48,10 @@ from attacks.capacity.design import (
     counting_bound,
     powers_of_two_per_query,
 )
+from attacks.capacity.kary import lattice_room
 from attacks.capacity.split import capacity_split_attack
+from attacks.catalogue import BoardFacts, Plan, Refusal
+from attacks.fallbacks import capacity_fallbacks, split_failure_plans
 from attacks.oracle import Oracle
 from attacks.registry import register
 from attacks.result import AttackResult
@@ -63,23 +67,143 @@ __all__ = [
 ]
 
 
+#: Ranks of the plans (:mod:`attacks.plan`): binary log loss, K-class log loss and kl, paper 001's other losses.
+RANK_BINARY, RANK_LOG_LOSS, RANK_SPLIT_BREGMAN, RANK_BREGMAN = 70, 80, 110, 120
+#: Paper 001's losses that ``capacity_split`` runs on with their own row losses (``kl`` plays as the log loss).
+SPLIT_BREGMAN_METRICS = frozenset({"itakura_saito", "brier", "norm_like"})
+#: … and those ``capacity`` runs on (every row scored).
+CAPACITY_METRICS = frozenset({"binary_logloss", "multiclass_logloss", "kl", "brier", "norm_like", "itakura_saito"})
+
+
+def expected_queries(facts: BoardFacts, noise_bound: float = 0.0) -> float:
+    """Queries ``capacity`` is expected to need on a binary board: ``N`` over the counting bound (it measures
+    91–109 % of it); unknown (infinite) on K classes."""
+    if facts.n_classes != 2:
+        return math.inf
+    per_query = counting_bound(facts.n_rows, facts.decimals, eps=facts.eps, noise_bound=noise_bound)
+    return float(math.ceil(facts.n_rows / max(per_query, 1)))
+
+
+def capacity_beats_bregman(facts: BoardFacts) -> bool:
+    """Whether ``capacity`` carries more labels per query than ``bregman_powers`` on this noise-free Bregman
+    board: on Brier and the norm-like loss whenever its lattice has room (N = 2,201, 5 decimals: Brier 7.4
+    labels per query against bregman_powers' 6 binary, 4.6 at K = 3, about 2 against 1 at K = 6; norm-like
+    9.1 against 8 binary — ``benchmarks/capacity_multiclass --metrics``, the README's paper-001 table); never on
+    Itakura–Saito, where float64 rounding caps both near the same count (42 against 43 binary)."""
+    if facts.family not in ("brier", "norm_like"):
+        return False
+    return lattice_room(cast(Oracle, facts)) >= 2  # reads only the board's public facts
+
+
+def _exact_gate(facts: BoardFacts) -> str | None:
+    """Why the lattice designs cannot run here, or ``None``."""
+    if not facts.open_release:
+        return "needs every score released afresh over the same rows (refusals, a Ladder or a fresh subset seen)"
+    if not facts.float64:
+        return f"{facts.arithmetic} arithmetic: the lattice bounds float64 evaluation"
+    return None
+
+
+def _noted(facts: BoardFacts) -> str:
+    return f" with noise bound {facts.noise_bound:.3g}" if facts.noise else ""
+
+
+def capacity_fits(facts: BoardFacts) -> Plan | Refusal:
+    """Every row scored, every score released: binary log loss (rank 70), K-class log loss and kl (80), Brier and
+    the norm-like loss without noise where its lattice has room (120)."""
+    gate = _exact_gate(facts)
+    if gate is not None:
+        return Refusal("capacity", gate)
+    if facts.split:
+        return Refusal("capacity", "only a public split is scored: capacity_split reads it")
+    bound = facts.noise_bound
+    if facts.binary_logloss:
+        if facts.noise:
+            return Plan("capacity", {"noise_bound": bound}, f"noise seen (spread {facts.seen_spread:.3g}): capacity "
+                        f"with noise bound {bound:.3g}", rank=RANK_BINARY, cost=expected_queries(facts, bound))
+        return Plan("capacity", {}, "no noise, every row scored: capacity-optimal construction", rank=RANK_BINARY,
+                    cost=expected_queries(facts))
+    if facts.metric in ("multiclass_logloss", "kl"):
+        # kl of a one-hot label is the log loss (binary or K-class), so it plays the log-loss construction.
+        loss = "multiclass log loss" if facts.metric == "multiclass_logloss" else "kl (the log loss)"
+        return Plan("capacity", {"noise_bound": bound}, f"{loss} ({facts.n_classes} classes), every row scored: the "
+                    f"K-ary capacity construction{_noted(facts)}", rank=RANK_LOG_LOSS,
+                    cost=expected_queries(facts, bound))
+    if facts.family in CAPACITY_METRICS and not facts.noise and capacity_beats_bregman(facts):
+        return Plan("capacity", {}, f"{facts.metric} ({facts.n_classes} classes), every row scored, no noise: the "
+                    "K-ary capacity lattice on the metric's own row losses (more labels per query than "
+                    "bregman_powers here)", rank=RANK_BREGMAN, cost=expected_queries(facts))
+    why = ("noise, or no room in the lattice, on this loss (bregman_powers reads it)"
+           if facts.family in CAPACITY_METRICS else "not a metric it runs on")
+    return Refusal("capacity", f"{facts.metric}: {why}")
+
+
+def capacity_split_fits(facts: BoardFacts) -> Plan | Refusal:
+    """Only the public split scored (disclosed, or rows that never move): binary log loss (rank 70), K-class
+    log loss and kl (80), Brier, norm-like and Itakura–Saito (110)."""
+    gate = _exact_gate(facts)
+    if gate is not None:
+        return Refusal("capacity_split", gate)
+    if not facts.split:
+        return Refusal("capacity_split", "every row is scored: capacity reads it")
+    bound = facts.noise_bound
+    hidden = {"hidden_split": True} if facts.public_fraction is None else {}
+    undisclosed = " (not disclosed: rows that never move)" if hidden else ""
+    if facts.binary_logloss:
+        if facts.noise:
+            return Plan("capacity_split", {"noise_bound": bound}, f"noise seen (spread {facts.seen_spread:.3g}) and "
+                        f"only the public split scored: split-aware capacity with noise bound {bound:.3g}",
+                        rank=RANK_BINARY)
+        return Plan("capacity_split", {}, "only the public split moves the score: split-aware capacity",
+                    rank=RANK_BINARY)
+    if facts.metric in ("multiclass_logloss", "kl"):
+        loss = "multiclass log loss" if facts.metric == "multiclass_logloss" else "kl (the log loss)"
+        return Plan("capacity_split", {"noise_bound": bound, **hidden}, f"{loss} ({facts.n_classes} classes), only "
+                    f"the public split scored{undisclosed}: split-aware capacity (K + 1 states a row, the public count "
+                    f"measured){_noted(facts)}", rank=RANK_LOG_LOSS)
+    if facts.family in SPLIT_BREGMAN_METRICS:
+        # bregman_powers scores every row; only the split-aware construction tells "private" from a label here.
+        return Plan("capacity_split", {"noise_bound": bound, **hidden}, f"{facts.metric} ({facts.n_classes} "
+                    f"classes), only the public split scored{undisclosed}: split-aware capacity on the metric's own "
+                    f"row losses (K + 1 states a row, the public count from reciprocal pairs){_noted(facts)}",
+                    rank=RANK_SPLIT_BREGMAN)
+    return Refusal("capacity_split", f"{facts.metric}: not a metric it runs on")
+
+
+def _capacity_board(facts: BoardFacts) -> bool:
+    return facts.family in CAPACITY_METRICS and facts.float64 and facts.public_fraction is None
+
+
+def _capacity_split_board(facts: BoardFacts) -> bool:
+    return facts.family in CAPACITY_METRICS and facts.float64 and facts.public_fraction is not None
+
+
 # Both are exact: ``attacks.run`` confirms their claims with one query (:mod:`attacks.confirm`), so through the
 # registry the attack's own final check (``check``, on for direct calls) is off unless asked for.
-@register("capacity")
-def capacity(oracle: Oracle, **params: Any) -> AttackResult:
+@register("capacity", truncatable=True, fits=capacity_fits, fallbacks=capacity_fallbacks,
+          applies=_capacity_board, paper="ours (FIELD_NOTES' counting bound; paper 001 §3 for its losses)",
+          board="binary or K-class log loss, kl, Brier, norm-like, Itakura–Saito; float64; every row scored",
+          queries="N / (log2 W + 2.5) binary: 90–93 % of the counting bound at 5 or 8 decimals")
+def capacity(oracle: Oracle, *, budget: int | None = None, **params: Any) -> AttackResult:
     """Recover every label (binary or multiclass log loss, ``kl``, ``brier``, ``norm_like``, ``itakura_saito``;
-    every row scored; a public fraction of 1 is every row). Params: ``noise_bound`` (assumed max
-    |released - true|, default 0), ``check`` (final verification query, default True), ``max_queries``, and
-    binary design knobs ``top_mode``
+    every row scored; a public fraction of 1 is every row). ``budget``: the submissions to spend; a run it cuts
+    keeps the labels decoded so far (the rest ``-1``). Params: ``noise_bound`` (assumed max
+    |released - true|, default 0), ``check`` (final verification query, default off here, sent only within the
+    budget), and binary design knobs ``top_mode``
     (``"subset"``/``"count"``), ``top`` (top-digit rows), ``extra`` (subset top: rows beyond log2 V)."""
     params.setdefault("check", False)
-    return capacity_attack(oracle, **params)
+    return capacity_attack(oracle, budget=budget, **params)
 
 
-@register("capacity_split")
-def capacity_split(oracle: Oracle, **params: Any) -> AttackResult:
-    """Public labels and the public mask from public-split scores (binary or multiclass log loss); params
-    ``noise_bound``, ``top``, ``n_public`` (default: measured with reciprocal pairs), ``check``,
-    ``max_queries``, ``hidden_split`` (the board scores fewer rows than it says: measure the count anyway)."""
+@register("capacity_split", truncatable=True, fits=capacity_split_fits, fallbacks=split_failure_plans,
+          applies=_capacity_split_board, paper="ours (the capacity design with a third state a row: not scored)",
+          board="the metrics capacity runs on; float64; only a public split scored (disclosed or not)",
+          queries="the public count (reciprocal pairs), then the K + 1-state design")
+def capacity_split(oracle: Oracle, *, budget: int | None = None, **params: Any) -> AttackResult:
+    """Public labels and the public mask from public-split scores (binary or multiclass log loss). ``budget``:
+    the submissions to spend (a cut run keeps what it decoded, except a float64 release's mirrored design, which
+    fails rather than exceed it); params ``noise_bound``, ``top``, ``n_public`` (default: measured with
+    reciprocal pairs), ``check``, ``hidden_split`` (the board scores fewer rows than it says: measure the count
+    anyway)."""
     params.setdefault("check", False)
-    return capacity_split_attack(oracle, **params)
+    return capacity_split_attack(oracle, budget=budget, **params)

@@ -11,11 +11,12 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from attacks.catalogue import BoardFacts, Plan, Refusal
 from attacks.ladder.common import release_tolerance, row_losses, submit
 from attacks.ladder.fixed import DEFAULT_BLOCK, FixedLadderAttack, candidate_steps, ladder_fixed_attack
 from attacks.ladder.free import FreeLadderAttack, ladder_free_attack
 from attacks.ladder.resume import round_steps
-from attacks.oracle import Oracle
+from attacks.oracle import Oracle, left_of, limited
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
 
@@ -23,20 +24,49 @@ __all__ = ["ladder", "ladder_fixed", "ladder_fixed_attack", "ladder_free", "ladd
 
 
 @register("ladder_fixed", exact=False)
-def ladder_fixed(oracle: Oracle, **params: Any) -> AttackResult:
-    """:func:`attacks.ladder.fixed.ladder_fixed_attack` (it checks itself: every answer must fit the model)."""
-    return ladder_fixed_attack(oracle, **params)
+def ladder_fixed(oracle: Oracle, *, budget: int | None = None, **params: Any) -> AttackResult:
+    """:func:`attacks.ladder.fixed.ladder_fixed_attack` (it checks itself: every answer must fit the model).
+    ``budget``: the submissions to spend, every account's together; never more are sent."""
+    return ladder_fixed_attack(limited(oracle, budget), budget=budget, **params)
 
 
 @register("ladder_free", exact=False)
-def ladder_free(oracle: Oracle, **params: Any) -> AttackResult:
-    """:func:`attacks.ladder.free.ladder_free_attack` (it checks itself: every release must fit one labeling)."""
-    return ladder_free_attack(oracle, **params)
+def ladder_free(oracle: Oracle, *, budget: int | None = None, **params: Any) -> AttackResult:
+    """:func:`attacks.ladder.free.ladder_free_attack` (it checks itself: every release must fit one labeling).
+    ``budget``: the submissions to spend; never more are sent."""
+    return ladder_free_attack(limited(oracle, budget), budget=budget, **params)
 
 
-@register("ladder", exact=False)
+
+def ladder_fits(facts: BoardFacts) -> Plan | Refusal:
+    """Released scores that stick (a Ladder) on binary log loss scoring every row, continuing the account the
+    fingerprint's edge probes opened at a high leader, else on a fresh account: rank 30."""
+    if not facts.sticky:
+        return Refusal("ladder", "released scores do not stick (no Ladder seen)")
+    if facts.refusing:
+        return Refusal("ladder", "probes refused or withheld")
+    if not facts.binary_logloss or facts.split:
+        return Refusal("ladder", "binary log loss scoring every row only")
+    common = {"budget": facts.budget_left, "prior": facts.prior}
+    start = None if facts.seen is None else facts.seen.ladder_start
+    if start is not None:
+        return Plan("ladder", {"start": start, **common}, "released scores stick (Ladder): threshold questions (fixed "
+                    "step) or ballast past the test (parameter-free), continuing from the leader the edge probes left "
+                    f"({start['leader']:.6g})", rank=30)
+    fresh = facts.fresh_account
+    if fresh is not None:
+        # The fingerprint spent this account's first score (its height); a fresh account's is the attacker's.
+        return Plan("ladder", {"first_account": fresh, **common}, "released scores stick (Ladder): threshold "
+                    f"questions on a fresh account ({fresh}), whose first score the attack sets", rank=30)
+    return Refusal("ladder", "the fingerprint spent the only account's first score, which the Ladder attacks need")
+
+
+@register("ladder", exact=False, truncatable=True, fits=ladder_fits,
+          paper="ours against paper 003's Ladder (threshold questions; ballast past the paired test)",
+          board="binary log loss, every row scored, a fixed or parameter-free Ladder",
+          queries="a few per label block; one account's first score")
 def ladder(
-    oracle: Oracle, *, eta: float | None = None, max_queries: int | None = None, first_account: int | None = None,
+    oracle: Oracle, *, eta: float | None = None, budget: int | None = None, first_account: int | None = None,
     prior: float | None = None, start: dict[str, Any] | None = None,
 ) -> AttackResult:
     """Either Ladder, told apart by the first release of a fresh account: the parameter-free attack's opening
@@ -48,13 +78,17 @@ def ladder(
     fingerprint's edge probes; continue it instead. Releases that fit an exact count of ones and no default
     step go to the parameter-free attack (its first blocks go without ballast); if it gets no block accepted
     (a fixed step rejects them all) or its releases fit no labeling, the fixed-step attack takes over from the
-    last release, identifying the step if it was not given."""
+    last release, identifying the step if it was not given.
+
+    ``budget``: the submissions to spend, every account's together (default: each attack's own, ``2·N``); never
+    more are sent (with none left before the first, :class:`AttackFailed`)."""
+    oracle = limited(oracle, budget)
     if start is not None:
-        return _resume(oracle, start, eta=eta, max_queries=max_queries, prior=prior)
+        return _resume(oracle, start, eta=eta, budget=budget, prior=prior)
     if first_account is not None:
         oracle.account = first_account  # type: ignore[attr-defined]
     try:
-        free = FreeLadderAttack(oracle, max_queries=max_queries, block=None)
+        free = FreeLadderAttack(oracle, budget=budget, block=None)
     except AttackFailed as exc:
         # Releases too coarse for the parameter-free attack's blocks (a fixed step's grid, read as the board's
         # decimals): only the fixed-step attack can read this board, and it opens the account itself.
@@ -64,8 +98,7 @@ def ladder(
         if opening is None:
             raise AttackFailed("ladder: the fresh account's first submission released nothing") from exc
         start = {"leader": float(opening), "edge": 0, "fresh": [[0, float(opening)]], "stale": []}
-        budget = None if max_queries is None else max(max_queries - 1, 0)
-        result = _resume(oracle, start, eta=eta, max_queries=budget, prior=prior)
+        result = _resume(oracle, start, eta=eta, budget=left_of(budget, 1), prior=prior)
         result.details["told_apart"] = (f"the parameter-free attack cannot read these releases ({exc}); "
                                         + str(result.details.get("told_apart", "")))
         return result
@@ -82,7 +115,7 @@ def ladder(
     except AttackFailed as exc:
         if free.opening is None:
             raise
-        result = FixedLadderAttack(oracle, eta=eta, max_queries=max_queries, block=DEFAULT_BLOCK,
+        result = FixedLadderAttack(oracle, eta=eta, budget=budget, block=DEFAULT_BLOCK,
                                    first_account=int(getattr(oracle, "account", 0)), prior=prior).run(
             opening=free.opening)
         result.details["mode"] = "fixed"
@@ -140,7 +173,7 @@ def _tell_apart(oracle: Oracle, free: FreeLadderAttack, steps: list[Fraction]) -
 
 
 def _resume(
-    oracle: Oracle, start: dict[str, Any], *, eta: float | None, max_queries: int | None, prior: float | None
+    oracle: Oracle, start: dict[str, Any], *, eta: float | None, budget: int | None, prior: float | None
 ) -> AttackResult:
     """:func:`ladder` on an account the fingerprint opened (see there)."""
     rtol = release_tolerance(oracle.decimals)
@@ -151,7 +184,7 @@ def _resume(
     told = "releases on a default step" if on_step else ""
     if not on_step and eta is None:
         try:
-            free = FreeLadderAttack(oracle, max_queries=max_queries, block=None, start=start)
+            free = FreeLadderAttack(oracle, budget=budget, block=None, start=start)
         except AttackFailed as exc:
             told = f"releases fit no exact count of ones ({exc})"
         else:
@@ -183,8 +216,7 @@ def _resume(
             spent = free.used
             told = told or "releases fit a count and a step's grid: a constant below the grid was released on it"
             start = {**start, "leader": fixed_release}
-    budget = None if max_queries is None else max(max_queries - spent, 0)
-    result = FixedLadderAttack(oracle, eta=eta, max_queries=budget, block=DEFAULT_BLOCK,
+    result = FixedLadderAttack(oracle, eta=eta, budget=left_of(budget, spent), block=DEFAULT_BLOCK,
                                first_account=int(getattr(oracle, "account", 0)), prior=prior).run(start=start)
     result.details["mode"] = "fixed"
     result.details["told_apart"] = told

@@ -44,6 +44,7 @@ from typing import Any
 import numpy as np
 
 from attacks import information
+from attacks.catalogue import BoardFacts, Stage
 from attacks.noisy.decoder import NoiseModel, amp_signs, refine_signs
 from attacks.noisy.design import SignDesign
 from attacks.noisy.groups import ROUNDING_SPACING, SPACING, GroupDecoder, group_size
@@ -128,7 +129,14 @@ def fit_noise(oracle: Oracle, probes: int) -> FittedNoise:
 GUESS_CEILING = 1.0 - 1e-9
 
 
-@register("noisy", exact=False)
+def _noisy_board(facts: BoardFacts) -> bool:
+    return facts.binary_logloss and facts.float64 and facts.public_fraction is None
+
+
+@register("noisy", exact=False, truncatable=True, spends_budget=True, stage=Stage.LIKELIHOOD, applies=_noisy_board,
+          paper="ours (likelihood decoding of random-sign queries; group testing under noise)",
+          board="float64 binary log loss under noise, every row scored",
+          queries="about 0.45·N plus its noise probes, then more batches to the error target")
 def noisy(
     oracle: Oracle,
     *,

@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from attacks.catalogue import BoardFacts, Stage
 from attacks.noisy.attack import GUESS_CEILING, calibrate, default_probes, fit_noise, residual_slack
 from attacks.noisy.decoder import NoiseModel
 from attacks.noisy.design import SignDesign
@@ -151,7 +152,15 @@ def _log_prior(public: float, balance: float) -> np.ndarray:
     return np.log(np.array([f * (1 - b), 1 - f, f * b]))
 
 
-@register("noisy_split", exact=False)
+def _noisy_split_board(facts: BoardFacts) -> bool:
+    return facts.binary_logloss and facts.float64 and facts.public_fraction is not None
+
+
+@register("noisy_split", exact=False, truncatable=True, spends_budget=True, stage=Stage.LIKELIHOOD,
+          applies=_noisy_split_board,
+          paper="ours (noisy's decoder with a third state a row: not scored)",
+          board="float64 binary log loss under noise, only a public split scored",
+          queries="about 0.6·N plus its noise probes")
 def noisy_split(
     oracle: Oracle, *, budget: int | None = None, probes: int | None = None, target: float = 1e-3,
     start_ratio: float = 0.6, step_ratio: float = 0.15, max_ratio: int = 8, seed: int = 0,

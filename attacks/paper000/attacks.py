@@ -7,7 +7,8 @@ Every attack talks to the leaderboard only through ``oracle.submit`` and the pub
 ``n_classes``, ``metric``, ``eps``, ``decimals`` and ``arithmetic``; checks before querying that the server's
 precision carries the planned batches (raising :class:`AttackFailed` otherwise); and decodes with a
 certificate (:mod:`attacks.paper000.decoders`), so a label it returns is one it can vouch for. Rows it did not
-query (``max_queries``) are ``-1``.
+query (a ``budget`` of submissions cut the run) are ``-1``; the one-query attacks refuse a budget of 0 before
+submitting.
 """
 
 from __future__ import annotations
@@ -20,9 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from attacks.catalogue import NOISE_SCALE_FACTOR, BoardFacts, Plan, Refusal
 from attacks.confirm import check_claims
 from attacks.exact import first_primes, gmpy2, local_precision, mpfr
-from attacks.oracle import Oracle, round_sizes, submit_many
+from attacks.oracle import Oracle, require_budget, round_sizes, submit_many
 from attacks.paper000.decoders import (
     decode_factor,
     decode_nearest,
@@ -201,7 +203,7 @@ def _run_batches(
     size: int,
     probe_for: Callable[[int], Probe],
     decode: Callable[[Probe, Any], np.ndarray],
-    max_queries: int | None,
+    budget: int | None,
 ) -> tuple[np.ndarray, float, int]:
     """Query batch after batch, decode each; ``(labels, decode seconds, batches queried)``.
 
@@ -213,8 +215,8 @@ def _run_batches(
     templates: dict[int, Probe] = {}
     decoding = 0.0
     batches = _batches(n, size)
-    if max_queries is not None:
-        batches = batches[: max(max_queries, 0)]
+    if budget is not None:
+        batches = batches[: max(budget, 0)]
     sizes = round_sizes(BATCH_ROUND)
     start = 0
     while start < len(batches):
@@ -242,14 +244,14 @@ def _result(name: str, labels: np.ndarray, **details: Any) -> AttackResult:
 
 
 @register("prime_single")
-def prime_single(oracle: Oracle) -> AttackResult:
+def prime_single(oracle: Oracle, *, budget: int | None = None) -> AttackResult:
     """Paper 000, Theorem 1: every binary label from one log-loss score, by unique factorisation.
 
     Row i predicts ``u_i = p_i/(1+p_i)`` for the i-th prime; then ``T·exp(−N·ℓ) = Π_{σ_i=1} p_i`` with
     ``T = Π (1+p_i)``, and the primes dividing it are the rows labelled 1.
 
-    * Queries: 1. Time: O(N) big-number operations (trial division by the N known primes); O(2^N) when the
-      enumeration decoder is the certified one (small N on float64).
+    * Queries: 1 (a ``budget`` of 0 refuses before it). Time: O(N) big-number operations (trial division by the
+      N known primes); O(2^N) when the enumeration decoder is the certified one (small N on float64).
     * Precision: arbitrary in the paper; here the server's φ must reach :func:`prime_single_bits` — about
       ``log2 Π_{i≤N} p_i + 2·log2 N + 6 ≈ N·log2(N ln N)`` bits (21 for N = 5, 44 for N = 10, 748 for N = 100)
       — so run it against ``LocalOracle(arithmetic="mpfr:φ", decimals=None)``. A float64 server releasing
@@ -268,6 +270,7 @@ def prime_single(oracle: Oracle) -> AttackResult:
     ([0, 1, 1, 0, 1], 165, 1)
     """
     _require(oracle, binary=True)
+    require_budget("prime_single", 1, budget)
     model = ServerModel.of(oracle)
     primes = first_primes(model.n_rows)
 
@@ -298,13 +301,30 @@ def prime_single(oracle: Oracle) -> AttackResult:
     )
 
 
-@register("prime_batched")
+
+def prime_batched_fits(facts: BoardFacts) -> Plan | Refusal:
+    """Binary log loss on an MPFR server, no noise: rank 70."""
+    if not facts.open_release or not facts.binary_logloss:
+        return Refusal("prime_batched", "binary log loss with every score released afresh only")
+    if facts.noise or facts.float64:
+        return Refusal("prime_batched", "an MPFR server without noise only (float64: capacity)")
+    return Plan("prime_batched", {}, f"{facts.arithmetic} arithmetic: prime batches sized from φ", rank=70)
+
+
+def _mpfr_binary(facts: BoardFacts) -> bool:
+    return facts.binary_logloss and not facts.float64
+
+
+@register("prime_batched", truncatable=True, fits=prime_batched_fits, applies=_mpfr_binary,
+          paper="paper 000 §4, Algorithm 1 (batches from φ)",
+          board="binary log loss on an MPFR server (φ bits), no noise",
+          queries="N / batch, the batch sized from φ")
 def prime_batched(
     oracle: Oracle,
     *,
     batch_size: int | None = None,
     sizing: str = "verified",
-    max_queries: int | None = None,
+    budget: int | None = None,
     memo: bool = True,
 ) -> AttackResult:
     """Paper 000, Algorithm 1 (Theorem 2): Theorem 1's primes ``p_1..p_m`` on m rows at a time, the other
@@ -321,7 +341,7 @@ def prime_batched(
       not the products (m = 564 at φ = 53), so it fails loudly unless φ is large. ``batch_size`` fixes m (the
       paper's experiments used m = 5, N/5 queries); a batch the precision cannot carry raises
       :class:`AttackFailed` before any query.
-    * ``max_queries`` stops early; unqueried rows are ``-1``.
+    * ``budget`` (submissions) stops early; unqueried rows are ``-1``.
     * ``memo`` (default on): a released score already decoded for the same batch size is looked up, not
       decoded again (the decode is a function of the score alone); off, every batch is decoded afresh.
 
@@ -386,7 +406,7 @@ def prime_batched(
                 f"{model.phi} bits, N = {n}): products up to 2^{math.log2(math.prod(first_primes(shape))):.1f} "
                 f"cannot be told apart; the largest batch it carries is {best}"
             )
-    labels, decode_seconds, batches = _run_batches(oracle, n, size, probe_for, decode, max_queries)
+    labels, decode_seconds, batches = _run_batches(oracle, n, size, probe_for, decode, budget)
     return _result(
         "prime_batched", labels, batch_size=size, batches=batches, bits=model.phi,
         decode_seconds=decode_seconds,
@@ -403,6 +423,7 @@ def robust_single(
     delta: float = 0.05,
     tail: str = "quantile",
     verify: bool = True,
+    budget: int | None = None,
 ) -> AttackResult:
     """Paper 000, Algorithm 2 (Theorem 4): every label from one score perturbed by at most τ.
 
@@ -413,7 +434,8 @@ def robust_single(
     * Noise: ``tau`` (a bound), or ``noise="bounded"|"laplace"|"gaussian"`` with ``scale`` and a failure
       probability ``delta`` (App. B.4: τ from the tail bound, ``tail="quantile"`` or ``"subexponential"``
       for Theorem 10's bound). With random noise the labels are right with probability ≥ 1 − δ.
-    * Queries: 1, plus 1 when ``verify`` (a check of the decoded labels that also catches noise beyond τ).
+    * Queries: 1, plus 1 when ``verify`` (a check of the decoded labels that also catches noise beyond τ); a
+      ``budget`` below that refuses before the first submission.
     * Time: O(2^N) (exhaustive; N ≤ 20 here).
     * Precision: ``ln v_N = 2^N·N·τ·ln 3`` must fit under the clipping, ``ln((1−eps)/eps)`` (34.5 at
       eps = 1e-15), and the server's rounding must stay below ``(ln 3 − 1)·N·τ`` — so float64 with Kaggle's
@@ -433,6 +455,7 @@ def robust_single(
                            f"{MAX_EXHAUSTIVE_ROWS} — use robust_batched")
     if noise == "multiplicative":
         raise AttackFailed("multiplicative noise needs several queries (App. B.5); use robust_batched")
+    require_budget("robust_single", 2 if verify else 1, budget)
     noise_tau = _tau(model, tau=tau, noise=noise, scale=scale, delta=delta, tail=tail, queries=2 if verify else 1)
     model = model.with_tau(noise_tau)
     spacing = _spacing(model, noise_tau)
@@ -454,7 +477,22 @@ def robust_single(
     )
 
 
-@register("robust_batched", exact=False)
+
+def robust_batched_fits(facts: BoardFacts) -> Plan | Refusal:
+    """Binary log loss under noise where capacity's lattice does not run (an MPFR server): rank 71."""
+    if not facts.open_release or not facts.binary_logloss:
+        return Refusal("robust_batched", "binary log loss with every score released afresh only")
+    if not facts.noise:
+        return Refusal("robust_batched", "no noise seen: the exact designs read the board")
+    scale = facts.spread * NOISE_SCALE_FACTOR
+    return Plan("robust_batched", {"noise": "laplace", "scale": scale},
+                f"noise seen (spread {facts.seen_spread:.3g}): τ-robust batches", rank=71)
+
+
+@register("robust_batched", exact=False, truncatable=True, fits=robust_batched_fits,
+          paper="paper 000 §5, Algorithm 3 (τ-robust batches)",
+          board="binary log loss under noise of a known kind and scale",
+          queries="N / batch, the batch sized from τ")
 def robust_batched(
     oracle: Oracle,
     *,
@@ -467,7 +505,7 @@ def robust_batched(
     batch_size: int | None = None,
     sizing: str = "verified",
     verify: bool = True,
-    max_queries: int | None = None,
+    budget: int | None = None,
 ) -> AttackResult:
     """Paper 000, Algorithm 3 (Theorem 7): τ-robust batches of m rows (Lemma 2's ``v_r = 3^(2^r·N·τ)``, the
     other rows at 1/2), each decoded by ``argmin`` over its ``2^m`` labelings in polynomial time.
@@ -476,7 +514,8 @@ def robust_batched(
       union bound over all queries, ``tail="quantile"|"subexponential"``); or ``noise="multiplicative"`` with
       ``alpha`` (Theorem 11: ``(1−α)L ≤ ℓ ≤ (1+α)L``; m starts at ``⌈log2(1/α) − 2⌉`` and τ is the fixed
       point ``τ = α·L_max(τ)`` — the paper's ``2·ln 2·α`` is too small once the ``ln 3`` of Lemma 2 is counted).
-    * Queries: ``⌈N/m⌉`` (+1 with ``verify``), ``O(N/log N + N/log(φ/(N·τ)))``. Time: ``O(N·2^m/m)``.
+    * Queries: ``⌈N/m⌉`` (+1 with ``verify``), ``O(N/log N + N/log(φ/(N·τ)))``. Time: ``O(N·2^m/m)``. A
+      ``budget`` of submissions stops early (unqueried rows are ``-1``); the check is sent only within it.
     * Precision: ``sizing="paper"`` takes ``m = min(⌈log2 N⌉, ⌊log2((φ−8)/(N·τ·ln 2))⌋)``; ``"verified"``
       (default) the largest ``m ≤ ⌈log2 N⌉`` whose labelings the server (clipping, φ, decimals) keeps more
       than twice the window apart. If none, or a fixed ``batch_size`` is too large, :class:`AttackFailed`
@@ -555,21 +594,40 @@ def robust_batched(
         return decode_nearest(local_model, probe, released)
 
     labels, decode_seconds, batches = _run_batches(
-        oracle, n, size, lambda shape: chosen[shape][0], decode, max_queries
+        oracle, n, size, lambda shape: chosen[shape][0], decode, budget
     )
     full = chosen[size]
     verified = "not requested"
     if verify and (labels >= 0).all():
-        verified = check_claims(oracle, labels, slack=noise_tau, relative=(alpha or 0.0) if multiplicative else 0.0)
+        if budget is None or batches < budget:
+            verified = check_claims(oracle, labels, slack=noise_tau,
+                                    relative=(alpha or 0.0) if multiplicative else 0.0)
+        else:  # the budget spent on the batches: they stand on their certificates
+            verified = "not checked (the budget is spent)"
     return _result(
         "robust_batched", labels, batch_size=size, batches=batches,
         tau=full[1].tau, spacing=full[2], verified=verified, decode_seconds=decode_seconds,
     )
 
 
-@register("prime_powers")
+
+def prime_powers_fits(facts: BoardFacts) -> Plan | Refusal:
+    """K-class log loss without noise where the K-ary lattice does not run (an MPFR server): rank 140."""
+    if not facts.open_release or facts.metric != "multiclass_logloss" or facts.noise or facts.split:
+        return Refusal("prime_powers", "multiclass log loss scoring every row, without noise, only")
+    return Plan("prime_powers", {}, "multiclass log loss: prime powers", rank=140)
+
+
+def _multiclass_logloss(facts: BoardFacts) -> bool:
+    return facts.metric == "multiclass_logloss"
+
+
+@register("prime_powers", truncatable=True, fits=prime_powers_fits, applies=_multiclass_logloss,
+          paper="paper 000 §6, Theorem 8 (prime powers)",
+          board="multiclass log loss, every row scored, no noise",
+          queries="N / batch")
 def prime_powers(
-    oracle: Oracle, *, mode: str = "auto", batch_size: int | None = None, max_queries: int | None = None
+    oracle: Oracle, *, mode: str = "auto", batch_size: int | None = None, budget: int | None = None
 ) -> AttackResult:
     """Paper 000, Theorem 3 / Theorem 8 (and paper 004, §2.2): K-class labels from prime powers.
 
@@ -580,7 +638,8 @@ def prime_powers(
     * ``mode="single"``: all N rows in one query (Theorem 8, arbitrary precision: the server needs about
       ``(K−1)·log2 Π p_i`` bits — use ``mpfr:φ``, decimals=None, and an ``eps`` below ``1/Σ_j p_N^j``).
       ``mode="batched"``: m rows per query, the largest m the server's precision carries (or
-      ``batch_size``): ``⌈N/m⌉`` queries. ``"auto"`` (default) is single when it fits, else batched.
+      ``batch_size``): ``⌈N/m⌉`` queries. ``"auto"`` (default) is single when it fits, else batched. A
+      ``budget`` of submissions stops early; unqueried rows are ``-1``.
       (The paper's FPA variant spreads m classes over m rows and cannot tell a label ≥ m from label 0; giving
       each batch row all K powers avoids that.)
     * Time: O(N·K) big-number operations. Raises :class:`AttackFailed` before querying when the precision or
@@ -642,7 +701,7 @@ def prime_powers(
         assert probe is not None
         return probe
 
-    labels, decode_seconds, batches = _run_batches(oracle, n, size, template, decode, max_queries)
+    labels, decode_seconds, batches = _run_batches(oracle, n, size, template, decode, budget)
     return _result(
         "prime_powers", labels, batch_size=size, batches=batches, bits=model.phi,
         decode_seconds=decode_seconds,

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from attacks.catalogue import BoardFacts, Refusal
+from attacks.catalogue import Plan as AttackPlan
 from attacks.oracle import Oracle
 from attacks.paper000.noise import NOISE_KINDS, tau_for_noise
 from attacks.paper000.probes import ServerModel
@@ -133,7 +135,7 @@ def play(
     headroom: float | None,
     decoder: str,
     verify: bool,
-    max_queries: int | None,
+    budget: int | None,
     logits: str | None = None,
     family: LossFamily | None = None,
 ) -> AttackResult:
@@ -162,7 +164,7 @@ def play(
         return limit if batch_size is not None else planner.largest(bound, limit)
 
     def budget_left(cost: int) -> bool:
-        return max_queries is None or queries + cost <= max_queries
+        return budget is None or queries + cost <= budget
 
     if not doubling:
         # the union bound of App. B.4 over the most queries any batch size needs (one row each, + the check)
@@ -236,9 +238,9 @@ def play(
         if budget_left(1):
             verified = check_claims_bregman(oracle, family, labels, noise_bound=bound, logits=logits)
         else:
-            # max_queries spent on the batches (auto's budget): the decoded batches stand on their certificates
-            # and the caller gets them, rather than a check query past the budget that loses every label.
-            verified = "not checked (max_queries spent)"
+            # the budget spent on the batches: the decoded batches stand on their certificates and the
+            # caller gets them, rather than a check query past the budget that loses every label.
+            verified = "not checked (budget spent)"
     details: dict[str, Any] = {
         "construction": construction, "family": family.name, "batch_size": max(sizes, default=0),
         "batches": len(sizes), "tau": bound, "decoder": decoder, "verified": verified,
@@ -254,7 +256,32 @@ def play(
     return AttackResult(attack=name, labels=labels, details=details)
 
 
-@register("bregman_powers", exact=False)
+
+#: Losses paper 001's constructions decode (``norm_like:α`` by its base name); binary log loss keeps ``capacity``.
+BREGMAN_METRICS = frozenset({"kl", "itakura_saito", "brier", "norm_like", "multiclass_logloss"})
+
+
+def bregman_powers_fits(facts: BoardFacts) -> AttackPlan | Refusal:
+    """Paper 001's losses scoring every row, float64, where capacity's lattice has no room or noise is seen (its
+    bound found by doubling): rank 130."""
+    if not facts.open_release or facts.family not in BREGMAN_METRICS or facts.split or not facts.float64:
+        return Refusal("bregman_powers", "paper 001's losses, float64, every row scored and released, only")
+    if facts.noise:
+        return AttackPlan("bregman_powers", {"doubling": True}, f"noise seen (spread {facts.seen_spread:.3g}) on "
+                    f"{facts.metric}: paper 001's powers construction, its noise bound found by doubling (§7)",
+                    rank=130)
+    return AttackPlan("bregman_powers", {}, f"{facts.metric}, every row scored: paper 001's powers construction "
+                "(Theorem 1; base-K digits for K classes)", rank=130)
+
+
+def _bregman_board(facts: BoardFacts) -> bool:
+    return facts.family in BREGMAN_METRICS and facts.float64 and facts.public_fraction is None
+
+
+@register("bregman_powers", exact=False, truncatable=True, fits=bregman_powers_fits, applies=_bregman_board,
+          paper="paper 001 Construction 1, Corollary 1; §7's doubling under noise",
+          board="kl, Itakura–Saito, Brier, norm-like, multiclass log loss; float64; every row scored",
+          queries="N / batch, base-K digits")
 def bregman_powers(
     oracle: Oracle,
     *,
@@ -269,7 +296,7 @@ def bregman_powers(
     headroom: float | None = None,
     decoder: str = "integer",
     verify: bool = True,
-    max_queries: int | None = None,
+    budget: int | None = None,
 ) -> AttackResult:
     """Paper 001, Construction 1 / Theorem 1 (Corollary 1 for Itakura–Saito; the squared Euclidean and
     norm-like losses of App. C.3): every label of a linearly-decomposable loss (``kl``/log loss,
@@ -300,7 +327,7 @@ def bregman_powers(
     """
     return play(oracle, "bregman_powers", "powers", alpha=alpha, tau=tau, noise=noise, scale=scale, delta=delta,
                  doubling=doubling, tau_start=tau_start, batch_size=batch_size, headroom=headroom, decoder=decoder,
-                 verify=verify, max_queries=max_queries)
+                 verify=verify, budget=budget)
 
 
 @register("bregman_primes", exact=False)
@@ -318,7 +345,7 @@ def bregman_primes(
     headroom: float | None = None,
     decoder: str = "integer",
     verify: bool = True,
-    max_queries: int | None = None,
+    budget: int | None = None,
 ) -> AttackResult:
     """Paper 001, Construction 2 / Theorem 2 (Corollary 2 for the squared Euclidean and norm-like losses):
     row i's labels differ by ``s·ln p_i``, so a batch's summed loss is ``h + s·ln Π_{σ_i=1} p_i`` and
@@ -338,4 +365,4 @@ def bregman_primes(
     """
     return play(oracle, "bregman_primes", "primes", alpha=alpha, tau=tau, noise=noise, scale=scale, delta=delta,
                  doubling=doubling, tau_start=tau_start, batch_size=batch_size, headroom=headroom, decoder=decoder,
-                 verify=verify, max_queries=max_queries)
+                 verify=verify, budget=budget)

@@ -10,6 +10,9 @@ trick for an unknown one (§7), a certificate per batch and a check query at the
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from attacks.catalogue import BoardFacts, Plan, Refusal
 from attacks.oracle import Oracle
 from attacks.paper001.activations import CROSS_ENTROPY, LOGIT_METRICS, check_metric
 from attacks.paper001.attacks import MAX_BATCH, play
@@ -26,7 +29,13 @@ def _construction(construction: str) -> str:
     return construction
 
 
-@register("ce_robust", exact=False)
+
+
+
+@register("ce_robust", exact=False, truncatable=True,
+          paper="paper 001 Theorem 3 (τ-robust cross-entropy rows); §7's doubling",
+          board="K-class log loss or kl under noise, every row scored (capacity's fallback)",
+          queries="N / batch")
 def ce_robust(
     oracle: Oracle,
     *,
@@ -40,7 +49,7 @@ def ce_robust(
     headroom: float | None = None,
     decoder: str = "integer",
     verify: bool = True,
-    max_queries: int | None = None,
+    budget: int | None = None,
 ) -> AttackResult:
     """Paper 001, Theorem 3: τ-robust K-class cross-entropy. Row n of a batch predicts
     ``θ_{n,k} = ϑ_{n,k}/Σ_j ϑ_{n,j}`` with ``ln ϑ_{n,k} = c·2^((n−1)K+k)``, so the summed loss is
@@ -73,23 +82,51 @@ def ce_robust(
                            f"), not {oracle.metric!r}")
     return play(oracle, "ce_robust", "theorem3", alpha=None, tau=tau, noise=noise, scale=scale, delta=delta,
                 doubling=doubling, tau_start=tau_start, batch_size=batch_size, headroom=headroom, decoder=decoder,
-                verify=verify, max_queries=max_queries, logits=logits, family=CROSS_ENTROPY)
+                verify=verify, budget=budget, logits=logits, family=CROSS_ENTROPY)
 
 
 def _logit_attack(
     name: str, oracle: Oracle, construction: str, tau: float | None, noise: str | None, scale: float | None,
     delta: float, doubling: bool, tau_start: float | None, batch_size: int | None, headroom: float | None,
-    decoder: str, verify: bool, max_queries: int | None,
+    decoder: str, verify: bool, budget: int | None,
 ) -> AttackResult:
     check_metric(oracle.metric, oracle.n_classes)
     if oracle.metric.split(":")[0] != name:
         raise AttackFailed(f"the {name} attack plays {name} boards; this one scores {oracle.metric}")
     return play(oracle, name, _construction(construction), alpha=None, tau=tau, noise=noise, scale=scale,
                 delta=delta, doubling=doubling, tau_start=tau_start, batch_size=batch_size, headroom=headroom,
-                decoder=decoder, verify=verify, max_queries=max_queries, logits=name, family=CROSS_ENTROPY)
+                decoder=decoder, verify=verify, budget=budget, logits=name, family=CROSS_ENTROPY)
 
 
-@register("softmax_ce", exact=False)
+
+def _logit_fits(name: str) -> Callable[[BoardFacts], Plan | Refusal]:
+    def fits(facts: BoardFacts) -> Plan | Refusal:
+        """The loss of the same name on logits, every row scored, float64: rank 100."""
+        if not facts.open_release or facts.family != name or facts.split or not facts.float64:
+            return Refusal(name, f"{name} on logits, float64, every row scored and released, only")
+        activation = "sigmoid" if facts.n_classes == 2 else "softmax"
+        if facts.noise:
+            return Plan(name, {"doubling": True}, f"noise seen (spread {facts.seen_spread:.3g}) on {facts.metric} "
+                        f"(logits): paper 001's powers construction through the inverse {activation} (§4, App. D), "
+                        "its noise bound found by doubling (§7)", rank=100)
+        return Plan(name, {}, f"{facts.metric} on logits, every row scored: paper 001's powers construction through "
+                    f"the inverse {activation} (§4, App. D)", rank=100)
+
+    return fits
+
+
+def _logit_board(name: str) -> Callable[[BoardFacts], bool]:
+    def applies(facts: BoardFacts) -> bool:
+        return facts.family == name and facts.float64 and facts.public_fraction is None
+
+    return applies
+
+
+@register("softmax_ce", exact=False, truncatable=True, fits=_logit_fits("softmax_ce"),
+          applies=_logit_board("softmax_ce"),
+          paper="paper 001 §4, App. D (through the inverse softmax), App. G's extra bits",
+          board="softmax cross-entropy on logits, float64, every row scored",
+          queries="bregman_powers' on the log loss")
 def softmax_ce(
     oracle: Oracle,
     *,
@@ -104,7 +141,7 @@ def softmax_ce(
     headroom: float | None = None,
     decoder: str = "integer",
     verify: bool = True,
-    max_queries: int | None = None,
+    budget: int | None = None,
 ) -> AttackResult:
     """Paper 001 §4 (eq. 5): every label of a softmax cross-entropy board, whose submissions are logits. A
     probability-space construction (``construction``: ``"powers"`` Construction 1 with base-K digits, the
@@ -120,10 +157,17 @@ def softmax_ce(
     ([3, 0, 5, 1, 2, 4, 0], 'softmax', 'passed')
     """
     return _logit_attack("softmax_ce", oracle, construction, tau, noise, scale, delta, doubling, tau_start,
-                         batch_size, headroom, decoder, verify, max_queries)
+                         batch_size, headroom, decoder, verify, budget)
 
 
-@register("sigmoid_ce", exact=False)
+
+
+
+@register("sigmoid_ce", exact=False, truncatable=True, fits=_logit_fits("sigmoid_ce"),
+          applies=_logit_board("sigmoid_ce"),
+          paper="paper 001 §4, App. D (through the inverse sigmoid)",
+          board="sigmoid cross-entropy on logits, float64, every row scored",
+          queries="bregman_powers' on the log loss")
 def sigmoid_ce(
     oracle: Oracle,
     *,
@@ -138,7 +182,7 @@ def sigmoid_ce(
     headroom: float | None = None,
     decoder: str = "integer",
     verify: bool = True,
-    max_queries: int | None = None,
+    budget: int | None = None,
 ) -> AttackResult:
     """Paper 001 App. D (eq. 14): every label of a binary sigmoid cross-entropy board (one logit a row). Row θ
     of the probability-space construction goes out as its log-odds ``ln(θ/(1 − θ))`` (Sigmoid is a bijection),
@@ -150,4 +194,4 @@ def sigmoid_ce(
     ([1, 0, 0, 1, 1, 0, 1], 'sigmoid', 'passed')
     """
     return _logit_attack("sigmoid_ce", oracle, construction, tau, noise, scale, delta, doubling, tau_start,
-                         batch_size, headroom, decoder, verify, max_queries)
+                         batch_size, headroom, decoder, verify, budget)

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
 from attacks.exact import gmpy2, local_precision, mpfr
-from attacks.oracle import MultiMetricOracle, Oracle, Released
+from attacks.oracle import MultiMetricOracle, Oracle, Released, limited, require_budget
+from attacks.paper004.fit import auc_fallbacks, auc_fits, never_alone
 from attacks.paper004.server import ServerModel
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
@@ -197,8 +199,20 @@ def decode_batch(
     return [(fits_both[0] >> i) & 1 for i in range(size)]
 
 
-@register("auc_logloss")
-def auc_logloss(oracle: Oracle, *, noise_bound: float = 0.0) -> AttackResult:
+def window_queries(model: ServerModel, positives: int) -> int:
+    """Queries of ``auc_logloss``: the positive-counting probe, then one per batch of its design's size."""
+    n = model.n_rows
+    if positives in (0, n):
+        return 1
+    size = plan(model, positives, n).size
+    return 1 + math.ceil(n / size)
+
+
+@register("auc_logloss", fits=auc_fits("auc_logloss", window_queries, tiebreak=1),
+          fallbacks=auc_fallbacks, applies=never_alone, paper="paper 004 §3 (log loss and AUC decoded together)",
+          board="float64 binary log loss with AUC released beside it, every row scored, no noise",
+          queries="1 + N / window size")
+def auc_logloss(oracle: Oracle, *, noise_bound: float = 0.0, budget: int | None = None) -> AttackResult:
     """Paper 004 (Aggarwal, Xu, Feyisetan, Teissier 2020), Section 3: log loss and AUC of the same submission
     decoded together under fixed precision.
 
@@ -212,6 +226,10 @@ def auc_logloss(oracle: Oracle, *, noise_bound: float = 0.0) -> AttackResult:
     (N = 306 at 5 decimals) and nothing at N = 25,000, where it only pins the count of positives.
     Time: ``O(2^b · R)`` to plan (cached per batch size), ``O(b · R)`` MPFR logs per batch to decode.
 
+    ``budget``: the submissions it may spend. It cannot stop early (the decoded labels are checked against the
+    count of positives), so it refuses once the count has planned its batches — ``1 + ⌈N / b⌉`` — if they do
+    not fit, and never submits past the budget.
+
     Raises :class:`AttackFailed` if the oracle does not report AUC, the arithmetic is not float64, a
     released value is missing, no labeling or more than one fits both scores, or the decoded labels do not
     add up to the number of positives.
@@ -221,6 +239,8 @@ def auc_logloss(oracle: Oracle, *, noise_bound: float = 0.0) -> AttackResult:
     model = ServerModel.of(oracle, noise_bound=noise_bound)
     if not model.is_float64:
         raise AttackFailed("auc_logloss needs a float64 server: AUC has no φ-bit model")
+    require_budget("auc_logloss", 1, budget)
+    oracle = cast(MultiMetricOracle, limited(oracle, budget))
     n = model.n_rows
     positives = count_positives(oracle, model)
     labels = np.full(n, -1, dtype=np.int64)
@@ -228,6 +248,7 @@ def auc_logloss(oracle: Oracle, *, noise_bound: float = 0.0) -> AttackResult:
         labels[:] = 1 if positives else 0
         return AttackResult("auc_logloss", labels, 0, 0.0, {"positives": positives, "batch_size": n})
     full = plan(model, positives, n)
+    require_budget("auc_logloss", 1 + math.ceil(n / full.size), budget)
     designs = {full.size: full}  # plans depend only on how many rows a batch may take: full, then the rest
     start = 0
     while start < n:

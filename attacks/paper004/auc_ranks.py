@@ -33,12 +33,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
 
 from attacks.exact import gmpy2, local_precision, mpfr
-from attacks.oracle import MultiMetricOracle, Oracle
+from attacks.oracle import MultiMetricOracle, Oracle, limited, require_budget
 from attacks.paper004.auc import _released_pair, _sigmoid_neg, auc_tolerance, count_positives
+from attacks.paper004.fit import auc_fallbacks, auc_fits, never_alone
 from attacks.paper004.server import ServerModel
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
@@ -315,8 +317,26 @@ def build_query(
     return predictions, query, a_rows, b_rows
 
 
-@register("auc_logloss_ranks")
-def auc_logloss_ranks(oracle: Oracle, *, noise_bound: float = 0.0) -> AttackResult:
+def ranks_queries(model: ServerModel, positives: int) -> int:
+    """Queries of ``auc_logloss_ranks``: the positive-counting probe, then its queries as
+    :func:`attacks.paper004.auc_ranks.build_query` lays them out (the pooled or the extreme layout, whichever
+    carries more rows), each decoding ``a + b`` rows."""
+    n = model.n_rows
+    if positives in (0, n):
+        return 1
+    known, queries = 0, 1
+    while known < n:
+        layouts = [plan(model, positives, unknown=n - known, known=known, pooled=p) for p in (False, True)]
+        known += max(layout.a + len(layout.positions) for layout in layouts)
+        queries += 1
+    return queries
+
+
+@register("auc_logloss_ranks", fits=auc_fits("auc_logloss_ranks", ranks_queries), fallbacks=auc_fallbacks,
+          applies=never_alone, paper="paper 004 §3, the AUC read as a rank-sum code (ours)",
+          board="float64 binary log loss with AUC released beside it, every row scored, no noise",
+          queries="1 + N / (a + b) rows a query")
+def auc_logloss_ranks(oracle: Oracle, *, noise_bound: float = 0.0, budget: int | None = None) -> AttackResult:
     """Paper 004 (Aggarwal, Xu, Feyisetan, Teissier 2020), Section 3: log loss and AUC of the same submission,
     the log loss coding ``a`` rows by powers of two and the AUC coding ``b`` more by their ranks.
 
@@ -328,6 +348,9 @@ def auc_logloss_ranks(oracle: Oracle, *, noise_bound: float = 0.0) -> AttackResu
     ``O(a + 2^b)`` MPFR operations to decode. Paper 004 claims ``⌈N/90⌉`` queries; the counting bound
     (``benchmarks/paper004_auc_bound.py``) shows no query can carry 90 rows at these N.
 
+    ``budget``: the submissions it may spend; it cannot stop early (the labels are checked against the count of
+    positives), so past the budget it fails (:class:`AttackFailed`) without submitting.
+
     Raises :class:`AttackFailed` if the oracle does not report AUC, the arithmetic is not float64, a released
     value is missing, not exactly one labeling fits both scores, or the decoded labels do not add up to the
     number of positives.
@@ -337,6 +360,8 @@ def auc_logloss_ranks(oracle: Oracle, *, noise_bound: float = 0.0) -> AttackResu
     model = ServerModel.of(oracle, noise_bound=noise_bound)
     if not model.is_float64:
         raise AttackFailed("auc_logloss_ranks needs a float64 server: AUC has no φ-bit model")
+    require_budget("auc_logloss_ranks", 1, budget)
+    oracle = cast(MultiMetricOracle, limited(oracle, budget))  # it cannot stop early: never past the budget
     n = model.n_rows
     positives = count_positives(oracle, model)
     labels = np.full(n, -1, dtype=np.int64)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from attacks.catalogue import BoardFacts, Plan, Refusal
 from attacks.oracle import Oracle
 from attacks.registry import register
 from attacks.result import AttackResult
@@ -27,15 +28,50 @@ __all__ = ["randomized_response_attack", "subsetting_attack"]
 
 # Both check themselves (every label comes out of an exhaustive decode of its own release); a confirmation query
 # as ``attacks.run`` adds for exact attacks would see another subset / other flips and prove nothing.
-@register("subsetting", exact=False)
-def subsetting(oracle: Oracle, **params: Any) -> AttackResult:
-    """Exact labels through fresh random subsets. Params: ``subset_size`` or ``fraction`` (disclosed),
-    ``max_queries``, ``margin``."""
-    return subsetting_attack(oracle, **params)
+
+def _plain_binary(facts: BoardFacts) -> bool:
+    """A float64 binary log-loss board that released every probe, without noise or a Ladder."""
+    seen = facts.seen
+    return (seen is not None and facts.binary_logloss and not seen.noise and not seen.ladder and not seen.rejected
+            and not seen.released_nothing and facts.float64)
 
 
-@register("randomized_response", exact=False)
-def randomized_response(oracle: Oracle, **params: Any) -> AttackResult:
-    """Labels through fresh randomized response, each with its posterior. Params: ``p`` (disclosed flip rate),
-    ``max_queries``, ``target``, ``margin``."""
-    return randomized_response_attack(oracle, **params)
+def subsetting_fits(facts: BoardFacts) -> Plan | Refusal:
+    """A fresh random subset of rows scored per submission, without noise: rank 50."""
+    if not _plain_binary(facts):
+        return Refusal("subsetting", "float64 binary log loss without noise, a Ladder or refusals only")
+    if not facts.subsetting:
+        return Refusal("subsetting", "no fresh subset seen")
+    return Plan("subsetting", {}, "a fresh random subset of rows is scored per submission: exact decoding with the "
+                "not-scored state modelled (ternary and heavy rows, every outcome enumerated)", rank=50)
+
+
+@register("subsetting", exact=False, truncatable=True, fits=subsetting_fits,
+          paper="ours (the not-scored state in the exact design)",
+          board="float64 binary log loss, a fresh random subset scored per submission, no noise",
+          queries="ternary and heavy rows, every outcome enumerated")
+def subsetting(oracle: Oracle, *, budget: int | None = None, **params: Any) -> AttackResult:
+    """Exact labels through fresh random subsets. ``budget``: the submissions to spend (the labels decoded so
+    far are returned). Params: ``subset_size`` or ``fraction`` (disclosed), ``margin``."""
+    return subsetting_attack(oracle, budget=budget, **params)
+
+
+
+def randomized_response_fits(facts: BoardFacts) -> Plan | Refusal:
+    """The same row's label flipping between submissions (fresh randomized response), no noise: rank 51."""
+    if not _plain_binary(facts):
+        return Refusal("randomized_response", "float64 binary log loss without noise, a Ladder or refusals only")
+    if facts.seen is None or not facts.seen.fresh_flips:
+        return Refusal("randomized_response", "no fresh flips seen")
+    return Plan("randomized_response", {}, "the same row's label flipped between submissions (fresh randomized "
+                "response): exact per-query observations voted by a sequential likelihood-ratio test", rank=51)
+
+
+@register("randomized_response", exact=False, truncatable=True, fits=randomized_response_fits,
+          paper="ours (exact observations voted by a sequential likelihood-ratio test)",
+          board="float64 binary log loss, labels flipped afresh per submission, no noise",
+          queries="a few exact reads a row, more where they disagree")
+def randomized_response(oracle: Oracle, *, budget: int | None = None, **params: Any) -> AttackResult:
+    """Labels through fresh randomized response, each with its posterior. ``budget``: the submissions to spend
+    (the rows observed so far are voted). Params: ``p`` (disclosed flip rate), ``target``, ``margin``."""
+    return randomized_response_attack(oracle, budget=budget, **params)

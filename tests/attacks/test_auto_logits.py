@@ -13,7 +13,8 @@ import pytest
 import attacks
 from attacks import LocalOracle
 from attacks.fingerprint import Fingerprint
-from attacks.plan import cross_entropy_plans
+from attacks.catalogue import BoardFacts
+from attacks.fallbacks import cross_entropy_plans
 
 ROUND5 = {"name": "rounding", "decimals": 5}
 LAPLACE = [{"name": "noise", "kind": "laplace", "scale": 1e-4}, ROUND5]
@@ -42,11 +43,11 @@ def test_a_public_split_on_a_logit_board_is_not_given_to_the_logit_attacks() -> 
 def test_the_doubling_trick_is_next_when_capacity_fails_on_noisy_multiclass_log_loss() -> None:
     oracle = LocalOracle(np.arange(30) % 6, metric="multiclass_logloss", n_classes=6, decimals=5)
     noisy = Fingerprint(decimals=5, noise=True, noise_spread=1e-3)
-    plans = cross_entropy_plans(oracle, noisy)
+    plans = cross_entropy_plans(BoardFacts.of(oracle, noisy))
     assert [p.attack for p in plans] == ["bregman_powers", "ce_robust"]
     assert all(p.params == {"doubling": True} for p in plans)
-    assert cross_entropy_plans(oracle, Fingerprint(decimals=5, noise=False)) == []
-    assert cross_entropy_plans(LocalOracle(np.arange(30) % 2, decimals=5), noisy) == []
+    assert cross_entropy_plans(BoardFacts.of(oracle, Fingerprint(decimals=5, noise=False))) == []
+    assert cross_entropy_plans(BoardFacts.of(LocalOracle(np.arange(30) % 2, decimals=5), noisy)) == []
 
 
 def test_a_budget_cut_keeps_the_batches_decoded_instead_of_losing_them_to_the_check() -> None:
