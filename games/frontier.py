@@ -25,8 +25,36 @@ from dataclasses import asdict, dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from games.report import AttackLine
     from games.runner import GameResult
+
+
+@dataclass(frozen=True)
+class AttackLine:
+    """One attack against one chain on one data set, over its seeds, as the report shows it
+    (:func:`games.report.attack_lines`): accuracy and exact recovery are means over the cells that ran to the end
+    (``None`` when every cell failed), never a 0 standing in for a failure."""
+
+    dataset: str
+    defense: str
+    attack: str
+    cells: int
+    ok: int
+    label_accuracy: float | None
+    exact_recovery_rate: float | None
+    queries: float | None
+    seconds: float | None
+    public_rank: float | None
+    private_rank: float | None
+    n_participants: int
+    failure: str  # the first failed cell's reason, "" when none failed
+    budget: int | None = None  # the cells' cap on submissions (None: no cap)
+    accounts: int = 1
+    majority_rate: float | None = None  # accuracy of predicting the majority class on every row
+    exact_fraction: float | None = None  # share of labels vouched for exactly (and right), over finished runs
+
+    @property
+    def failed(self) -> int:
+        return self.cells - self.ok
 
 
 @dataclass(frozen=True)

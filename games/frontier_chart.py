@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from games.frontier import ChainPoint, Recommendation
+from games.templating import templates
 
 WIDTH = 1100
 PANEL_HEIGHT = 430
@@ -177,9 +178,7 @@ def frontier_svg(
     points: Sequence[ChainPoint], recommended: dict[str, Recommendation], tolerance: float, *, title: str
 ) -> str:
     """The chart as one standalone SVG document (also inlined in the HTML report)."""
-    from games.report import _templates
-
     drawn = panels(points, recommended, tolerance)
-    return _templates().get_template("frontier.svg").render(
+    return templates().get_template("frontier.svg").render(
         title=title, panels=drawn, width=WIDTH, height=PANEL_HEIGHT * max(1, len(drawn)), tolerance=tolerance,
     )

@@ -26,16 +26,15 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import jinja2
 import markupsafe
 import numpy as np
 
 from games.caveats import DefenseNote, chain_caveats, defense_notes
 from games.frontier import (
+    AttackLine,
     ChainPoint,
     Recommendation,
     chain_points,
@@ -46,6 +45,7 @@ from games.frontier import (
 )
 from games.frontier_chart import frontier_svg
 from games.runner import Board, Cell, GameResult
+from games.templating import percent, templates, text
 
 CELL_COLUMNS = [
     "dataset", "defense", "attack", "budget", "accounts", "seed", "status", "error", "n_rows", "queries", "seconds",
@@ -121,16 +121,6 @@ def _round(value: float | None, digits: int) -> float | None:
     return None if value is None else round(value, digits)
 
 
-def _text(value: Any) -> str:
-    if value is None:
-        return "–"
-    if isinstance(value, float):
-        if value.is_integer() and abs(value) < 1e6:
-            return str(int(value))
-        return f"{value:.4g}" if abs(value) < 1e-3 else f"{value:.4f}".rstrip("0").rstrip(".")
-    return str(value)
-
-
 def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
     """The summary as a Markdown table (the README's game table)."""
     headers = ["data set", "defense", "attack", "budget", "ok", "label acc.", "majority", "exact", "queries",
@@ -140,12 +130,12 @@ def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
             "honest_best_wins_rate", "honest_mean_abs_error"]
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     for row in summary:
-        cells = [_text(row[k]) for k in keys]
+        cells = [text(row[k]) for k in keys]
         cells[2] = row["attack"] + (f" ({row['accounts']} accounts)" if row.get("accounts", 1) > 1 else "")
         cells[3] = "none" if row["budget"] is None else f"{row['budget']:,}"
         cells[4] = f"{row['ok']}/{row['cells']}"
-        cells[10] = f"{_text(row['attacker_public_rank'])}/{row['n_participants']}"
-        cells[11] = f"{_text(row['attacker_private_rank'])}/{row['n_participants']}"
+        cells[10] = f"{text(row['attacker_public_rank'])}/{row['n_participants']}"
+        cells[11] = f"{text(row['attacker_private_rank'])}/{row['n_participants']}"
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -177,12 +167,12 @@ def frontier_table(points: Sequence[ChainPoint], recommended: dict[str, Recommen
         chosen = recommended[dataset].point
         name = f"**{defense}** (recommended)" if chosen is not None and chosen.defense == defense else defense
         leaks = [
-            "failed" if mine[level].attack is None else f"{_percent(mine[level].label_accuracy)} {mine[level].attack}"
+            "failed" if mine[level].attack is None else f"{percent(mine[level].label_accuracy)} {mine[level].attack}"
             for level in levels
         ]
         lines.append("| " + " | ".join([
-            dataset, name, *leaks, _percent(last.majority_rate), _text(round(last.leakage, 4)),
-            _text(round(last.cost, 4)), _percent(last.best_wins_rate), "yes" if last.on_frontier else "",
+            dataset, name, *leaks, percent(last.majority_rate), text(round(last.leakage, 4)),
+            text(round(last.cost, 4)), percent(last.best_wins_rate), "yes" if last.on_frontier else "",
         ]) + " |")
     return "\n".join(lines) + "\n"
 
@@ -392,35 +382,6 @@ LABELS = {
 
 
 @dataclass(frozen=True)
-class AttackLine:
-    """One attack against one chain on one data set, over its seeds, as the report shows it: accuracy and
-    exact recovery are means over the cells that ran to the end (``None`` when every cell failed), never a 0
-    standing in for a failure."""
-
-    dataset: str
-    defense: str
-    attack: str
-    cells: int
-    ok: int
-    label_accuracy: float | None
-    exact_recovery_rate: float | None
-    queries: float | None
-    seconds: float | None
-    public_rank: float | None
-    private_rank: float | None
-    n_participants: int
-    failure: str  # the first failed cell's reason, "" when none failed
-    budget: int | None = None  # the cells' cap on submissions (None: no cap)
-    accounts: int = 1
-    majority_rate: float | None = None  # accuracy of predicting the majority class on every row
-    exact_fraction: float | None = None  # share of labels vouched for exactly (and right), over finished runs
-
-    @property
-    def failed(self) -> int:
-        return self.cells - self.ok
-
-
-@dataclass(frozen=True)
 class ChainVerdict:
     """One defense chain on one data set at the game's largest budget: what leaks through it (its strongest
     attack, ``point.leakage``), what it costs the honest participants (``point.cost``), what it does not
@@ -518,38 +479,7 @@ def notes_of(verdicts: dict[str, list[ChainVerdict]]) -> list[DefenseNote]:
     return defense_notes([(v.chain, v.point) for rows in verdicts.values() for v in rows])
 
 
-def _percent(value: float | None) -> str:
-    """A share as a percentage for people: ``0.5409 → '54.1 %'``, ``1.0 → '100 %'``."""
-    if value is None:
-        return "–"
-    text = f"{100 * value:.1f}".rstrip("0").rstrip(".")
-    return f"{text} %"
-
-
-def _small(value: float | None) -> str:
-    """A distortion to two significant digits: ``0.000111 → '0.00011'``, ``3e-06 → '3e-06'``."""
-    if value is None:
-        return "–"
-    return "0" if value == 0 else f"{value:.2g}"
-
-
 # --- HTML ----------------------------------------------------------------------------------------------------
-
-
-@lru_cache(maxsize=1)
-def _templates() -> jinja2.Environment:
-    """The report's templates (``games/templates``), HTML-escaped."""
-    environment = jinja2.Environment(
-        loader=jinja2.PackageLoader("games", "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-        keep_trailing_newline=True,
-    )
-    environment.filters["text"] = _text
-    environment.filters["percent"] = _percent
-    environment.filters["small"] = _small
-    environment.filters["json"] = lambda value, sort_keys=False: json.dumps(value, sort_keys=sort_keys)
-    return environment
 
 
 def html_report(result: GameResult, summary: Sequence[dict[str, Any]], frontier: str, queries: bytes) -> str:
@@ -568,7 +498,7 @@ def html_report(result: GameResult, summary: Sequence[dict[str, Any]], frontier:
     lines = attack_lines(result.cells)
     points = chain_points(result, lines)
     verdicts = chain_verdicts(result, lines, points)
-    return _templates().get_template("report.html").render(
+    return templates().get_template("report.html").render(
         game=result.game,
         mode=result.mode,
         site=result.site,
