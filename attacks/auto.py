@@ -169,7 +169,10 @@ def _through_models(
     return play(oracle, play_inner, seed=seed, **carried)
 
 
-@register("auto", exact=False)
+@register("auto", exact=False,
+          paper="ours: the fingerprint, the catalogue's best plan, its fallbacks, the floor",
+          board="every board",
+          queries="the budget it is given")
 def auto(
     oracle: Oracle,
     *,

@@ -142,7 +142,8 @@ def _score_binary(facts: BoardFacts) -> bool:
 
 @register("boosting", exact=False, truncatable=True, spends_budget=True, stage=Stage.GUESS, fits=boosting_fits,
           applies=_score_binary,
-          paper="paper 003 §3.1 (Blum & Hardt's boosting attack)", board="any binary board (a best guess)",
+          paper="Blum & Hardt, The Ladder (ICML 2015) §3.1: the boosting attack",
+          board="any binary board (a best guess)",
           queries="the budget: one random vector each")
 def boosting(
     oracle: Oracle,

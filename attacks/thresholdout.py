@@ -98,7 +98,7 @@ def thresholdout_fits(facts: BoardFacts) -> Plan | Refusal:
 
 
 @register("thresholdout", exact=False, truncatable=True, fits=thresholdout_fits,
-          paper="ours against Thresholdout (paper 003's reusable holdout)",
+          paper="ours against Dwork et al.'s Thresholdout (the reusable holdout)",
           board="binary log loss, every row scored by the page, some never moving the score",
           queries="blocks of rows, three states a row")
 def thresholdout(oracle: Oracle, *, budget: int | None = None, block: int = BLOCK,

@@ -23,14 +23,20 @@ from attacks.result import AttackFailed, AttackResult
 __all__ = ["ladder", "ladder_fixed", "ladder_fixed_attack", "ladder_free", "ladder_free_attack"]
 
 
-@register("ladder_fixed", exact=False)
+@register("ladder_fixed", exact=False,
+          paper="ours against Blum & Hardt's Ladder (ICML 2015), fixed step",
+          board="binary log loss behind a fixed-step Ladder",
+          queries="threshold questions, a few a label block")
 def ladder_fixed(oracle: Oracle, *, budget: int | None = None, **params: Any) -> AttackResult:
     """:func:`attacks.ladder.fixed.ladder_fixed_attack` (it checks itself: every answer must fit the model).
     ``budget``: the submissions to spend, every account's together; never more are sent."""
     return ladder_fixed_attack(limited(oracle, budget), budget=budget, **params)
 
 
-@register("ladder_free", exact=False)
+@register("ladder_free", exact=False,
+          paper="ours against Blum & Hardt's parameter-free Ladder (ICML 2015)",
+          board="binary log loss behind the parameter-free Ladder",
+          queries="ballast past the paired test, a few a label block")
 def ladder_free(oracle: Oracle, *, budget: int | None = None, **params: Any) -> AttackResult:
     """:func:`attacks.ladder.free.ladder_free_attack` (it checks itself: every release must fit one labeling).
     ``budget``: the submissions to spend; never more are sent."""
@@ -62,7 +68,7 @@ def ladder_fits(facts: BoardFacts) -> Plan | Refusal:
 
 
 @register("ladder", exact=False, truncatable=True, fits=ladder_fits,
-          paper="ours against paper 003's Ladder (threshold questions; ballast past the paired test)",
+          paper="ours against Blum & Hardt's Ladder (ICML 2015): threshold questions, ballast past the paired test",
           board="binary log loss, every row scored, a fixed or parameter-free Ladder",
           queries="a few per label block; one account's first score")
 def ladder(

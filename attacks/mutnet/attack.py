@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from attacks.oracle import Oracle, submit_many
+from attacks.oracle import Oracle, left_of, limited, submit_many
 from attacks.registry import register, run
 from attacks.result import AttackFailed, AttackResult
 
@@ -140,11 +140,23 @@ def _hash_attempts(
     raise AssertionError("unreachable")
 
 
-@register("mutnet", exact=False)
+@register("mutnet", exact=False,
+          paper="paper 001 §5 (MutNet, Theorem 6)",
+          board="model competitions (ONNX models scored on hidden features)",
+          queries="the underlying attack's, one model each")
 def mutnet(oracle: Oracle, *, attack: str = "auto", key: str | None = None, buckets: int | None = None,
-           seed: int = 0, **params: Any) -> AttackResult:
+           seed: int = 0, budget: int | None = None, **params: Any) -> AttackResult:
     """Play ``attack`` (``auto`` by default) through MutNet models on a model competition; labels keyed by the
     head's key (``key``: ``rank``, ``hash``, or by default the rank unless the host refuses it; ``buckets``: the
     number of fingerprints, by default about ``n_public²``). The underlying attack confirms its own claims
-    (through the models), so ``mutnet`` itself registers as not needing it."""
-    return play(oracle, lambda carrier: run(attack, carrier, **params), key=key, buckets=buckets, seed=seed)
+    (through the models), so ``mutnet`` itself registers as not needing it. ``budget``: the models to submit,
+    every attempt's together — the underlying attack gets what the attempts before it left, and no model past
+    the budget is sent (:class:`AttackFailed`)."""
+    board = limited(oracle, budget)
+    start = board.queries
+
+    def play_inner(carrier: Any) -> AttackResult:
+        left = left_of(budget, board.queries - start)
+        return run(attack, carrier, **params) if left is None else run(attack, carrier, budget=left, **params)
+
+    return play(board, play_inner, key=key, buckets=buckets, seed=seed)

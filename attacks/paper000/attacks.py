@@ -243,7 +243,10 @@ def _result(name: str, labels: np.ndarray, **details: Any) -> AttackResult:
 # --- attacks -------------------------------------------------------------------------------------------------
 
 
-@register("prime_single")
+@register("prime_single",
+          paper="paper 000, Theorem 1",
+          board="binary log loss at arbitrary precision (an MPFR server wide enough)",
+          queries="1")
 def prime_single(oracle: Oracle, *, budget: int | None = None) -> AttackResult:
     """Paper 000, Theorem 1: every binary label from one log-loss score, by unique factorisation.
 
@@ -316,7 +319,7 @@ def _mpfr_binary(facts: BoardFacts) -> bool:
 
 
 @register("prime_batched", truncatable=True, fits=prime_batched_fits, applies=_mpfr_binary,
-          paper="paper 000 §4, Algorithm 1 (batches from φ)",
+          paper="paper 000, Algorithm 1 (batches from φ)",
           board="binary log loss on an MPFR server (φ bits), no noise",
           queries="N / batch, the batch sized from φ")
 def prime_batched(
@@ -413,7 +416,10 @@ def prime_batched(
     )
 
 
-@register("robust_single", exact=False)
+@register("robust_single", exact=False,
+          paper="paper 000, Algorithm 2 (Theorem 4)",
+          board="binary log loss, noise at most τ",
+          queries="1")
 def robust_single(
     oracle: Oracle,
     *,
@@ -490,7 +496,7 @@ def robust_batched_fits(facts: BoardFacts) -> Plan | Refusal:
 
 
 @register("robust_batched", exact=False, truncatable=True, fits=robust_batched_fits,
-          paper="paper 000 §5, Algorithm 3 (τ-robust batches)",
+          paper="paper 000, Algorithm 3 (τ-robust batches)",
           board="binary log loss under noise of a known kind and scale",
           queries="N / batch, the batch sized from τ")
 def robust_batched(
@@ -623,7 +629,7 @@ def _multiclass_logloss(facts: BoardFacts) -> bool:
 
 
 @register("prime_powers", truncatable=True, fits=prime_powers_fits, applies=_multiclass_logloss,
-          paper="paper 000 §6, Theorem 8 (prime powers)",
+          paper="paper 000, Theorems 3 and 8 (prime powers)",
           board="multiclass log loss, every row scored, no noise",
           queries="N / batch")
 def prime_powers(

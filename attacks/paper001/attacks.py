@@ -330,7 +330,10 @@ def bregman_powers(
                  verify=verify, budget=budget)
 
 
-@register("bregman_primes", exact=False)
+@register("bregman_primes", exact=False,
+          paper="paper 001 Construction 2, Theorem 2, CloSqFree (Algorithm 1)",
+          board="kl, Itakura–Saito, squared Euclidean, norm-like; every row scored",
+          queries="N / batch (primes a batch)")
 def bregman_primes(
     oracle: Oracle,
     *,

@@ -85,15 +85,20 @@ def decode_batch(summed_loss: Any, model: ServerModel, size: int) -> list[int]:
     return labels_from_exponent(low, size)
 
 
-@register("binary_representation")
+@register("binary_representation",
+          paper="paper 004, Algorithm 3 and Theorem 2",
+          board="binary log loss on an MPFR server",
+          queries="N / batch (bits per query from the precision)")
 def binary_representation(
-    oracle: Oracle, *, batch_size: int | None = None, noise_bound: float = 0.0, bits: int | None = None
+    oracle: Oracle, *, batch_size: int | None = None, noise_bound: float = 0.0, bits: int | None = None,
+    budget: int | None = None,
 ) -> AttackResult:
     """Paper 004 (Aggarwal, Xu, Feyisetan, Teissier 2020), Algorithm 3 and Theorem 2: binary-representation
     predictions, decoded by reading the exponent of 2.
 
     Queries: ``⌈N / b⌉``; the paper's single query when ``b = N``, but clipping caps ``b`` at
     ``⌊log2 log2(1/(2·eps))⌋ + 1`` (6 rows at ``eps = 1e-15``), so in practice ``⌈N / 6⌉``; other rows get 1/2.
+    A ``budget`` of submissions stops early: each batch decodes on its own, rows not queried are ``-1``.
     Time: ``O(N)`` MPFR operations on ``2^b``-bit numbers.
 
     Precision: the summed loss to within ``ln 2 / 2`` — 5 decimals suffice up to N ≈ 69,000, and float64
@@ -115,7 +120,7 @@ def binary_representation(
         )
     labels = np.full(n, -1, dtype=np.int64)
     half = mpfr("0.5")
-    for rows in batches(n, batch_size):
+    for rows in batches(n, batch_size)[:budget]:
         predictions: list[Any] = [half] * n
         predictions[rows.start : rows.stop] = binary_predictions(len(rows), model.work_bits + (1 << len(rows)))
         released = oracle.submit(model.encode(predictions))

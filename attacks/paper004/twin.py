@@ -124,16 +124,21 @@ def decode_batch(summed_loss: Any, model: ServerModel, primes: Sequence[int]) ->
     return found[0]
 
 
-@register("twin_primes")
+@register("twin_primes",
+          paper="paper 004, Algorithms 1–2",
+          board="binary log loss on an MPFR server",
+          queries="N / batch")
 def twin_primes(
-    oracle: Oracle, *, batch_size: int | None = None, noise_bound: float = 0.0, bits: int | None = None
+    oracle: Oracle, *, batch_size: int | None = None, noise_bound: float = 0.0, bits: int | None = None,
+    budget: int | None = None,
 ) -> AttackResult:
     """Paper 004 (Aggarwal, Xu, Feyisetan, Teissier 2020), Algorithms 1–2: twin-prime predictions decoded by
     factorisation.
 
     Queries: ``⌈N / b⌉``, where ``b`` is the largest batch whose labelings the released score separates
     (``b = N``, the paper's single query, when the precision allows it; other rows get 1/2, which adds
-    ``ln 2`` whatever their label). Time: ``O(N · b)`` big-integer divisions plus the MPFR logs.
+    ``ln 2`` whatever their label). Time: ``O(N · b)`` big-integer divisions plus the MPFR logs. A ``budget`` of
+    submissions stops early: each batch decodes on its own, rows not queried are ``-1``.
 
     Precision: separating the ``2^b`` labelings of a batch needs the summed loss to within
     ``ln(1 + 1/Q_max) / 2`` with ``Q_max = Π p_i`` — about ``log2 Π p_i + log2 N + 10`` bits of the server's
@@ -154,7 +159,7 @@ def twin_primes(
         )
     labels = np.full(n, -1, dtype=np.int64)
     half = mpfr("0.5")
-    for rows in batches(n, batch_size):
+    for rows in batches(n, batch_size)[:budget]:
         primes = lower_twin_primes(len(rows))
         predictions: list[Any] = [half] * n
         predictions[rows.start : rows.stop] = twin_prime_predictions(primes, model.work_bits)
