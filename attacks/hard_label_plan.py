@@ -35,11 +35,13 @@ def hard_label_plan(oracle: Oracle, left: int) -> tuple[str, dict[str, Any], str
     feedback = feedback_of(oracle)
     kind = str(feedback.get("kind"))
     if kind == "rank" and feedback.get("among") == "board" and oracle.n_classes == 2:
-        return "boosting", {"k": left}, ("a board rank of 1 says a submission beats every rival's best, a bar the "
-                                         "attacker does not move, as a badge's: boosting keeps those vectors as votes")
+        return "boosting", {"budget": left}, (
+            "a board rank of 1 says a submission beats every rival's best, a bar the attacker does not move, as a "
+            "badge's: boosting keeps those vectors as votes")
     if kind == "threshold" and oracle.n_classes == 2:
-        return "boosting", {"k": left}, ("a badge releases only whether a submission beats its cut-off: boosting "
-                                         "keeps the accepted random vectors as votes")
+        return "boosting", {"budget": left}, (
+            "a badge releases only whether a submission beats its cut-off: boosting keeps the accepted random "
+            "vectors as votes")
     return "brep", {"budget": left, "n_samples": BREP_SAMPLES}, (
         f"the board releases only a hard label ({kind}): boundary repulsion (paper 002) from the accepted point, "
         f"{BREP_SAMPLES} sphere points per step")
@@ -57,8 +59,8 @@ def play_hard_label(
     reasoning = [f"feedback: the board releases only a hard label ({kind}); no score probe can read it, so no "
                  "fingerprint and no class balance (the rows get no majority-class floor)"]
     name, chosen, reason = hard_label_plan(oracle, left)
-    if forced is not None:
-        name, chosen, reason = forced, {}, "forced by the caller"
+    if forced is not None:  # every attack takes the one budget keyword: the forced one plays within it too
+        name, chosen, reason = forced, {"budget": left}, "forced by the caller"
     chosen.update(params or {})
     chosen.setdefault("seed", seed)
     reasoning.append(f"chose {name}: {reason}")

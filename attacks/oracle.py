@@ -9,6 +9,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from attacks.result import AttackFailed
 from defenses import DefenseChain
 from scoring import Arithmetic, HiddenTestSet, ScoringSpec, public_split_mask
 from scoring.parsing import ParsedPredictions, validate_array
@@ -100,6 +101,139 @@ def submit_many(oracle: Oracle, predictions: Sequence[Any]) -> list[Released]:
     if getattr(type(oracle), "submit_many", None) is not None:
         return list(oracle.submit_many(predictions))  # type: ignore[attr-defined]
     return [oracle.submit(vector) for vector in predictions]
+
+
+class QueryLimit:
+    """``inner`` allowed at most ``budget`` more submissions (every account's together, counted from when it is
+    wrapped): a submission past the budget is not sent and raises :class:`~attacks.result.AttackFailed`.
+
+    For an attack that cannot stop early and keep what it decoded: it fails rather than exceed its budget.
+    Every other attribute is the inner oracle's, read and set (``account``, ``feedback``, ``also_report``, …);
+    ``submit_many`` sends the queries that fit (through the inner oracle's own batching) before it raises, and
+    ``submit_all`` (a multi-metric board) counts as one submission, as on the board itself.
+
+    >>> limited_board = QueryLimit(LocalOracle([0, 1], decimals=3), 1)
+    >>> limited_board.submit([0.5, 0.5]), limited_board.left
+    (0.693, 0)
+    >>> limited_board.submit([0.5, 0.5])
+    Traceback (most recent call last):
+    ...
+    attacks.result.AttackFailed: the budget of 1 submission is spent
+    """
+
+    def __init__(self, inner: Oracle, budget: int) -> None:
+        if isinstance(budget, bool) or not isinstance(budget, int | np.integer) or budget < 0:
+            raise ValueError(f"budget must be an integer >= 0 or None, got {budget!r}")
+        object.__setattr__(self, "_inner", inner)
+        object.__setattr__(self, "_budget", int(budget))
+        object.__setattr__(self, "_start", inner.queries)
+
+    @property
+    def inner(self) -> Oracle:
+        return self._inner  # type: ignore[no-any-return]
+
+    @property
+    def budget(self) -> int:
+        return self._budget  # type: ignore[no-any-return]
+
+    @property
+    def queries(self) -> int:
+        return self._inner.queries  # type: ignore[no-any-return]
+
+    @queries.setter
+    def queries(self, value: int) -> None:
+        self._inner.queries = value
+
+    @property
+    def decimals(self) -> int | None:
+        return self._inner.decimals  # type: ignore[no-any-return]
+
+    @property
+    def used(self) -> int:
+        """Submissions since the oracle was wrapped."""
+        return self.queries - self._start  # type: ignore[no-any-return]
+
+    @property
+    def left(self) -> int:
+        """Submissions the budget still allows."""
+        return max(0, self.budget - self.used)
+
+    def _spent(self) -> AttackFailed:
+        return AttackFailed(budget_spent(self.budget))
+
+    def submit(self, predictions: Any) -> Released:
+        if self.left <= 0:
+            raise self._spent()
+        return self._inner.submit(predictions)  # type: ignore[no-any-return]
+
+    def submit_many(self, predictions: Sequence[Any]) -> list[Released]:
+        """Independent queries (:func:`submit_many`): those within the budget are sent and answered, then
+        :class:`~attacks.result.AttackFailed` if some did not fit — as one ``submit`` after another would."""
+        vectors = list(predictions)
+        fits = vectors[: self.left]
+        values = submit_many(self._inner, fits) if fits else []
+        if len(fits) < len(vectors):
+            raise self._spent()
+        return values
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._inner, name)
+        if name == "submit_all":
+
+            def submit_all(predictions: Any) -> Any:
+                if self.left <= 0:
+                    raise self._spent()
+                return value(predictions)
+
+            return submit_all
+        return value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if isinstance(getattr(type(self), name, None), property):
+            object.__setattr__(self, name, value)  # the class's own properties (``queries``; the rest read-only)
+        else:
+            setattr(self._inner, name, value)  # the attacker's ``account`` and the like are the board's
+
+
+def budget_spent(budget: int) -> str:
+    """The message of a submission refused by a spent budget.
+
+    >>> budget_spent(1), budget_spent(5)
+    ('the budget of 1 submission is spent', 'the budget of 5 submissions is spent')
+    """
+    return f"the budget of {budget} submission{'' if budget == 1 else 's'} is spent"
+
+
+def limited(oracle: Oracle, budget: int | None) -> Oracle:
+    """``oracle`` within ``budget`` more submissions (:class:`QueryLimit`); ``oracle`` itself when ``budget`` is
+    ``None`` (no limit)."""
+    return oracle if budget is None else QueryLimit(oracle, budget)  # type: ignore[return-value]
+
+
+def require_budget(attack: str, planned: int, budget: int | None) -> None:
+    """Refuse, before the first submission, an attack whose plan needs ``planned`` submissions when the budget
+    allows fewer (:class:`~attacks.result.AttackFailed`, naming both).
+
+    >>> require_budget("prime_single", 1, None), require_budget("prime_single", 1, 1)
+    (None, None)
+    >>> require_budget("robust_single", 2, 1)
+    Traceback (most recent call last):
+    ...
+    attacks.result.AttackFailed: robust_single plans 2 submissions, more than the budget of 1
+    """
+    if budget is not None and planned > budget:
+        raise AttackFailed(
+            f"{attack} plans {planned} submission{'' if planned == 1 else 's'}, more than the budget of {budget}"
+        )
+
+
+def left_of(budget: int | None, spent: int) -> int | None:
+    """What a budget leaves after ``spent`` submissions (``None``: no limit).
+
+    >>> left_of(None, 3), left_of(5, 3), left_of(2, 3)
+    (None, 2, 0)
+    """
+    return None if budget is None else max(0, budget - spent)
 
 
 def round_sizes(limit: int) -> Iterator[int]:

@@ -208,7 +208,7 @@ def camouflage_attack(
     *,
     seed: int = 0,
     noise_bound: float = 0.0,
-    max_queries: int | None = None,
+    budget: int | None = None,
     level: int = 0,
     max_level: int = len(LEVELS) - 1,
     top_mode: str | None = None,
@@ -218,7 +218,7 @@ def camouflage_attack(
 ) -> AttackResult:
     """Recover every label with camouflaged queries (see the module docstring). ``level`` is the starting
     stealth level (:data:`LEVELS`), ``max_level`` the highest a refused query escalates to; ``scale`` the
-    base's logit spread; ``noise_bound`` an assumed bound on additive noise; ``max_queries`` caps the queries
+    base's logit spread; ``noise_bound`` an assumed bound on additive noise; ``budget`` caps the queries
     (the labels decoded so far are returned; so are they when a query is refused at ``max_level``); ``check``
     spends one more query on :func:`self_check`."""
     _require_binary_logloss(oracle)
@@ -253,10 +253,10 @@ def camouflage_attack(
     refused = 0
     units: list[float] = []
     stopped: str | None = None
-    design_limit = None if max_queries is None else max_queries - int(check)
+    design_limit = None if budget is None else budget - int(check)
     while state.fresh or state.carried:
         if design_limit is not None and spent() >= design_limit:
-            stopped = f"the query limit ({max_queries}) was reached"
+            stopped = f"the query limit ({budget}) was reached"
             break
         stealth = LEVELS[level]
         snapshot = (state.labels.copy(), deque(state.fresh), copy.deepcopy(state.carried), list(state.per_query))
@@ -317,7 +317,7 @@ def camouflage_attack(
         raise AttackFailed(f"camouflage decoded no label: {stopped}")
     confirmed = "not checked"
     if check and recovered:
-        if max_queries is not None and spent() >= max_queries:
+        if budget is not None and spent() >= budget:
             confirmed = "not checked (no query left)"
         else:
             confirmed, level = self_check(oracle, base, base_z, state.labels, constant, server, base_total, rng,

@@ -210,7 +210,7 @@ def run_rounds(
     model: ServerModel,
     top: int,
     observe: Callable[[list[Query]], list[range]],
-    max_queries: int | None = None,
+    budget: int | None = None,
     mode: str = "subset",
     extra: int = 5,
     round_size: int = 1,
@@ -228,8 +228,8 @@ def run_rounds(
     sizes = round_sizes(round_size)
     while state.fresh or state.carried:
         wanted = next(sizes)
-        if max_queries is not None:
-            wanted = min(wanted, max_queries - (oracle.queries - queries_before))
+        if budget is not None:
+            wanted = min(wanted, budget - (oracle.queries - queries_before))
             if wanted <= 0:
                 break
         planned: list[Query] = []
@@ -252,7 +252,7 @@ def capacity_attack(
     noise_bound: float = 0.0,
     top: int | None = None,
     check: bool = True,
-    max_queries: int | None = None,
+    budget: int | None = None,
     top_mode: str | None = None,
     extra: int = 5,
     round_size: int | None = None,
@@ -270,7 +270,7 @@ def capacity_attack(
     if reference and not REFERENCE.get():
         with reference_code():
             return capacity_attack(
-                oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries, top_mode=top_mode,
+                oracle, noise_bound=noise_bound, top=top, check=check, budget=budget, top_mode=top_mode,
                 extra=extra, round_size=round_size, reference=True,
             )
     classes, loss = require_capacity_metric(oracle, noise_bound)
@@ -281,7 +281,7 @@ def capacity_attack(
             "'capacity_split' attack"
         )
     if classes is not None:
-        return kary_capacity_attack(oracle, noise_bound=noise_bound, check=check, max_queries=max_queries, loss=loss)
+        return kary_capacity_attack(oracle, noise_bound=noise_bound, check=check, budget=budget, loss=loss)
     started = time.perf_counter()
     queries_before = oracle.queries
     n = oracle.n_rows
@@ -296,11 +296,11 @@ def capacity_attack(
     state = CapacityState(labels=np.full(n, -1, dtype=np.int64), fresh=deque(range(n)))
     pool = VectorPool(n)
     spans = run_rounds(
-        oracle, state, model, k_top, lambda qs: [w for w, _ in submit_queries(oracle, qs, model, pool)], max_queries,
+        oracle, state, model, k_top, lambda qs: [w for w, _ in submit_queries(oracle, qs, model, pool)], budget,
         mode, extra, round_size,
     )
     design_queries = oracle.queries - queries_before
-    if check and (state.labels >= 0).all():
+    if check and (state.labels >= 0).all() and (budget is None or design_queries < budget):
         check_claims(oracle, state.labels, slack=noise_bound)
     seconds = time.perf_counter() - started
     recovered = int((state.labels >= 0).sum())

@@ -616,12 +616,12 @@ def all_labelings(n: int, classes: int) -> list[tuple[int, ...]]:
 
 
 def kary_capacity_attack(
-    oracle: Oracle, *, noise_bound: float = 0.0, check: bool = True, max_queries: int | None = None,
+    oracle: Oracle, *, noise_bound: float = 0.0, check: bool = True, budget: int | None = None,
     loss: RowLoss | None = None,
 ) -> AttackResult:
     """Recover every label of a ``K``-class board that scores every row: log loss, or the metric of ``loss``
     (:class:`~attacks.capacity.row_loss.RowLoss`: ``kl``, ``brier``, ``norm_like``, ``itakura_saito``, also
-    on 2 classes). ``max_queries`` cuts the run and keeps what is decoded (``details["complete"]`` is then
+    on 2 classes). ``budget`` cuts the run and keeps what is decoded (``details["complete"]`` is then
     ``False``)."""
     started = time.perf_counter()
     queries_before = oracle.queries
@@ -639,7 +639,7 @@ def kary_capacity_attack(
     stalled = 0
     while state.fresh or state.carried:
         before = (len(state.fresh), sum(len(g.patterns) for g in state.carried))
-        if max_queries is not None and oracle.queries - queries_before >= max_queries:
+        if budget is not None and oracle.queries - queries_before >= budget:
             break
         query = plan_query_k(state.fresh, state.carried, model, classes, loss=loss)
         batch_rows, ks = query.row_weights()
@@ -666,7 +666,7 @@ def kary_capacity_attack(
                                f"{oracle.metric} with {classes} classes at this precision")
     design_queries = oracle.queries - queries_before
     complete = bool((state.labels >= 0).all())
-    if check and complete:
+    if check and complete and (budget is None or design_queries < budget):
         check_claims(oracle, state.labels, slack=noise_bound)
     recovered = int((state.labels >= 0).sum())
     return AttackResult(

@@ -16,7 +16,7 @@ A *reciprocal pair* is a submission ``q`` on a set ``R`` of rows (the others at 
    ``x = |R ∩ public|`` is pinned by the bracket, is paired; the exact ``x`` narrows the bracket ``x``-fold.
 
 Every bound is rigorous (losses at 128 bits from the floats sent, both ends of the released rounding, the
-assumed noise bound and a float64 allowance); a contradiction or no result within ``max_queries`` raises
+assumed noise bound and a float64 allowance); a contradiction or no result within ``budget`` raises
 :class:`AttackFailed`.
 """
 
@@ -175,7 +175,7 @@ def subset_sums(values: np.ndarray) -> np.ndarray:
 
 
 def estimate_public_count(
-    oracle: Oracle, classes: int | None, *, noise_bound: float = 0.0, max_queries: int = 80, seed: int = 0,
+    oracle: Oracle, classes: int | None, *, noise_bound: float = 0.0, budget: int = 80, seed: int = 0,
     loss: RowLoss | None = None,
 ) -> tuple[int, int]:
     """``(n_pub, queries spent)`` measured with reciprocal pairs (see the module); ``classes=None`` for a
@@ -225,7 +225,7 @@ def estimate_public_count(
         return total - slack, total + slack
 
     def spend_check() -> None:
-        if oracle.queries - started + 2 > max_queries:
+        if oracle.queries - started + 2 > budget:
             raise AttackFailed(f"the number of public rows is still open after {oracle.queries - started} "
                                "calibration queries")
 

@@ -60,7 +60,7 @@ from attacks.capacity.state import CapacityState
 from attacks.capacity.ternary import ternary_split_attack
 from attacks.confirm import check_claims
 from attacks.exact import gmpy2, local_precision, mpfr
-from attacks.oracle import Oracle, submit_many
+from attacks.oracle import Oracle, left_of, limited, submit_many
 from attacks.result import AttackFailed, AttackResult
 
 GRID = 2.0**-53
@@ -160,12 +160,13 @@ def capacity_split_attack(
     top: int | None = None,
     n_public: int | None = None,
     check: bool = True,
-    max_queries: int | None = None,
+    budget: int | None = None,
     hidden_split: bool = False,
     count_bound: float | None = None,
 ) -> AttackResult:
-    """Recover the public mask and the public labels (``-1`` for private rows). ``max_queries`` cuts the run
-    (every split but a float64 release's, whose mirrored design cannot stop early) and keeps what it decoded.
+    """Recover the public mask and the public labels (``-1`` for private rows). ``budget`` (submissions) cuts
+    the run and keeps what it decoded — on every split but a float64 release's, whose mirrored design cannot
+    stop early: it fails (:class:`AttackFailed`) rather than submit past the budget.
     ``count_bound`` (default ``noise_bound``) is the noise bound of the public count's calibration pairs alone:
     under noise a count is pinned at a bound the decoding cannot use (Brier, K = 3, Laplace 1e-4: the count at
     4e-4, the labels at 1.6e-3); a count a tail draw made wrong fails the decoding loudly.
@@ -185,36 +186,38 @@ def capacity_split_attack(
     if n_public is None:  # an oracle that knows it (a MutNet hash board: its buckets are virtual rows)
         n_public = getattr(oracle, "n_public", None)
     if n_public is None and (fraction is None or float(fraction) >= 1.0) and not hidden_split:
-        return _every_row(oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries)
+        return _every_row(oracle, noise_bound=noise_bound, top=top, check=check, budget=budget)
     calibration = 0
     if n_public is None:
-        limit = CALIBRATION_QUERIES if max_queries is None else min(CALIBRATION_QUERIES, max_queries)
+        limit = CALIBRATION_QUERIES if budget is None else min(CALIBRATION_QUERIES, budget)
         bound = noise_bound if count_bound is None else count_bound
-        n_public, calibration = estimate_public_count(oracle, classes, noise_bound=bound, max_queries=limit,
+        n_public, calibration = estimate_public_count(oracle, classes, noise_bound=bound, budget=limit,
                                                       loss=loss if general else None)
     if not 0 < n_public <= n:
         raise AttackFailed(f"n_public = {n_public} is not between 1 and the {n} rows: no public row to attack")
     if n_public == n:
-        result = _every_row(oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries)
+        result = _every_row(oracle, noise_bound=noise_bound, top=top, check=check, budget=budget)
     elif oracle.decimals is not None or classes is not None:
         # Every metric but binary log loss at float64 (whose window the mirrored pairs suit better).
-        left = None if max_queries is None else max(max_queries - calibration, 0)
+        left = left_of(budget, calibration)
         result = ternary_split_attack(
-            oracle, n_public, noise_bound=noise_bound, check=check, max_queries=left, classes=classes,
+            oracle, n_public, noise_bound=noise_bound, check=check, budget=left, classes=classes,
             loss=loss if general else None,
         )
     else:
-        result = mirrored_split_attack(oracle, n_public, noise_bound=noise_bound, top=top, check=check)
+        left = left_of(budget, calibration)
+        result = mirrored_split_attack(limited(oracle, left), n_public, noise_bound=noise_bound, top=top,
+                                       check=check, budget=left)
     result.queries += calibration
     result.details["calibration_queries"] = calibration
     return result
 
 
 def _every_row(
-    oracle: Oracle, *, noise_bound: float, top: int | None, check: bool, max_queries: int | None
+    oracle: Oracle, *, noise_bound: float, top: int | None, check: bool, budget: int | None
 ) -> AttackResult:
     """Every row is public: the plain capacity attack, reported as ``capacity_split`` with a full mask."""
-    result = capacity_attack(oracle, noise_bound=noise_bound, top=top, check=check, max_queries=max_queries)
+    result = capacity_attack(oracle, noise_bound=noise_bound, top=top, check=check, budget=budget)
     result.attack = "capacity_split"
     result.details["public_mask"] = np.ones(oracle.n_rows, dtype=bool)
     result.details["n_public"] = oracle.n_rows
@@ -229,10 +232,13 @@ def mirrored_split_attack(
     top: int | None = None,
     check: bool = True,
     round_size: int = 1,
+    budget: int | None = None,
 ) -> AttackResult:
     """The mirrored-pair construction (used for float64 releases, whose window is too narrow for the
     enumerating decoder of :func:`ternary_split_attack`). ``round_size`` > 1 sends that many submissions of
-    independent queries together (:func:`~attacks.capacity.attack.run_rounds`)."""
+    independent queries together (:func:`~attacks.capacity.attack.run_rounds`). It cannot stop early (the mask
+    needs every pair): the caller bounds the oracle (:func:`attacks.oracle.limited`); ``budget`` only decides
+    whether the final ``check`` still fits."""
     started = time.perf_counter()
     queries_before = oracle.queries
     n = oracle.n_rows
@@ -298,7 +304,7 @@ def mirrored_split_attack(
                mode=mode, round_size=round_size)
     labels = np.where(mask, label_state.labels, -1)
     design_queries = oracle.queries - queries_before
-    if check and n_pub > 0:
+    if check and n_pub > 0 and (budget is None or design_queries < budget):
         check_claims(oracle, labels, scored=mask, slack=noise_bound)
     return AttackResult(
         attack="capacity_split",

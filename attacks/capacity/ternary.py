@@ -249,7 +249,7 @@ def expected_survivors(c: int, n_rows: int, width: float, d_max: float) -> float
 
 def ternary_split_attack(
     oracle: Oracle, n_pub: int, *, noise_bound: float = 0.0, check: bool = True, seed: int | None = None,
-    max_queries: int | None = None, classes: int | None = None, loss: RowLoss | None = None,
+    budget: int | None = None, classes: int | None = None, loss: RowLoss | None = None,
 ) -> AttackResult:
     """Recover the public mask and public labels with single three-state queries (see the module).
 
@@ -257,8 +257,9 @@ def ternary_split_attack(
     ``c``), a batch row is sent at seeded random probabilities ``q_c ∝ exp(-d_c)``, ``d_c`` uniform in
     ``[0, -ln(K·eps) - 1]``, the other rows at ``1/K``; the decoder is the same exhaustive meet in the middle.
 
-    ``max_queries``: stop after that many design queries and return what is decoded so far (rows are settled
-    in order, so a cut run still vouches for every label it returns; ``details["complete"]`` is ``False``).
+    ``budget``: stop after that many design queries and return what is decoded so far (rows are settled
+    in order, so a cut run still vouches for every label it returns; ``details["complete"]`` is ``False``); the
+    final ``check`` is sent only within it.
 
     ``loss`` (a :class:`~attacks.capacity.row_loss.RowLoss` of Brier, norm-like or Itakura–Saito, any ``K >= 2``):
     the same ``K + 1`` states on the metric's own row losses. A batch row is a seeded random direction of label
@@ -299,7 +300,7 @@ def ternary_split_attack(
     design_queries = 0
     cut = False
     while next_fresh < n or len(rows_c):
-        if max_queries is not None and design_queries >= max_queries:
+        if budget is not None and design_queries >= budget:
             cut = True
             break
         if design_queries >= guard:
@@ -369,14 +370,14 @@ def ternary_split_attack(
         return AttackResult(
             attack="capacity_split", labels=np.where(mask, known - 1, -1), queries=oracle.queries - queries_before,
             seconds=time.perf_counter() - started,
-            details={"construction": "single three-state queries, cut by max_queries", "public_mask": mask,
+            details={"construction": "single three-state queries, cut by budget", "public_mask": mask,
                      "n_public": n_pub, "mask_queries": design_queries, "complete": False,
                      "rows_settled": int((known >= 0).sum())},
         )
     if int(mask.sum()) != n_pub or (known < 0).any():
         raise AttackFailed(f"the recovered public mask has {int(mask.sum())} rows, the split has {n_pub}")
     labels = np.where(mask, known - 1, -1)
-    if check and n_pub > 0:
+    if check and n_pub > 0 and (budget is None or design_queries < budget):
         check_claims(oracle, labels, scored=mask, slack=noise_bound)
     return AttackResult(
         attack="capacity_split",

@@ -172,7 +172,7 @@ class FixedLadderAttack:
     """One run of the attack (see the module docstring)."""
 
     def __init__(
-        self, oracle: Oracle, *, eta: float | None, max_queries: int | None, block: int, first_account: int | None,
+        self, oracle: Oracle, *, eta: float | None, budget: int | None, block: int, first_account: int | None,
         prior: float | None,
     ) -> None:
         if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
@@ -187,7 +187,7 @@ class FixedLadderAttack:
         self.rtol = release_tolerance(oracle.decimals)
         self.steps = candidate_steps(self.n, eta)
         self.given_eta = eta is not None
-        self.budget = max_queries if max_queries is not None else DEFAULT_QUERIES_PER_ROW * self.n
+        self.budget = budget if budget is not None else DEFAULT_QUERIES_PER_ROW * self.n
         self.block = max(1, min(block, 30))
         self.accounts = int(getattr(oracle, "accounts", 1))
         self.next_account = int(getattr(oracle, "account", 0)) if first_account is None else first_account
@@ -659,18 +659,18 @@ def ladder_fixed_attack(
     oracle: Oracle,
     *,
     eta: float | None = None,
-    max_queries: int | None = None,
+    budget: int | None = None,
     block: int = DEFAULT_BLOCK,
     first_account: int | None = None,
     prior: float | None = None,
     start: dict[str, Any] | None = None,
 ) -> AttackResult:
     """Threshold questions on a fixed-step Ladder (module docstring). ``eta``: the step if disclosed (else the
-    defense's default ``n^(-1/3)`` or ``1/√n``, checked against the first release); ``max_queries``: the budget
-    (default ``2·N``); ``first_account``: the first fresh account to use (default: the oracle's current one),
-    later ones follow when a account's height is spent. Every row gets a label: exact (confidence 1.0) where
+    defense's default ``n^(-1/3)`` or ``1/√n``, checked against the first release); ``budget``: the submissions
+    to spend, every account's together (default ``2·N``); ``first_account``: the first fresh account to use
+    (default: the oracle's current one), later ones follow when a account's height is spent. Every row gets a label: exact (confidence 1.0) where
     decoded, else the majority class of the rows left (or the block's posterior). ``start``: continue the
     current account from the fingerprint's releases (:attr:`attacks.fingerprint.Fingerprint.ladder_start`)
     instead of opening it; the step is then identified among the defaults and round steps if not given."""
-    return FixedLadderAttack(oracle, eta=eta, max_queries=max_queries, block=block, first_account=first_account,
+    return FixedLadderAttack(oracle, eta=eta, budget=budget, block=block, first_account=first_account,
                              prior=prior).run(start=start)

@@ -78,7 +78,7 @@ class FreeLadderAttack:
     """One run of the attack (module docstring)."""
 
     def __init__(
-        self, oracle: Oracle, *, max_queries: int | None, block: int | None, start: dict[str, Any] | None = None
+        self, oracle: Oracle, *, budget: int | None, block: int | None, start: dict[str, Any] | None = None
     ) -> None:
         if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
             raise AttackFailed("ladder_free needs a binary log-loss board")
@@ -98,7 +98,7 @@ class FreeLadderAttack:
         self.anchor = -self.A
         span = self.A if self.edge == 0 else self.A - HIGH_ANCHOR
         self.m = block if block is not None else block_size(self.n, self.decimals, self.eps, span=span)
-        self.budget = max_queries if max_queries is not None else 2 * self.n
+        self.budget = budget if budget is not None else 2 * self.n
         self.labels = np.full(self.n, -1, dtype=np.int64)
         self.leader = np.full(self.n, self.edge_p)
         self.count: int | None = None
@@ -323,13 +323,14 @@ class FreeLadderAttack:
 
 
 def ladder_free_attack(
-    oracle: Oracle, *, max_queries: int | None = None, block: int | None = None, start: dict[str, Any] | None = None
+    oracle: Oracle, *, budget: int | None = None, block: int | None = None, start: dict[str, Any] | None = None
 ) -> AttackResult:
     """Pass the parameter-free Ladder's test with ballast rows and read each block off the released score
     (module docstring). The oracle's current account must be fresh (its first release is this attack's), or
     ``start`` says what its leader is (:attr:`attacks.fingerprint.Fingerprint.ladder_start`: every row at one
-    edge, released exactly); then the first blocks go without ballast until one is accepted."""
-    return FreeLadderAttack(oracle, max_queries=max_queries, block=block, start=start).run()
+    edge, released exactly); then the first blocks go without ballast until one is accepted. ``budget``: the
+    submissions to spend (default ``2·N``); rows not reached get the majority class of the rows left."""
+    return FreeLadderAttack(oracle, budget=budget, block=block, start=start).run()
 
 
 __all__ = ["ladder_free_attack"]

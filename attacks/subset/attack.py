@@ -130,13 +130,13 @@ def subsetting_attack(
     *,
     subset_size: int | None = None,
     fraction: float | None = None,
-    max_queries: int | None = None,
+    budget: int | None = None,
     margin: float = 0.05,
     check_every: int = 16,
 ) -> AttackResult:
     """Recover binary labels exactly through fresh random subsets (see the module docstring).
 
-    ``subset_size`` (or ``fraction``: then ``ceil(f·N)``) when the host discloses it; ``max_queries`` caps
+    ``subset_size`` (or ``fraction``: then ``ceil(f·N)``) when the host discloses it; ``budget`` caps
     the submissions (the labels decoded so far are returned). Labels are exact (confidence 1.0); rows never
     seen scored stay ``-1``. Every ``check_every``-th query re-probes one decoded row: a board whose labels move
     between submissions (fresh randomized response) contradicts it and the attack fails instead of vouching."""
@@ -145,7 +145,7 @@ def subsetting_attack(
     started = time.perf_counter()
     n, eps = oracle.n_rows, oracle.eps
     start = oracle.queries
-    limit = max_queries if max_queries is not None else 40 * n + 100
+    limit = budget if budget is not None else 40 * n + 100
     if fraction is not None and subset_size is None:
         subset_size = max(1, min(n, math.ceil(fraction * n - 1e-9)))
     window = Window(oracle, subset_size or 1, subset_size or n)

@@ -92,14 +92,14 @@ def randomized_response_attack(
     oracle: Oracle,
     *,
     p: float | None = None,
-    max_queries: int | None = None,
+    budget: int | None = None,
     target: float = 1e-2,
     margin: float = 0.02,
     max_repeats: int = 60,
 ) -> AttackResult:
     """Every row's most likely label and its posterior (see the module docstring). ``p``: the disclosed flip
     rate (else estimated); ``target``: expected wrong labels tolerated over the board (:func:`settled`);
-    ``max_queries`` caps the submissions; ``max_repeats`` caps one row's
+    ``budget`` caps the submissions; ``max_repeats`` caps one row's
     observations."""
     if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
         raise AttackFailed(f"randomized_response: needs binary log loss, not {oracle.metric} with "
@@ -107,7 +107,7 @@ def randomized_response_attack(
     started = time.perf_counter()
     n, eps = oracle.n_rows, oracle.eps
     start = oracle.queries
-    limit = max_queries if max_queries is not None else 200 * n
+    limit = budget if budget is not None else 200 * n
     window = Window(oracle, n, n)
     design = binary_design(window.width(40.0), eps, margin=margin)
     if not design:
