@@ -210,9 +210,9 @@ def limited(oracle: Oracle, budget: int | None) -> Oracle:
     return oracle if budget is None else QueryLimit(oracle, budget)  # type: ignore[return-value]
 
 
-def require_budget(attack: str, planned: int, budget: int | None) -> None:
-    """Refuse, before the first submission, an attack whose plan needs ``planned`` submissions when the budget
-    allows fewer (:class:`~attacks.result.AttackFailed`, naming both).
+def require_budget(attack: str, planned: int, budget: int | None, *, at_least: bool = False) -> None:
+    """Refuse, before the first submission, an attack whose plan needs ``planned`` submissions (``at_least``:
+    at least that many) when the budget allows fewer (:class:`~attacks.result.AttackFailed`, naming both).
 
     >>> require_budget("prime_single", 1, None), require_budget("prime_single", 1, 1)
     (None, None)
@@ -220,10 +220,15 @@ def require_budget(attack: str, planned: int, budget: int | None) -> None:
     Traceback (most recent call last):
     ...
     attacks.result.AttackFailed: robust_single plans 2 submissions, more than the budget of 1
+    >>> require_budget("noisy", 5, 4, at_least=True)
+    Traceback (most recent call last):
+    ...
+    attacks.result.AttackFailed: noisy needs at least 5 submissions, more than the budget of 4
     """
     if budget is not None and planned > budget:
+        verb = "needs at least" if at_least else "plans"
         raise AttackFailed(
-            f"{attack} plans {planned} submission{'' if planned == 1 else 's'}, more than the budget of {budget}"
+            f"{attack} {verb} {planned} submission{'' if planned == 1 else 's'}, more than the budget of {budget}"
         )
 
 

@@ -48,7 +48,7 @@ from attacks.catalogue import BoardFacts, Stage
 from attacks.noisy.decoder import NoiseModel, amp_signs, refine_signs
 from attacks.noisy.design import SignDesign
 from attacks.noisy.groups import ROUNDING_SPACING, SPACING, GroupDecoder, group_size
-from attacks.oracle import Oracle
+from attacks.oracle import Oracle, require_budget
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
 
@@ -81,10 +81,20 @@ def _submit(oracle: Oracle, predictions: np.ndarray) -> float | None:
     return None if out is None else float(out)
 
 
+def probe_queries(probes: int) -> int:
+    """The queries :func:`fit_noise` spends for ``probes``: two halves of at least 2.
+
+    >>> probe_queries(24), probe_queries(1), probe_queries(5)
+    (24, 4, 4)
+    """
+    return 2 * max(2, probes // 2)
+
+
 def fit_noise(oracle: Oracle, probes: int) -> FittedNoise:
-    """Spend ``probes`` queries (half at 0.5, half at the clipping edge) and fit the noise."""
+    """Spend ``probes`` queries (half at 0.5, half at the clipping edge; :func:`probe_queries`) and fit the
+    noise."""
     n, eps = oracle.n_rows, oracle.eps
-    half = max(2, probes // 2)
+    half = probe_queries(probes) // 2
     known = []
     for j in range(half):
         p = np.full(n, 0.5)
@@ -151,7 +161,8 @@ def noisy(
 ) -> AttackResult:
     """Recover binary labels through noise (see the module docstring).
 
-    ``budget`` caps the submissions (probes included); ``probes`` defaults to :func:`default_probes`;
+    ``budget`` caps the submissions (probes included; one that cannot hold the probes and a design query is
+    refused before the first); ``probes`` defaults to :func:`default_probes`;
     ``target`` is the tolerated expected number of wrong labels (each posterior must reach ``1 − target/N``);
     ``start_ratio``/``step_ratio`` size the first and each further batch of design queries as a fraction of
     ``N``; without a ``budget`` it stops at ``max_ratio·N`` design queries. ``groups`` (``"auto"``, ``"always"``,
@@ -166,7 +177,10 @@ def noisy(
     start_queries = oracle.queries
     n_probes = default_probes(n) if probes is None else probes
     limit = budget if budget is not None else max_ratio * n + n_probes
-    fitted = fit_noise(oracle, min(n_probes, max(4, limit // 4)))
+    n_probes = min(n_probes, max(4, limit // 4))
+    # The noise probes and one design query, or nothing: a budget below that is refused before the first probe.
+    require_budget("noisy", probe_queries(n_probes) + 1, budget, at_least=True)
+    fitted = fit_noise(oracle, n_probes)
     delta = 10.0 ** -oracle.decimals if oracle.decimals is not None else 1e-15
     floor = delta / math.sqrt(12)
     rng = np.random.default_rng(seed)

@@ -29,10 +29,10 @@ import math
 import numpy as np
 
 from attacks.catalogue import BoardFacts, Stage
-from attacks.noisy.attack import GUESS_CEILING, calibrate, default_probes, fit_noise, residual_slack
+from attacks.noisy.attack import GUESS_CEILING, calibrate, default_probes, fit_noise, probe_queries, residual_slack
 from attacks.noisy.decoder import NoiseModel
 from attacks.noisy.design import SignDesign
-from attacks.oracle import Oracle
+from attacks.oracle import Oracle, require_budget
 from attacks.registry import register
 from attacks.result import AttackFailed, AttackResult
 
@@ -166,7 +166,8 @@ def noisy_split(
     start_ratio: float = 0.6, step_ratio: float = 0.15, max_ratio: int = 8, seed: int = 0,
 ) -> AttackResult:
     """Recover the public mask and labels of a binary log-loss board with an undisclosed split, through noise
-    (module docstring). ``budget`` caps the submissions (probes included); without one it stops at ``max_ratio·N``
+    (module docstring). ``budget`` caps the submissions (probes included; one that cannot hold the probes and four
+    design queries is refused before the first); without one it stops at ``max_ratio·N``
     design queries. ``target``: the tolerated expected number of wrong states."""
     if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
         raise AttackFailed(f"noisy_split: needs binary log loss, not {oracle.metric} with {oracle.n_classes} "
@@ -174,7 +175,10 @@ def noisy_split(
     n = oracle.n_rows
     start = oracle.queries
     limit = budget if budget is not None else max_ratio * n + (probes or default_probes(n))
-    fitted = fit_noise(oracle, min(probes or default_probes(n), max(4, limit // 4)))
+    n_probes = min(probes or default_probes(n), max(4, limit // 4))
+    # The noise probes and the four design queries the decoder needs at the least, refused before the first probe.
+    require_budget("noisy_split", probe_queries(n_probes) + 4, budget, at_least=True)
+    fitted = fit_noise(oracle, n_probes)
     delta = 10.0 ** -oracle.decimals if oracle.decimals is not None else 1e-15
     floor = delta / math.sqrt(12)
     rng = np.random.default_rng(seed)
