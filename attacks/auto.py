@@ -57,7 +57,7 @@ from attacks.mutnet.attack import takes_models
 from attacks.oracle import Oracle, Released, submit_many
 from attacks.plan import best_guess, choose
 from attacks.registry import ATTACKS, available, confirmed, register, run, spec
-from attacks.result import AttackFailed, AttackResult, SubmissionRefused
+from attacks.result import AttackFailed, AttackResult, Course, SubmissionRefused
 
 #: The highest confidence a guess reports: 1.0 marks the labels an exact attack vouches for.
 GUESS_CEILING = 1.0 - 1e-9
@@ -216,9 +216,8 @@ def auto(
     reasoning.append(f"chose {plan.attack}: {plan.reason}")
     labels = np.full(n, -1, dtype=np.int64)
     confidence = np.zeros(n)
-    details: dict[str, Any] = {"fingerprint": report.as_dict(), "fingerprint_queries": report.probes,
-                               "plan": {"attack": plan.attack, "params": plan.params, "reason": plan.reason},
-                               "attack": plan.attack, "fallback": None, "cut_by_budget": False}
+    course = Course(attack=plan.attack, plan_attack=plan.attack, plan_params=plan.params, plan_reason=plan.reason,
+                    reasoning=reasoning, fingerprint=report.as_dict(), fingerprint_queries=report.probes)
     played: AttackResult | None = None
     guess_plan: Plan | None = plan if not plan.exact else None
     hopeless = _noisy_plan(view, report, reserve, seed) if plan.exact and _cannot_carry(view, plan) else None
@@ -228,7 +227,7 @@ def auto(
         reasoning.append(f"{plan.attack} skipped: at noise bound {plan.params.get('noise_bound', 0):.3g} the "
                          f"counting bound leaves less than one label a query")
         guess_plan = hopeless
-        details["attack"] = details["fallback"] = hopeless.attack
+        course.attack = course.fallback = hopeless.attack
         reasoning.append(f"chose {hopeless.attack}: {hopeless.reason}")
     elif plan.exact:
         capped = _cap_for_noise(view, plan, report, reserve, seed, reasoning)
@@ -240,22 +239,22 @@ def auto(
             facts = BoardFacts.of(view, report, seed=seed)
             for second in spec(plan.attack).fallbacks_for(facts, plan):
                 reasoning.append(f"chose {second.attack}: {second.reason}")
-                details["attack"] = second.attack
+                course.attack = second.attack
                 plan = second
                 played, cut = _play_exact(view, second, outer_reserve, reasoning)
                 if played is not None:
                     break
-        details["cut_by_budget"] = cut
+        course.cut_by_budget = cut
         if played is not None and cut and capped:
             # The exact design did not finish within its share: the likelihood decoder takes the other rows.
             guess_plan = _noisy_plan(view, report, reserve, seed)
             if guess_plan is not None:
-                details["fallback"] = guess_plan.attack
+                course.fallback = guess_plan.attack
                 reasoning.append(f"the rows {plan.attack} left open go to noisy, with {_left_text(view, reserve)}")
         if played is None:
             played = _adaptive_fallback(view, plan, report, reserve, reasoning)
             if played is not None:
-                details["fallback"] = played.attack  # its labels are taken below, as the exact attack's are
+                course.fallback = played.attack  # its labels are taken below, as the exact attack's are
         if played is None and getattr(view, "exact_only", False):
             # A MutNet hash carrier with hash seeds left: a broken decoding means two public rows share a
             # fingerprint, and another seed does better than a best guess (attacks.mutnet.attack).
@@ -266,7 +265,7 @@ def auto(
                 f"{plan.attack} gave no labels")
             if params and attack is None:
                 guess_plan.params.update({k: v for k, v in params.items() if k in ("budget", "margin", "accept")})
-            details["fallback"] = guess_plan.attack
+            course.fallback = guess_plan.attack
             reasoning.append(f"falling back to the best guess, {guess_plan.attack}, with "
                              f"{_left_text(view, reserve)}")
         else:
@@ -277,7 +276,7 @@ def auto(
             exact = played.labels >= 0
             labels[exact] = played.labels[exact]
             confidence[exact] = played.fill_confidence()[exact]
-            details["attack_details"] = played.details
+            course.attack_details = played.details
     if guess_plan is not None:
         guessed = _play_guess(view, guess_plan, report, reasoning)
         if guessed is None and played is None and view.withheld:
@@ -286,25 +285,23 @@ def auto(
             # noisy 0.7 probe's).
             guessed = _adaptive_fallback(view, plan, report, reserve, reasoning)
             if guessed is not None:
-                details["fallback"] = guessed.attack
+                course.fallback = guessed.attack
         if guessed is not None:
-            details.setdefault("attack_details", guessed.details)
+            course.attack_details = course.attack_details or guessed.details
             open_rows = labels < 0
             labels[open_rows] = guessed.labels[open_rows]
             confidence[open_rows] = guessed.fill_confidence()[open_rows]
-    _floor(view, labels, confidence, report, played, outer_reserve, reasoning, details)
+    _floor(view, labels, confidence, report, played, outer_reserve, reasoning, course)
     _fill_majority(labels, confidence, report, played, reasoning)
     n_exact = int(((labels >= 0) & (confidence >= 1.0)).sum())
     n_guessed = int(((labels >= 0) & (confidence < 1.0)).sum())
-    details.update(
-        exact=n_exact, guessed=n_guessed, balance=report.balance, attack_queries=view.used - report.probes,
-        reasoning=reasoning,
-    )
+    course.exact, course.guessed, course.balance = n_exact, n_guessed, report.balance
+    course.attack_queries = view.used - report.probes
     budget_text = "no budget" if budget is None else f"a budget of {budget}" + (
         f" ({outer_reserve} kept for the caller)" if outer_reserve else "")
     reasoning.append(f"result: {n_exact} exact label(s), {n_guessed} guessed, {n - n_exact - n_guessed} unknown; "
                      f"{view.used} queries ({report.probes} fingerprint) of {budget_text}")
-    return AttackResult("auto", labels, details=details, confidence=confidence)
+    return AttackResult("auto", labels, details=course.as_dict(), confidence=confidence, course=course)
 
 
 #: The share of the counting bound's labels per query an exact design is assumed to realise under noise.
@@ -562,7 +559,7 @@ def _play_guess(
 
 def _floor(
     view: BudgetedView, labels: np.ndarray, confidence: np.ndarray, report: Fingerprint,
-    played: AttackResult | None, reserve: int, reasoning: list[str], details: dict[str, Any],
+    played: AttackResult | None, reserve: int, reasoning: list[str], course: Course,
 ) -> None:
     """The majority-class floor on the guessed rows (:mod:`attacks.floor`), with what is left of the budget
     (less the caller's ``reserve``) for its check queries."""
@@ -575,12 +572,12 @@ def _floor(
     left = _guess_budget(view, reserve)
     check_budget = 0 if view.metric != "binary_logloss" or report.ladder else (
         2 * BANDS if left is None else left)
-    mask = details.get("attack_details", {}).get("public_mask") if played is None else None
+    mask = course.attack_details.get("public_mask") if played is None else None
     known_public = np.asarray(mask, dtype=bool) if mask is not None and len(mask) == len(labels) else None
     outcome = apply_floor(view, labels, confidence, report, rates, check_budget=check_budget,
                           known_public=known_public)
     reasoning.extend(outcome.lines or [])
-    details["floor"] = {"moved_before": outcome.moved_before, "moved_after": outcome.moved_after,
+    course.floor = {"moved_before": outcome.moved_before, "moved_after": outcome.moved_after,
                         "check_queries": outcome.checks}
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from attacks.hard_label import feedback_of
 from attacks.oracle import Oracle
 from attacks.registry import run
-from attacks.result import AttackFailed, AttackResult
+from attacks.result import AttackFailed, AttackResult, Course
 
 #: Queries the label-only attacks play when ``auto`` has no budget.
 DEFAULT_HARD_LABEL_BUDGET = 1000
@@ -66,8 +66,8 @@ def play_hard_label(
     reasoning.append(f"chose {name}: {reason}")
     labels = np.full(n, -1, dtype=np.int64)
     confidence = np.zeros(n)
-    details: dict[str, Any] = {"attack": name, "fallback": None, "cut_by_budget": False, "fingerprint": None,
-                               "fingerprint_queries": 0, "feedback": kind}
+    course = Course(attack=name, plan_attack=name, plan_params=dict(chosen), plan_reason=reason, reasoning=reasoning,
+                    feedback=kind)
     if left < 1:
         reasoning.append("no query left for a label-only attack")
     else:
@@ -79,11 +79,11 @@ def play_hard_label(
         else:
             labels = np.asarray(played.labels, dtype=np.int64).copy()
             confidence = played.fill_confidence().copy()
-            details["attack_details"] = played.details
+            course.attack_details = played.details
             reasoning.append(f"{name}: every row labelled from {oracle.queries - start} hard labels "
                              "(a guess: no label is vouched for)")
     known = int((labels >= 0).sum())
     spent = oracle.queries - begin
-    details.update(exact=0, guessed=known, balance=None, attack_queries=spent, reasoning=reasoning)
+    course.guessed, course.attack_queries = known, spent
     reasoning.append(f"result: 0 exact label(s), {known} guessed, {n - known} unknown; {spent} queries")
-    return AttackResult("auto", labels, details=details, confidence=confidence)
+    return AttackResult("auto", labels, details=course.as_dict(), confidence=confidence, course=course)

@@ -27,6 +27,56 @@ class SubmissionRefused(RuntimeError):
 
 
 @dataclass
+class Course:
+    """What ``auto`` did, typed (the audit, the bot and the games read these, not string keys).
+
+    ``attack``: the attack whose labels were taken (the plan's, or the fallback that replaced it);
+    ``fallback``: where the rest of the budget went (a likelihood decoder, a best guess), if anywhere;
+    ``cut_by_budget``: the exact attack had not finished when the budget ran out; ``plan_attack``,
+    ``plan_params``, ``plan_reason``: the catalogue's first choice; ``reasoning``: what was seen, chosen and
+    why, line by line; ``fingerprint``: what the probes measured (``None`` on hard-label boards);
+    ``fingerprint_queries``/``attack_queries``: how the queries split; ``exact``/``guessed``: rows vouched for
+    and rows guessed; ``balance``: the class shares measured; ``floor``: rows moved off the majority class
+    before and after the floor, with its check queries; ``feedback``: the kind of hard label, on such boards;
+    ``attack_details``: the played attack's own details.
+    """
+
+    attack: str
+    plan_attack: str
+    plan_params: dict[str, Any] = field(default_factory=dict)
+    plan_reason: str = ""
+    fallback: str | None = None
+    cut_by_budget: bool = False
+    reasoning: list[str] = field(default_factory=list)
+    fingerprint: dict[str, Any] | None = None
+    fingerprint_queries: int = 0
+    attack_queries: int = 0
+    exact: int = 0
+    guessed: int = 0
+    balance: list[float] | None = None
+    floor: dict[str, int] | None = None
+    feedback: str | None = None
+    attack_details: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The same as a JSON-ready dict (``AttackResult.details`` of ``auto``, the bot's summary)."""
+        out: dict[str, Any] = {
+            "fingerprint": self.fingerprint, "fingerprint_queries": self.fingerprint_queries,
+            "plan": {"attack": self.plan_attack, "params": self.plan_params, "reason": self.plan_reason},
+            "attack": self.attack, "fallback": self.fallback, "cut_by_budget": self.cut_by_budget,
+            "exact": self.exact, "guessed": self.guessed, "balance": self.balance,
+            "attack_queries": self.attack_queries, "reasoning": self.reasoning,
+        }
+        if self.attack_details:
+            out["attack_details"] = self.attack_details
+        if self.floor is not None:
+            out["floor"] = self.floor
+        if self.feedback is not None:
+            out["feedback"] = self.feedback
+        return out
+
+
+@dataclass
 class AttackResult:
     """``labels`` in the oracle's row order (``-1`` where a row's label was not recovered), the queries
     spent, the wall time, attack-specific details (batch sizes, precision used, ...) and a per-label
@@ -45,6 +95,8 @@ class AttackResult:
     seconds: float = 0.0
     details: dict[str, Any] = field(default_factory=dict)
     confidence: np.ndarray | None = None
+    #: ``auto``'s account of what it played (``None`` for the other attacks).
+    course: Course | None = None
 
     @property
     def recovered(self) -> int:

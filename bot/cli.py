@@ -225,29 +225,31 @@ def _run(
         fingerprint_budget=args.fingerprint_budget, seed=args.seed, attack=forced, params=params or None,
     )
     details = result.details
+    course = result.course
+    assert course is not None, "auto returns its course"
     confidence = result.fill_confidence()
     carrier = details.pop("carrier", None)  # on a model competition: the MutNet ModelOracle (attacks.mutnet)
     # ids; on a model competition, the MutNet head's keys (ranks in its feature order, or feature fingerprints)
     names = server.row_names if carrier is None else carrier.row_names
     summary.update(
-        fingerprint=details["fingerprint"],
-        attack=details["attack"] if carrier is None else "mutnet",
-        fallback=details["fallback"],
-        params=details["plan"]["params"],
-        reason=details["plan"]["reason"],
-        reasoning=details["reasoning"],
+        fingerprint=course.fingerprint,
+        attack=course.attack if carrier is None else "mutnet",
+        fallback=course.fallback,
+        params=course.plan_params,
+        reason=course.plan_reason,
+        reasoning=course.reasoning,
         mutnet=details.get("mutnet"),
-        attack_queries=details["attack_queries"],
+        attack_queries=course.attack_queries,
         attack_seconds=result.seconds,
-        details=details.get("attack_details", {}),
+        details=course.attack_details,
         recovered=result.exact,
-        guessed=details["guessed"],
+        guessed=course.guessed,
         labels={names[i]: int(y) for i, y in enumerate(result.labels.tolist()) if y >= 0},
         confidence={names[i]: round(float(confidence[i]), 6) for i in range(len(names))
                     if result.labels[i] >= 0 and confidence[i] < 1.0},
     )
-    if details["cut_by_budget"]:
-        raise BudgetExhausted(f"the query budget of {args.budget} ran out before {details['attack']} finished")
+    if course.cut_by_budget:
+        raise BudgetExhausted(f"the query budget of {args.budget} ran out before {course.attack} finished")
 
     if not args.no_final:
         progress.phase("final")
@@ -260,11 +262,11 @@ def _run(
                        final_public_score_text=oracle.last_released_text)
     summary.update(status="complete", queries=oracle.queries, seconds=time.perf_counter() - started)
     progress.close()
-    guessed = f" (+{details['guessed']} guessed)" if details["guessed"] else ""
-    played = details["attack"] if carrier is None else f"mutnet ({details['attack']} through models)"
+    guessed = f" (+{course.guessed} guessed)" if course.guessed else ""
+    played = course.attack if carrier is None else f"mutnet ({course.attack} through models)"
     print(
         f"leaderboard-bot: {played} recovered {result.exact}/{server.n_rows} labels{guessed} in "
-        f"{oracle.queries} submissions ({details['fingerprint_queries']} fingerprint + {details['attack_queries']} "
+        f"{oracle.queries} submissions ({course.fingerprint_queries} fingerprint + {course.attack_queries} "
         f"attack{'' if args.no_final else ' + 1 final'}; {oracle.replayed} replayed from the checkpoint) in "
         f"{time.perf_counter() - started:.1f} s; final public score {summary.get('final_public_score_text')}"
     )

@@ -36,6 +36,7 @@ import attacks.registry
 from attacks.catalogue import BoardFacts
 from attacks.fingerprint import DEFAULT_BUDGET as FINGERPRINT_PROBES
 from attacks.oracle import LocalOracle
+from attacks.result import Course
 from games.population import simulated_population
 from games.runner import as_submitted, release_once
 from games.utility import HonestUtility, honest_utility
@@ -344,13 +345,13 @@ def audit(
                          f"time limit of {time_limit:.0f} s")
         else:
             say(done_work / total_work, f"{name}: {rung:,} submissions")
-            point, details = _play(setup, name, rung, accounts=accounts, seed=seed, truth=attack_truth,
-                                   public=attack_public)
+            point, course = _play(setup, name, rung, accounts=accounts, seed=seed, truth=attack_truth,
+                                  public=attack_public)
             curves[name].points.append(point)
             if point.status == "ok" and point.queries:
                 seconds_per_query[name] = max(seconds_per_query.get(name, 0.0), point.seconds / point.queries)
             if name == "auto" and rung == quota_rung:
-                reasoning = [str(line) for line in details.get("reasoning", [])]
+                reasoning = [] if course is None else [str(line) for line in course.reasoning]
         done_work += rung
         say(done_work / total_work, f"{name}: {rung:,} submissions done")
     for curve in curves.values():
@@ -387,8 +388,9 @@ def _quota_rung(ladder: list[int], quota: int | None) -> int:
 
 def _play(
     setup: AuditSetup, attack: str, budget: int, *, accounts: int, seed: int, truth: np.ndarray, public: np.ndarray
-) -> tuple[Point, dict[str, Any]]:
-    """``attack`` (through ``auto``, forced unless it is ``auto``) on a fresh board within ``budget``."""
+) -> tuple[Point, Course | None]:
+    """``attack`` (through ``auto``, forced unless it is ``auto``) on a fresh board within ``budget``; the point
+    and ``auto``'s course (``None`` when the attack crashed)."""
     oracle = setup.attack_oracle(accounts=accounts)
     params: dict[str, Any] = {"budget": budget, "seed": seed}
     if attack != "auto":
@@ -398,21 +400,21 @@ def _play(
         result = attacks.run("auto", oracle, **params)
     except Exception as exc:  # a crashing attack is this point's error; the audit goes on
         return Point(budget, status="error", queries=oracle.queries, seconds=round(time.perf_counter() - started, 4),
-                     error=f"{type(exc).__name__}: {exc}"), {}
+                     error=f"{type(exc).__name__}: {exc}"), None
     labels = np.asarray(result.labels, dtype=np.int64)
     exact = (labels >= 0) & (result.fill_confidence() >= 1.0)
     correct = labels == truth
-    details = result.details
-    played = str(details.get("attack", attack))
-    if details.get("fallback"):
-        played += f" → {details['fallback']}"
+    course = result.course
+    played = attack if course is None else course.attack
+    if course is not None and course.fallback:
+        played += f" → {course.fallback}"
     point = Point(
         budget, queries=result.queries, seconds=round(result.seconds, 4),
         public=_share(correct, public), private=_share(correct, ~public),
         exact_public=_share(exact & correct, public), exact_private=_share(exact & correct, ~public),
         played=played,
     )
-    return point, details
+    return point, course
 
 
 def _share(values: np.ndarray, rows: np.ndarray) -> float | None:

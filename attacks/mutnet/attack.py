@@ -94,7 +94,8 @@ def play(
     result.queries += spent
     reasoning = result.details.setdefault("reasoning", [])
     reasoning[:0] = [reasoning_line(carrier), *lines]
-    result.details["mutnet"] = describe(carrier) | {"attack": result.details.get("attack", result.attack),
+    played = result.course.attack if result.course is not None else result.attack
+    result.details["mutnet"] = describe(carrier) | {"attack": played,
                                                     "given_up_queries": spent}
     result.details["carrier"] = carrier
     return result
@@ -108,7 +109,8 @@ HASH_ATTEMPTS = 3
 def _collided(result: AttackResult, carrier: Any) -> bool:
     """Whether the exact decoding broke, as two public rows sharing a fingerprint breaks it: fewer exact labels
     than public rows (``auto`` fell back to a guess)."""
-    return result.exact < (carrier.n_public or 0) and not result.details.get("cut_by_budget")
+    cut = result.course.cut_by_budget if result.course is not None else bool(result.details.get("cut_by_budget"))
+    return result.exact < (carrier.n_public or 0) and not cut
 
 
 def _collision_line(carrier: Any) -> str:
