@@ -243,8 +243,8 @@ class AttackSpec:
     uses every query it is given, so whoever plays it sizes its budget. ``stage``: where it plays in ``auto``.
     ``fits``: with which parameters it applies to a board (a :class:`Plan` with its rank and cost), or why
     not. ``fallbacks``: what to play, in order, when its plan failed. ``applies``: the boards it runs on at all,
-    whatever the fingerprint sees (the audit's battery). ``paper``, ``board``, ``queries``: the documentation's
-    attack table.
+    whatever the fingerprint sees (the audit's battery). ``paper``, ``board``, ``queries``, ``precision`` (what the
+    attack assumes of the released scores): the documentation's attack table.
     """
 
     name: str
@@ -259,6 +259,7 @@ class AttackSpec:
     paper: str = ""
     board: str = ""
     queries: str = ""
+    precision: str = ""
 
     def plan_for(self, facts: BoardFacts) -> Plan | Refusal:
         """This attack's plan for ``facts``, or why it does not fit; the plan's name and stage are the spec's."""

@@ -34,6 +34,7 @@ def register(
     paper: str = "",
     board: str = "",
     queries: str = "",
+    precision: str = "",
 ) -> Callable[[AttackFn], AttackFn]:
     """Decorator: make ``fn(oracle, **params)`` available as attack ``name``, with its spec in the catalogue.
 
@@ -50,7 +51,8 @@ def register(
         ATTACKS[name] = fn
         CATALOGUE[name] = AttackSpec(
             name, fn, exact=exact, truncatable=truncatable, spends_budget=spends_budget, stage=stage, fits=fits,
-            fallbacks=fallbacks, applies=applies, paper=paper, board=board, queries=queries)
+            fallbacks=fallbacks, applies=applies, paper=paper, board=board, queries=queries,
+            precision=precision)
         return fn
 
     return decorate
