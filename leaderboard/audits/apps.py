@@ -10,3 +10,7 @@ class AuditsConfig(AppConfig):
     name = "leaderboard.audits"
     label = "audits"
     verbose_name = "Leakage audits"
+
+    def ready(self) -> None:
+        # Registers the audit task, which the services publish by name (the task module imports them).
+        from leaderboard.audits import tasks  # noqa: F401

@@ -23,11 +23,14 @@ from django.utils import timezone
 
 from games import audit as audit_core
 from leaderboard.audits.models import ACTIVE_STATUSES, Audit, AuditStatus
+from leaderboard.celery import app as celery_app
 from leaderboard.competitions.models import Competition, HiddenTestData
 from leaderboard.errors import AuditBusy, AuditRequestError
 
 logger = logging.getLogger(__name__)
 
+#: The audit task's registered name (:mod:`leaderboard.audits.tasks`, which imports this module).
+AUDIT_TASK = "leaderboard.audits.tasks.audit_run"
 #: Most accounts an audit may give the attacker (the quota is per account).
 MAX_ACCOUNTS = 100
 MAX_BUDGET = audit_core.MAX_BUDGET
@@ -113,8 +116,8 @@ def audit_api_url(audit: Audit) -> str:
 def audit_enqueue(*, audit_id: int) -> None:
     """Publish the audit task; when the broker cannot be reached, fail the audit saying so (the host asks
     again) rather than leave it queued."""
-    from leaderboard.audits.tasks import audit_run as audit_run_task
-
+    # Looked up by name: the task module imports this one (the app's ready() imports it, which registers it).
+    audit_run_task = celery_app.tasks[AUDIT_TASK]
     try:
         audit_run_task.apply_async(args=(audit_id,))
     except Exception as exc:  # any broker failure

@@ -9,7 +9,7 @@ from leaderboard.celery import app
 
 
 @app.task(
-    name="leaderboard.audits.tasks.audit_run",
+    name=services.AUDIT_TASK,
     # Not re-delivered after a worker dies: the row is failed by the heartbeat check and the host asks again,
     # rather than a poisoned audit killing worker after worker.
     acks_late=False,

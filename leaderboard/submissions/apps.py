@@ -15,3 +15,6 @@ class SubmissionsConfig(AppConfig):
         # Here rather than in leaderboard/__init__.py, which must stay empty so the pure scoring core never
         # drags Celery in; importing the app also makes it the default for the web process.
         from leaderboard import celery  # noqa: F401
+
+        # Registers the scoring task, which the services publish by name (the task module imports them).
+        from leaderboard.submissions import tasks  # noqa: F401

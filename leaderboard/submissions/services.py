@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from defenses import DefenseConfigError
 from leaderboard.blobs import blob_read, blob_write
+from leaderboard.celery import app as celery_app
 from leaderboard.competitions.models import Competition
 from leaderboard.competitions.selectors import competition_scoring_spec
 from leaderboard.errors import CompetitionNotOpen, IdempotencyKeyReused, InvalidUpload, QuotaExceeded, SelectionError
@@ -48,6 +49,8 @@ from scoring.release import release_submission
 
 logger = logging.getLogger(__name__)
 
+#: The scoring task's registered name (:mod:`leaderboard.submissions.tasks`, which imports this module).
+SCORE_TASK = "leaderboard.submissions.tasks.submission_score"
 MAX_FINALS = 2
 #: Up to this many bytes of upload and array are written by the INSERT itself (as an SQL literal on PostgreSQL:
 #: 25,000 rows are 200 kB); above it they follow as raw bytes (leaderboard.blobs), where hex would cost more.
@@ -304,8 +307,8 @@ def submission_enqueue(*, submission_id: int) -> None:
 
 
 def _publish(submission_id: int) -> bool:
-    from leaderboard.submissions.tasks import submission_score as submission_score_task
-
+    # Looked up by name: the task module imports this one (the app's ready() imports it, which registers it).
+    submission_score_task = celery_app.tasks[SCORE_TASK]
     try:
         submission_score_task.apply_async(args=(submission_id,))
     except Exception as exc:  # any broker failure: the row must survive it

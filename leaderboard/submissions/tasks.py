@@ -17,7 +17,7 @@ logger = logging.getLogger(__name__)
 
 @app.task(
     bind=True,
-    name="leaderboard.submissions.tasks.submission_score",
+    name=services.SCORE_TASK,
     acks_late=True,
     reject_on_worker_lost=True,
     max_retries=8,
