@@ -43,7 +43,6 @@ from attacks.result import AttackFailed
 from bot.checkpoint import BudgetExhausted, Checkpoint, CheckpointMismatch, ReplayOracle, new_header
 from bot.client import ClientError, QuotaExceeded
 from bot.http_oracle import DEFAULT_WINDOW, HttpOracle
-from bot.plan import parse_params
 
 EXIT_STOPPED = 75
 #: Confidence of the final submission: at the default clipping eps = 1e-15 a right label costs ~1e-15.
@@ -69,6 +68,24 @@ def resolve_token(args: argparse.Namespace) -> str:
     if os.environ.get(TOKEN_ENV, "").strip():
         return os.environ[TOKEN_ENV].strip()
     raise ValueError(f"no API token: pass --token-file PATH, set {TOKEN_ENV}, or pass --token")
+
+
+def parse_params(pairs: list[str] | None) -> dict[str, Any]:
+    """``["budget=100", "accept=improvement", "noise_bound=1e-4"]`` → typed values (JSON where it parses).
+
+    >>> parse_params(["budget=100", "accept=improvement", "check=false", "scale=1e-4"])
+    {'budget': 100, 'accept': 'improvement', 'check': False, 'scale': 0.0001}
+    """
+    params: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, text = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--param expects key=value, got {pair!r}")
+        try:
+            params[key.strip()] = json.loads(text)
+        except json.JSONDecodeError:
+            params[key.strip()] = text
+    return params
 
 
 def build_parser() -> argparse.ArgumentParser:

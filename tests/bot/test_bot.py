@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from attacks import LocalOracle, run
+from attacks.fingerprint import fingerprint
+from attacks.plan import choose, load_attacks
 from bot.checkpoint import (
     BudgetExhausted,
     Checkpoint,
@@ -17,9 +19,7 @@ from bot.checkpoint import (
     ReplayOracle,
     prediction_digest,
 )
-from bot.cli import confident_predictions
-from bot.fingerprint import fingerprint
-from bot.plan import choose, load_attacks, parse_params
+from bot.cli import confident_predictions, parse_params
 
 LABELS = np.random.default_rng(7).integers(0, 2, 300)
 

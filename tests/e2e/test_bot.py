@@ -20,8 +20,8 @@ import numpy as np
 import pytest
 
 from attacks import LocalOracle, run
+from attacks.plan import load_attacks
 from bot.http_oracle import HttpOracle
-from bot.plan import load_attacks
 from tests.e2e.bot_support import REPO, LiveStack, live_stack, redis_available
 
 pytestmark = pytest.mark.e2e
