@@ -346,7 +346,7 @@ def _likelihood_release(view: BudgetedView, report: Fingerprint) -> bool:
     """A release the likelihood decoders model: a fresh score per submission (no Ladder, no subset, nothing
     refused or withheld) in float64."""
     return (not report.ladder and not report.subsetting and not report.rejected and not report.released_nothing
-            and str(getattr(view, "arithmetic", "float64")) == "float64")
+            and BoardFacts.of(view).float64)
 
 
 #: Design queries ``noisy_split`` needs at least, as a share of the rows (its first batch), plus its noise probes.
@@ -422,7 +422,7 @@ def _adaptive_fallback(
     from attacks.registry import available
 
     if not (view.metric == "binary_logloss" and view.n_classes == 2 and not report.ladder
-            and report.public_fraction is None and str(getattr(view, "arithmetic", "float64")) == "float64"):
+            and report.public_fraction is None and BoardFacts.of(view).float64):
         return None
     prior = None if report.balance is None else report.balance[1]
     for name in ("thresholdout", "budgeted"):
@@ -441,7 +441,7 @@ def _adaptive_fallback(
         if name == "budgeted":
             if not (view.withheld and report.noise):
                 continue
-            accounts = int(getattr(view, "accounts", 1) or 1)
+            accounts = BoardFacts.of(view).accounts
             params.update(scale=max(report.noise_spread, report.tolerance), prior=None,
                           first_account=view.account + 1 if view.account + 1 < accounts else view.account)
         before = view.used

@@ -270,7 +270,7 @@ def boosting(
         return AttackResult("boosting", labels, details=details, confidence=np.full(n, 0.5))
     if kept == 0 and prior_one is None:
         raise AttackFailed(f"none of the {k} random vectors beat chance and the class balance is unknown")
-    public_fraction = getattr(oracle, "public_fraction", None)
+    public_fraction = BoardFacts.of(oracle).public_fraction
     share = 1.0 if public_fraction is None else float(public_fraction)
     gap = row_gap(oracle.metric, oracle.eps, margin)
     weight = vote_evidence(max(1, round(n * share)), share, gap, noise or 0.0)

@@ -103,7 +103,7 @@ def budgeted(
     withholds or ``budget`` submissions are spent (every account's together; ``None``: ``10·N``)."""
     if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
         raise AttackFailed("budgeted needs a binary log-loss board")
-    if getattr(oracle, "public_fraction", None) is not None:
+    if BoardFacts.of(oracle).public_fraction is not None:
         raise AttackFailed("budgeted assumes every row is scored (no public split)")
     n, eps = oracle.n_rows, oracle.eps
     a = edge_logit(eps)
@@ -117,7 +117,7 @@ def budgeted(
     z = ((np.arange(1 << m)[:, None] >> np.arange(m)[None, :]) & 1).astype(np.int64)
     weights = a / 2.0 ** np.arange(m)
     p_design = 1.0 / (1.0 + np.exp(-weights))  # logit w: loss −ln p (label 1) vs −ln(1 − p) (label 0)
-    accounts = int(getattr(oracle, "accounts", 1) or 1)
+    accounts = BoardFacts.of(oracle).accounts
     account = int(getattr(oracle, "account", 0)) if first_account is None else first_account
     limit = budget if budget is not None else 10 * n
     marginals = np.full(n, np.nan)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +74,7 @@ class BoardFacts:
     account: int = 0
     also_report: tuple[str, ...] = ()
     reports_all: bool = False
+    n_public: int | None = None
     disclosed: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     seen: Fingerprint | None = None
     budget_left: int | None = None
@@ -83,7 +84,10 @@ class BoardFacts:
     def of(cls, oracle: Any, seen: Fingerprint | None = None, *, budget_left: int | None = None,
            seed: int = 0) -> BoardFacts:
         """The facts of ``oracle`` (any :class:`~attacks.oracle.Oracle`; the optional members read with their
-        defaults), with the fingerprint ``seen`` and the queries ``budget_left`` for the attack."""
+        defaults), with the fingerprint ``seen`` and the queries ``budget_left`` for the attack. This is the one
+        place that reads an oracle's optional members; attacks read the facts."""
+        if isinstance(oracle, BoardFacts):
+            return replace(oracle, seen=seen if seen is not None else oracle.seen, budget_left=budget_left, seed=seed)
         feedback = getattr(oracle, "feedback", None)
         kind = str(feedback.get("kind", "score")) if isinstance(feedback, Mapping) else "score"
         disclosed = getattr(oracle, "disclosed", None)
@@ -94,7 +98,7 @@ class BoardFacts:
             public_fraction=getattr(oracle, "public_fraction", None), feedback=kind,
             accounts=int(getattr(oracle, "accounts", 1) or 1), account=int(getattr(oracle, "account", 0) or 0),
             also_report=tuple(getattr(oracle, "also_report", ()) or ()),
-            reports_all=hasattr(oracle, "submit_all"),
+            reports_all=hasattr(oracle, "submit_all"), n_public=getattr(oracle, "n_public", None),
             disclosed=MappingProxyType(dict(disclosed) if isinstance(disclosed, Mapping) else {}),
             seen=seen, budget_left=budget_left, seed=seed,
         )

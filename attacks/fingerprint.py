@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from attacks.balance import Balance, measure_balance, rates_from_shares
+from attacks.catalogue import BoardFacts
 from attacks.oracle import Oracle, Released
 from attacks.result import SubmissionRefused
 from scoring.metrics import binary_logloss_rows
@@ -201,7 +202,7 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
     """Probe ``oracle`` with at most ``budget`` queries; see the module docstring for the probes."""
     report = Fingerprint(
         metadata_decimals=oracle.decimals,
-        public_fraction=getattr(oracle, "public_fraction", None),
+        public_fraction=BoardFacts.of(oracle).public_fraction,
     )
     if budget <= 0:
         report.decimals = oracle.decimals

@@ -38,8 +38,9 @@ class LogitBoard(ReducedOracle):
         self.n_classes = inner.n_classes
         self.metric = "binary_logloss" if inner.n_classes == 2 else "multiclass_logloss"
         self.eps = inner.eps
-        self.public_fraction = getattr(inner, "public_fraction", None)
-        n_public = getattr(inner, "n_public", None)
+        facts = BoardFacts.of(inner)
+        self.public_fraction = facts.public_fraction
+        n_public = facts.n_public
         if n_public is not None:
             self.n_public = n_public
 

@@ -21,7 +21,12 @@ Released = float | Decimal | None
 
 @runtime_checkable
 class Oracle(Protocol):
-    """A leaderboard as a participant sees it: public facts plus ``submit`` returning the released score."""
+    """A leaderboard as a participant sees it: public facts plus ``submit`` returning the released score.
+
+    These members are what every oracle has. Some oracles know more of the board (``public_fraction``,
+    ``arithmetic``, ``feedback``, ``also_report``, ``accounts``/``account``, ``n_public``, ``disclosed``):
+    attacks read those through :meth:`attacks.catalogue.BoardFacts.of`, the one place that knows their
+    defaults, never by ``getattr``."""
 
     n_rows: int
     n_classes: int

@@ -34,6 +34,7 @@ from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any, Self
 
+from attacks.catalogue import BoardFacts
 from attacks.exact import local_precision, mpfr
 from attacks.oracle import Oracle
 from attacks.result import AttackFailed
@@ -76,7 +77,7 @@ class ServerModel:
         MPFR server (e.g. when only a lower bound on φ is known)."""
         if noise_bound < 0:
             raise ValueError("noise_bound must be non-negative")
-        arithmetic = Arithmetic.parse(str(getattr(oracle, "arithmetic", "float64")))
+        arithmetic = Arithmetic.parse(BoardFacts.of(oracle).arithmetic)
         return cls(
             n_rows=oracle.n_rows,
             n_classes=oracle.n_classes,

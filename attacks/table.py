@@ -32,13 +32,14 @@ def _cell(text: str) -> str:
 
 def markdown() -> str:
     """The table, one row per registered attack, by name."""
-    rows = ["| attack | kind | paper | fits | queries | precision assumed | exact | cut short | chosen by auto |",
+    rows = ["| attack | kind | paper | fits | queries | precision assumed | exact | cut short | chosen by auto "
+            "|",
             "|---|---|---|---|---|---|---|---|---|"]
     for entry in catalogue():
         rows.append("| " + " | ".join([
             f"`{entry.name}`", STAGES[entry.stage], _cell(entry.paper), _cell(entry.board or entry.summary),
-            _cell(entry.queries), _cell(entry.precision), "yes" if entry.exact else "no", "yes" if entry.truncatable else "no",
-            "yes" if entry.fits is not None else "no"]) + " |")
+            _cell(entry.queries), _cell(entry.precision), "yes" if entry.exact else "no",
+            "yes" if entry.truncatable else "no", "yes" if entry.fits is not None else "no"]) + " |")
     return HEADER + "\n".join(rows) + "\n"
 
 

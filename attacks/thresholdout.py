@@ -115,7 +115,7 @@ def thresholdout(oracle: Oracle, *, budget: int | None = None, block: int = BLOC
     used = 0
     holdout_answers = 0
 
-    accounts = int(getattr(oracle, "accounts", 1) or 1)
+    accounts = BoardFacts.of(oracle).accounts
     account = int(getattr(oracle, "account", 0))
     switching = False  # only once the reference count is read: before that, silence is no Thresholdout sign
 

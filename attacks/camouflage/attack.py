@@ -52,6 +52,7 @@ from attacks.capacity.attack import default_top, plan_query
 from attacks.capacity.decoder import PRECISION_BITS, Query, lattice_range, loss_window
 from attacks.capacity.design import TOP_ROWS_MAX, ServerModel, max_weight_real
 from attacks.capacity.state import CapacityState
+from attacks.catalogue import BoardFacts
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle, Released
 from attacks.result import AttackFailed, AttackResult, SubmissionRefused
@@ -222,7 +223,7 @@ def camouflage_attack(
     (the labels decoded so far are returned; so are they when a query is refused at ``max_level``); ``check``
     spends one more query on :func:`self_check`."""
     _require_binary_logloss(oracle)
-    if getattr(oracle, "public_fraction", None) is not None:
+    if BoardFacts.of(oracle).public_fraction is not None:
         raise AttackFailed("the oracle releases a public-split score; the camouflage attack needs every row scored")
     if not 0 <= level <= max_level < len(LEVELS):
         raise ValueError(f"stealth levels run from 0 to {len(LEVELS) - 1}; got level {level}, max_level {max_level}")
@@ -396,6 +397,5 @@ def self_check(
 def _require_binary_logloss(oracle: Oracle) -> None:
     if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
         raise AttackFailed("the camouflage attack needs a binary log-loss leaderboard")
-    arithmetic: Any = getattr(oracle, "arithmetic", "float64")
-    if str(arithmetic) != "float64":
+    if BoardFacts.of(oracle).arithmetic != "float64":
         raise AttackFailed("the camouflage attack models a float64 server (arithmetic='float64')")

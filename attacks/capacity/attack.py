@@ -36,7 +36,6 @@ import math
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
 
 import numpy as np
 
@@ -68,6 +67,7 @@ from attacks.capacity.kary import kary_capacity_attack
 from attacks.capacity.row_loss import RowLoss
 from attacks.capacity.search import REFERENCE, reference_code
 from attacks.capacity.state import CapacityState
+from attacks.catalogue import BoardFacts
 from attacks.confirm import check_claims
 from attacks.oracle import Oracle, round_sizes, submit_many
 from attacks.result import AttackFailed, AttackResult
@@ -274,7 +274,7 @@ def capacity_attack(
                 extra=extra, round_size=round_size, reference=True,
             )
     classes, loss = require_capacity_metric(oracle, noise_bound)
-    fraction = getattr(oracle, "public_fraction", None)
+    fraction = BoardFacts.of(oracle).public_fraction
     if fraction is not None and float(fraction) < 1.0:
         raise AttackFailed(
             f"the board releases only the public-split score ({float(fraction):.0%} of the rows); use the "
@@ -348,8 +348,8 @@ def require_logloss(oracle: Oracle, noise_bound: float = 0.0) -> int | None:
     ``K`` for multiclass log loss or K-class ``kl`` (the K-ary construction, any ``K >= 2``)."""
     if not (isinstance(noise_bound, int | float) and math.isfinite(noise_bound) and noise_bound >= 0):
         raise AttackFailed(f"noise_bound must be a finite number >= 0, not {noise_bound!r}")
-    arithmetic: Any = getattr(oracle, "arithmetic", "float64")
-    if str(arithmetic) != "float64":
+    arithmetic = BoardFacts.of(oracle).arithmetic
+    if arithmetic != "float64":
         raise AttackFailed(
             f"the capacity attacks model a float64 server, not {arithmetic!r} arithmetic (use prime_batched)"
         )

@@ -29,6 +29,7 @@ import numpy as np
 from attacks.capacity.decoder import PRECISION_BITS
 from attacks.capacity.kary import to_submission
 from attacks.capacity.row_loss import RowLoss
+from attacks.catalogue import BoardFacts
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle
 from attacks.result import AttackFailed
@@ -232,7 +233,7 @@ def estimate_public_count(
     # Scan: pairs on PAIR_ROWS fresh rows at distinct gaps. A count n fits a pair when some subset of its rows
     # (the public ones) sums to n·T within the bounds.
     everything = np.arange(1, n + 1, dtype=np.float64)
-    fraction = getattr(oracle, "public_fraction", None)
+    fraction = BoardFacts.of(oracle).public_fraction
     candidates = everything
     if fraction is not None and 0 < float(fraction) < 1:
         centre, width = float(fraction) * n, max(3.0, 0.02 * n)

@@ -58,6 +58,7 @@ from attacks.capacity.design import (
 from attacks.capacity.public_count import estimate_public_count
 from attacks.capacity.state import CapacityState
 from attacks.capacity.ternary import ternary_split_attack
+from attacks.catalogue import BoardFacts
 from attacks.confirm import check_claims
 from attacks.exact import gmpy2, local_precision, mpfr
 from attacks.oracle import Oracle, left_of, limited, submit_many
@@ -181,10 +182,10 @@ def capacity_split_attack(
     metric (:func:`~attacks.capacity.public_count.reciprocal_row`)."""
     classes, loss = require_capacity_metric(oracle, noise_bound)
     general = loss is not None and not loss.is_log
-    fraction = getattr(oracle, "public_fraction", None)
+    fraction = BoardFacts.of(oracle).public_fraction
     n = oracle.n_rows
     if n_public is None:  # an oracle that knows it (a MutNet hash board: its buckets are virtual rows)
-        n_public = getattr(oracle, "n_public", None)
+        n_public = BoardFacts.of(oracle).n_public
     if n_public is None and (fraction is None or float(fraction) >= 1.0) and not hidden_split:
         return _every_row(oracle, noise_bound=noise_bound, top=top, check=check, budget=budget)
     calibration = 0

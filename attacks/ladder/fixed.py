@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from attacks.catalogue import BoardFacts
 from attacks.information import binary_entropy, ladder_bits
 from attacks.ladder.common import (
     LOGIT_CEILING,
@@ -177,7 +178,7 @@ class FixedLadderAttack:
     ) -> None:
         if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
             raise AttackFailed("ladder_fixed needs a binary log-loss board")
-        if getattr(oracle, "public_fraction", None) is not None:
+        if BoardFacts.of(oracle).public_fraction is not None:
             raise AttackFailed("ladder_fixed assumes every row is scored (no public split)")
         self.oracle = oracle
         self.n = oracle.n_rows
@@ -189,7 +190,7 @@ class FixedLadderAttack:
         self.given_eta = eta is not None
         self.budget = budget if budget is not None else DEFAULT_QUERIES_PER_ROW * self.n
         self.block = max(1, min(block, 30))
-        self.accounts = int(getattr(oracle, "accounts", 1))
+        self.accounts = BoardFacts.of(oracle).accounts
         self.next_account = int(getattr(oracle, "account", 0)) if first_account is None else first_account
         self.prior = prior
         self.labels = np.full(self.n, -1, dtype=np.int64)
@@ -668,8 +669,9 @@ def ladder_fixed_attack(
     """Threshold questions on a fixed-step Ladder (module docstring). ``eta``: the step if disclosed (else the
     defense's default ``n^(-1/3)`` or ``1/√n``, checked against the first release); ``budget``: the submissions
     to spend, every account's together (default ``2·N``); ``first_account``: the first fresh account to use
-    (default: the oracle's current one), later ones follow when a account's height is spent. Every row gets a label: exact (confidence 1.0) where
-    decoded, else the majority class of the rows left (or the block's posterior). ``start``: continue the
+    (default: the oracle's current one), later ones follow when a account's height is spent. Every row gets a
+    label: exact (confidence 1.0) where decoded, else the majority class of the rows left (or the block's
+    posterior). ``start``: continue the
     current account from the fingerprint's releases (:attr:`attacks.fingerprint.Fingerprint.ladder_start`)
     instead of opening it; the step is then identified among the defaults and round steps if not given."""
     return FixedLadderAttack(oracle, eta=eta, budget=budget, block=block, first_account=first_account,

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from attacks.catalogue import BoardFacts
 from attacks.ladder.common import edge_logit, release_tolerance, row_losses, score_tolerance, submit
 from attacks.oracle import Oracle
 from attacks.result import AttackFailed, AttackResult
@@ -82,7 +83,7 @@ class FreeLadderAttack:
     ) -> None:
         if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
             raise AttackFailed("ladder_free needs a binary log-loss board")
-        if getattr(oracle, "public_fraction", None) is not None:
+        if BoardFacts.of(oracle).public_fraction is not None:
             raise AttackFailed("ladder_free assumes every row is scored (no public split)")
         self.oracle = oracle
         self.n = oracle.n_rows

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from attacks.catalogue import BoardFacts
 from attacks.oracle import Oracle, left_of, limited, submit_many
 from attacks.registry import register, run
 from attacks.result import AttackFailed, AttackResult
@@ -48,7 +49,7 @@ def carrier_for(oracle: Oracle, *, key: str = "rank", buckets: int | None = None
     carrier = ModelOracle(
         base.model, oracle.submit, n_rows=oracle.n_rows, n_features=n_features, n_classes=oracle.n_classes,
         metric=oracle.metric, eps=oracle.eps, decimals=oracle.decimals,
-        public_fraction=getattr(oracle, "public_fraction", None), seed=seed, key=key, buckets=buckets,
+        public_fraction=BoardFacts.of(oracle).public_fraction, seed=seed, key=key, buckets=buckets,
         submit_many_models=lambda models: submit_many(oracle, models),
     )
     carrier.base_description = base.description  # type: ignore[attr-defined]

@@ -46,13 +46,13 @@ def _setup(oracle: Oracle, alpha: float | None, family: LossFamily | None = None
     what the constructions do not model."""
     if family is None:
         family = family_for(oracle.metric, alpha=alpha if alpha is not None else getattr(oracle, "alpha", None))
-    fraction = getattr(oracle, "public_fraction", None)
+    fraction = BoardFacts.of(oracle).public_fraction
     if fraction is not None and fraction < 1.0:
         raise AttackFailed(
             "paper 001's constructions assume the loss is computed on every row (§1); this board releases a "
             "public-split score over unknown rows — use capacity_split"
         )
-    arithmetic = str(getattr(oracle, "arithmetic", "float64"))
+    arithmetic = BoardFacts.of(oracle).arithmetic
     if arithmetic != "float64":
         raise AttackFailed(f"the Bregman attacks submit float64 predictions; this server computes in {arithmetic}")
     return family
