@@ -114,7 +114,7 @@ name = "capacity"
 [[attacks]]
 name = "boosting-300"
 attack = "boosting"
-params = {k = 300}
+params = {budget = 300}
 """
 
 

@@ -31,7 +31,7 @@ runs, and an error names the file, the table, the entry and the key::
     attack = "boosting"             # registry name (default: name)
     budget = 200                    # optional: this attack at this budget only (else the game's budgets)
     accounts = 1                    # participants the attacker controls (each with its own defense state)
-    params = {k = 200}              # keyword parameters of the attack
+    params = {margin = 0.25}        # keyword parameters of the attack (its ``budget``: the budget above)
 
 Budgets: a budget caps an attacker's submissions (every account's together), enforced by the runner; ``auto``
 plans within it. An attack with its own ``budget`` is played at that budget only; any other attack is played
@@ -193,7 +193,7 @@ def parse_game(text: str | dict[str, Any], *, source: str = "<string>") -> GameS
     ... chain = []
     ... [[attacks]]
     ... name = "boosting"
-    ... params = {k = 10}
+    ... params = {budget = 10}
     ... ''')
     >>> spec.n_cells, spec.attacks[0].attack, spec.decimals
     (1, 'boosting', None)

@@ -63,7 +63,7 @@ name = "capacity"
 [[attacks]]
 name = "boosting-30"
 attack = "boosting"
-params = {k = 30}
+params = {budget = 30}
 """
 
 

@@ -21,7 +21,7 @@ from games.runner import GameResult
 from games.units import board_unit, play_unit, unit_key
 
 #: Registered attacks only (a worker process knows no test attack): an exact one, a budget-capped one and a
-#: crashing configuration (``boosting`` with an impossible ``k`` fails), on a public/private split.
+#: crashing configuration (``boosting`` with an impossible ``budget`` fails), on a public/private split.
 GAME = """
 [game]
 name = "units"
@@ -44,7 +44,7 @@ chain = [{name = "rounding", decimals = 5}]
 [[attacks]]
 name = "boosting-30"
 attack = "boosting"
-params = {k = 30}
+params = {budget = 30}
 
 [[attacks]]
 name = "capacity"
@@ -121,7 +121,7 @@ def test_a_units_key_changes_with_what_its_result_depends_on_and_nothing_else() 
     base = keys(GAME)
     assert len(set(base.values())) == len(base)
     assert keys(GAME.replace('name = "units"', 'name = "renamed"\ndescription = "words"')) == base
-    changed = keys(GAME.replace("k = 30", "k = 31"))
+    changed = keys(GAME.replace("budget = 30", "budget = 31"))
     assert {where for where in base if changed[where] != base[where]} == {w for w in base if w[3] == "boosting-30"}
     changed = keys(GAME.replace('decimals = 5}', 'decimals = 4}'))
     assert {where for where in base if changed[where] != base[where]} == {w for w in base if w[1] == "rounding-5"}
@@ -188,7 +188,7 @@ def test_the_command_resumes_from_its_journal_plays_only_what_a_grown_game_adds_
     added = (out / FILENAME).read_text().splitlines()[len(lines):]
     assert len(added) == 2 + 4  # the new seed's two boards and four cells, nothing else
     assert "9/12 cells (8 resumed)" in capsys.readouterr().err  # the bar counts on from the resumed 8
-    game.write_text(GAME.replace("k = 30", "k = 31"))  # an attack changes: its cells only
+    game.write_text(GAME.replace("budget = 30", "budget = 31"))  # an attack changes: its cells only
     assert main(["run", str(game), "--out", str(out), "--resume", "--quiet"]) == 0
     assert len((out / FILENAME).read_text().splitlines()) == len(lines) + len(added) + 4
 

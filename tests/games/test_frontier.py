@@ -49,7 +49,6 @@ name = "test_one_row"
 name = "boosting-8"
 attack = "boosting"
 budget = 8
-params = {k = 8}
 
 [[attacks]]
 name = "three-accounts"

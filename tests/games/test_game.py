@@ -79,7 +79,7 @@ name = "test_one_row"
 [[attacks]]
 name = "boosting-30"
 attack = "boosting"
-params = {k = 30}
+params = {budget = 30}
 
 [[attacks]]
 name = "capped"
@@ -124,7 +124,7 @@ def read_csv(path: Path) -> list[dict[str, str]]:
         (lambda t: t.replace('name = "rounding", decimals', 'name = "rot13", decimals'), "unknown defense 'rot13'"),
         (lambda t: t.replace('chain = []', ''), "'chain' is required"),
         (lambda t: t.replace('name = "test_crash"', 'name = "nope"'), "[[attacks]] #4 ('nope'): unknown attack"),
-        (lambda t: t.replace('params = {k = 30}', 'params = {kk = 30}'), "does not accept these params"),
+        (lambda t: t.replace('params = {budget = 30}', 'params = {kk = 30}'), "does not accept these params"),
         (lambda t: t.replace('budget = 5', 'budget = 0'), "'budget' must be a positive integer"),
         (lambda t: t.replace('name = "capped"', 'name = "test_crash"'), "names must be unique; 'test_crash'"),
         (lambda t: t.split("[[attacks]]")[0], "[[attacks]]: missing"),
