@@ -171,7 +171,7 @@ def test_without_a_budget_it_matches_the_exact_attack() -> None:
 
 def test_a_forced_attack_is_played_after_the_fingerprint() -> None:
     labels = _labels(0.3, 5)
-    result = attacks.run("auto", LocalOracle(labels, decimals=5, seed=5), attack="boosting", params={"k": 20})
+    result = attacks.run("auto", LocalOracle(labels, decimals=5, seed=5), attack="boosting", params={"budget": 20})
     assert result.details["attack"] == "boosting" and result.details["plan"]["reason"] == "forced by the caller"
     assert result.queries == result.details["fingerprint_queries"] + 20
     with pytest.raises(ValueError, match="unknown attack"):

@@ -23,7 +23,7 @@ def mean_public_loss(
     losses = []
     for run in range(runs):
         oracle = LocalOracle(hidden, metric="accuracy", decimals=5, defenses=chain, seed=run)
-        result = attacks.run("boosting", oracle, k=k, seed=run, accept=accept)
+        result = attacks.run("boosting", oracle, budget=k, seed=run, accept=accept)
         assert result.queries == k
         losses.append(1.0 - result.accuracy(hidden))
     return float(np.mean(losses))
@@ -41,7 +41,7 @@ def test_it_overfits_a_plain_board_like_the_reference(k: int, reference: float) 
 def test_it_learns_nothing_about_fresh_rows() -> None:
     hidden = np.random.default_rng(8000).integers(0, 2, 8000)
     oracle = LocalOracle(hidden, metric="accuracy", decimals=5, public_fraction=0.5, seed=3)
-    labels = attacks.run("boosting", oracle, k=400, seed=3).labels
+    labels = attacks.run("boosting", oracle, budget=400, seed=3).labels
     public = oracle.spec.hidden.public_mask
     public_loss = float((labels[public] != hidden[public]).mean())
     fresh_loss = float((labels[~public] != hidden[~public]).mean())
@@ -52,20 +52,20 @@ def test_it_learns_nothing_about_fresh_rows() -> None:
 def test_it_works_on_log_loss_too() -> None:
     hidden = np.random.default_rng(5).integers(0, 2, 2000)
     oracle = LocalOracle(hidden, decimals=5)
-    result = attacks.run("boosting", oracle, k=300, seed=1, margin=0.25)
+    result = attacks.run("boosting", oracle, budget=300, seed=1, margin=0.25)
     assert result.accuracy(hidden) > 0.52
     assert result.details["threshold"] == pytest.approx(chance_score("binary_logloss", 1e-15, 0.25))
 
 
 def test_it_refuses_multiclass_boards() -> None:
     with pytest.raises(AttackFailed, match="binary"):
-        attacks.run("boosting", LocalOracle([0, 1, 2, 1], metric="multiclass_logloss"), k=5)
+        attacks.run("boosting", LocalOracle([0, 1, 2, 1], metric="multiclass_logloss"), budget=5)
 
 
 def test_it_is_deterministic_for_a_seed() -> None:
     hidden = np.random.default_rng(6).integers(0, 2, 500)
-    first = attacks.run("boosting", LocalOracle(hidden, metric="accuracy"), k=50, seed=9).labels
-    second = attacks.run("boosting", LocalOracle(hidden, metric="accuracy"), k=50, seed=9).labels
+    first = attacks.run("boosting", LocalOracle(hidden, metric="accuracy"), budget=50, seed=9).labels
+    second = attacks.run("boosting", LocalOracle(hidden, metric="accuracy"), budget=50, seed=9).labels
     assert np.array_equal(first, second)
 
 
@@ -96,7 +96,7 @@ def test_it_never_falls_below_the_majority_class(board: str, metric: str) -> Non
         hidden = (np.random.default_rng(70 + seed).random(n) < share).astype(np.int64)
         oracle = LocalOracle(hidden, metric=metric, decimals=5, defenses=FLOOR_BOARDS[board], seed=seed)
         accept = "improvement" if board.startswith("ladder") else "threshold"
-        result = attacks.run("boosting", oracle, k=200, seed=seed, accept=accept)
+        result = attacks.run("boosting", oracle, budget=200, seed=seed, accept=accept)
         majority = max(hidden.mean(), 1 - hidden.mean())
         assert result.queries == 200
         assert result.accuracy(hidden) >= majority - 0.01, (board, seed, result.details)
@@ -106,7 +106,7 @@ def test_it_never_falls_below_the_majority_class(board: str, metric: str) -> Non
 
 def test_where_its_votes_are_strong_it_beats_the_majority_class() -> None:
     hidden = (np.random.default_rng(80).random(200) < 0.32).astype(np.int64)
-    result = attacks.run("boosting", LocalOracle(hidden, decimals=5), k=1000, seed=1)
+    result = attacks.run("boosting", LocalOracle(hidden, decimals=5), budget=1000, seed=1)
     assert result.details["floored"] is False
     assert result.accuracy(hidden) > max(hidden.mean(), 1 - hidden.mean()) + 0.1
     # Its confidence is calibrated well enough to be a probability: the mean confidence predicts the accuracy.
@@ -115,23 +115,24 @@ def test_where_its_votes_are_strong_it_beats_the_majority_class() -> None:
 
 def test_a_known_prior_saves_the_balance_query_and_floor_false_is_the_paper() -> None:
     hidden = (np.random.default_rng(81).random(300) < 0.3).astype(np.int64)
-    with_prior = attacks.run("boosting", LocalOracle(hidden, decimals=5), k=50, prior=[0.7, 0.3])
+    with_prior = attacks.run("boosting", LocalOracle(hidden, decimals=5), budget=50, prior=[0.7, 0.3])
     assert with_prior.details["balance_queries"] == 0 and with_prior.details["prior_one"] == 0.3
-    measured = attacks.run("boosting", LocalOracle(hidden, decimals=5), k=50)
+    measured = attacks.run("boosting", LocalOracle(hidden, decimals=5), budget=50)
     assert measured.details["balance_queries"] == 2  # two constant probes that agree: an exact board
     assert measured.details["prior_one"] == pytest.approx(hidden.mean(), abs=1e-4)
-    assert attacks.run("boosting", LocalOracle(hidden, decimals=5), k=50, noise=0.0).details["balance_queries"] == 1
+    exact = attacks.run("boosting", LocalOracle(hidden, decimals=5), budget=50, noise=0.0)
+    assert exact.details["balance_queries"] == 1
     noisy = [{"name": "noise", "kind": "laplace", "scale": 0.2}, {"name": "rounding", "decimals": 5}]
-    repeated = attacks.run("boosting", LocalOracle(hidden, decimals=5, defenses=noisy), k=200)
+    repeated = attacks.run("boosting", LocalOracle(hidden, decimals=5, defenses=noisy), budget=200)
     assert 2 < repeated.details["balance_queries"] <= 50 and repeated.details["noise"] > 0.01
-    paper = attacks.run("boosting", LocalOracle(hidden, decimals=5), k=50, floor=False)
+    paper = attacks.run("boosting", LocalOracle(hidden, decimals=5), budget=50, floor=False)
     assert "prior_one" not in paper.details and paper.queries == 50
 
 
 def test_with_nothing_kept_it_returns_the_majority_labeling() -> None:
     hidden = (np.random.default_rng(82).random(300) < 0.3).astype(np.int64)
     chain: list[dict[str, object]] = [{"name": "ladder", "mode": "fixed", "eta": 0.5}]
-    result = attacks.run("boosting", LocalOracle(hidden, decimals=5, defenses=chain), k=20, accept="improvement")
+    result = attacks.run("boosting", LocalOracle(hidden, decimals=5, defenses=chain), budget=20, accept="improvement")
     assert (result.labels == 0).all()
 
 
@@ -142,17 +143,17 @@ def test_it_stops_once_the_board_only_re_releases_its_leader() -> None:
 
     hidden = (np.random.default_rng(83).random(500) < 0.4).astype(np.int64)
     chain: list[dict[str, object]] = [{"name": "ladder", "mode": "parameter_free"}, {"name": "rounding", "decimals": 5}]
-    stopped = attacks.run("boosting", LocalOracle(hidden, decimals=5, defenses=chain), k=20_000,
+    stopped = attacks.run("boosting", LocalOracle(hidden, decimals=5, defenses=chain), budget=20_000,
                           accept="improvement", prior=0.4)
     assert stopped.details["stopped_early"] is True
     assert STALE_STOP <= stopped.queries < 20_000
     assert stopped.details["stale"] >= STALE_STOP
     assert stopped.accuracy(hidden) >= 0.6 - 0.01
-    patient = attacks.run("boosting", LocalOracle(hidden, decimals=5, defenses=chain), k=2 * STALE_STOP,
+    patient = attacks.run("boosting", LocalOracle(hidden, decimals=5, defenses=chain), budget=2 * STALE_STOP,
                           accept="improvement", prior=0.4, stale_stop=None)
     assert patient.queries == 2 * STALE_STOP and patient.details["stopped_early"] is False
     # An honest board releases a fresh score for every vector: the whole budget is played.
-    honest = attacks.run("boosting", LocalOracle(hidden, decimals=5), k=STALE_STOP + 200, prior=0.4)
+    honest = attacks.run("boosting", LocalOracle(hidden, decimals=5), budget=STALE_STOP + 200, prior=0.4)
     assert honest.queries == STALE_STOP + 200 and honest.details["stopped_early"] is False
 
 
@@ -162,7 +163,7 @@ def mean_hard_label_loss(k: int, chain: list[dict[str, object]], runs: int) -> f
     losses = []
     for run in range(runs):
         oracle = LocalOracle(hidden, metric="accuracy", decimals=5, defenses=chain, seed=run)
-        result = attacks.run("boosting", oracle, k=k, seed=run)
+        result = attacks.run("boosting", oracle, budget=k, seed=run)
         assert result.queries == k and result.details["accept"] == chain[-1]["name"]
         losses.append(1.0 - result.accuracy(hidden))
     return float(np.mean(losses))
@@ -183,6 +184,6 @@ def test_the_ladders_accept_reject_alone_holds_it_near_chance(k: int, reference:
 def test_on_a_rank_board_it_keeps_the_vectors_ranked_first() -> None:
     hidden = np.random.default_rng(84).integers(0, 2, 1000)
     oracle = LocalOracle(hidden, metric="accuracy", decimals=5, defenses=[{"name": "rank"}])
-    result = attacks.run("boosting", oracle, k=200, seed=2)
+    result = attacks.run("boosting", oracle, budget=200, seed=2)
     # Rank 1 = a new personal record: records of i.i.d. scores come about ln(200) ≈ 5 times in 200 draws.
     assert result.details["accept"] == "rank" and 2 <= result.details["kept"] <= 15

@@ -90,7 +90,7 @@ def test_the_decoder_never_claims_a_label_brute_force_leaves_open(seed: int) -> 
     labels = np.random.default_rng(40 + seed).integers(0, 2, n)
     for limit in (2, 3, None):
         oracle = Recording(LocalOracle(labels, decimals=5))
-        result = camouflage_attack(oracle, seed=seed, max_queries=limit, check=False)
+        result = camouflage_attack(oracle, seed=seed, budget=limit, check=False)
         consistent = _brute_force(n, oracle.sent)
         assert tuple(labels) in consistent
         matrix = np.array(sorted(consistent))
@@ -142,7 +142,7 @@ def test_its_self_check_catches_a_wrong_claim() -> None:
 
 def test_a_query_limit_returns_exact_labels_decoded_so_far() -> None:
     labels = np.random.default_rng(8).integers(0, 2, 400)
-    result = attacks.run("camouflage", LocalOracle(labels, decimals=5, defenses=[REJECT], seed=1), max_queries=12)
+    result = attacks.run("camouflage", LocalOracle(labels, decimals=5, defenses=[REJECT], seed=1), budget=12)
     claimed = result.labels >= 0
     assert 0 < claimed.sum() < 400 and (result.labels[claimed] == labels[claimed]).all()
     assert result.queries == 12 and result.details["confirmed"] == "passed"

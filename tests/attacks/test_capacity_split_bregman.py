@@ -144,7 +144,7 @@ def test_a_noisy_count_is_pinned_by_sets_of_one_row(seed: int) -> None:
     oracle = split_board(labels, "brier", 3, seed=seed, defenses=[{"name": "noise", "kind": "laplace",
                                                                     "scale": 1e-4}])
     oracle.public_fraction = None  # undisclosed: no stated fraction to try first
-    count, queries = estimate_public_count(oracle, 3, noise_bound=4e-4, max_queries=80,
+    count, queries = estimate_public_count(oracle, 3, noise_bound=4e-4, budget=80,
                                            loss=RowLoss.for_metric("brier", 3, oracle.eps))
     assert count == int(oracle.spec.hidden.public_mask.sum()) and queries <= 60
 

@@ -46,7 +46,7 @@ def test_split_aware_claims_are_checked_on_the_scored_rows_only() -> None:
 
 
 def test_best_guess_attacks_are_not_confirmed() -> None:
-    result = attacks.run("boosting", LocalOracle(_labels(200, 5), metric="accuracy"), k=20, seed=1)
+    result = attacks.run("boosting", LocalOracle(_labels(200, 5), metric="accuracy"), budget=20, seed=1)
     assert "confirmed" not in result.details
 
 

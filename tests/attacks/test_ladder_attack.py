@@ -61,7 +61,7 @@ def test_free_acceptance_model_is_the_defense_formula() -> None:
     """The attack's test (Σd, Σd² only) against the defense's paired test on the whole loss vector."""
     rng = np.random.default_rng(0)
     oracle = attacks.LocalOracle(_labels(50, 0.5, 0), defenses=FREE)
-    attack = FreeLadderAttack(oracle, max_queries=None, block=None)
+    attack = FreeLadderAttack(oracle, budget=None, block=None)
     n = oracle.n_rows
     for _ in range(200):
         d = np.zeros(n)
@@ -83,7 +83,7 @@ def test_labelings_are_every_vector_once() -> None:
 def test_ladder_fixed_recovers_every_label_with_enough_height(seed: int) -> None:
     y = _labels(150, 0.6, seed)
     oracle = attacks.LocalOracle(y, defenses=FIXED, accounts=2)
-    result = attacks.run("ladder_fixed", oracle, max_queries=600)
+    result = attacks.run("ladder_fixed", oracle, budget=600)
     assert result.exact == 150
     assert np.array_equal(result.labels, y)
     assert result.details["count_of_ones"] == int(y.sum())
@@ -92,7 +92,7 @@ def test_ladder_fixed_recovers_every_label_with_enough_height(seed: int) -> None
 def test_ladder_fixed_within_a_small_budget_is_exact_where_it_claims_and_above_the_majority() -> None:
     y = _labels(200, 0.6, 3)
     oracle = attacks.LocalOracle(y, defenses=[{"name": "ladder", "mode": "fixed", "eta": 0.05}])
-    result = attacks.run("ladder_fixed", oracle, eta=0.05, max_queries=60)
+    result = attacks.run("ladder_fixed", oracle, eta=0.05, budget=60)
     sure = result.fill_confidence() >= 1.0
     assert 0 < sure.sum() < 200
     assert np.array_equal(result.labels[sure], y[sure])
@@ -103,7 +103,7 @@ def test_ladder_fixed_within_a_small_budget_is_exact_where_it_claims_and_above_t
 def test_ladder_fixed_refuses_an_unknown_step() -> None:
     oracle = attacks.LocalOracle(_labels(100, 0.6, 4), defenses=[{"name": "ladder", "mode": "fixed", "eta": 0.03}])
     with pytest.raises(attacks.AttackFailed, match="step"):
-        attacks.run("ladder_fixed", oracle, max_queries=50)
+        attacks.run("ladder_fixed", oracle, budget=50)
 
 
 def test_ladder_free_recovers_every_label() -> None:
@@ -119,7 +119,7 @@ def test_ladder_free_recovers_every_label() -> None:
 def test_ladder_tells_the_two_apart(chain: list[dict[str, str]], mode: str) -> None:
     y = _labels(160, 0.6, 6)
     oracle = attacks.LocalOracle(y, defenses=chain, accounts=2)
-    result = attacks.run("ladder", oracle, max_queries=500)
+    result = attacks.run("ladder", oracle, budget=500)
     assert result.details["mode"] == mode
     sure = result.fill_confidence() >= 1.0
     assert np.array_equal(result.labels[sure], y[sure])

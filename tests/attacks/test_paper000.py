@@ -169,7 +169,7 @@ def test_prime_batched_with_the_papers_batch_rule_fails_loudly_on_float64() -> N
 
 def test_prime_batched_leaves_unqueried_rows_unrecovered() -> None:
     labels = np.random.default_rng(5).integers(0, 2, 100)
-    result = run("prime_batched", LocalOracle(labels, decimals=5), batch_size=4, max_queries=1)
+    result = run("prime_batched", LocalOracle(labels, decimals=5), batch_size=4, budget=1)
     assert result.queries == 1
     assert result.labels[:4].tolist() == labels[:4].tolist()
     assert (result.labels[4:] == -1).all()

@@ -219,7 +219,7 @@ def test_the_batch_shrinks_with_the_released_precision_and_the_noise() -> None:
         labels = np.zeros(2201, dtype=np.int64)
         oracle = LocalOracle(labels, decimals=decimals)
         name = f"bregman_{construction}"
-        return int(attacks.run(name, oracle, tau=tau, max_queries=1, verify=False).details["batch_size"])
+        return int(attacks.run(name, oracle, tau=tau, budget=1, verify=False).details["batch_size"])
 
     assert batch(None) > batch(8) > batch(5) > batch(3)
     assert batch(5) > batch(5, tau=1e-3) > batch(5, tau=5e-3) >= 1  # N·τ must stay below ln((1−eps)/eps)/2
@@ -229,7 +229,7 @@ def test_the_batch_shrinks_with_the_released_precision_and_the_noise() -> None:
 
 def test_a_batch_the_server_cannot_carry_is_refused_before_any_query() -> None:
     oracle = LocalOracle(np.zeros(300, dtype=np.int64), decimals=5)
-    carried = attacks.run("bregman_powers", oracle, max_queries=1, verify=False).details["batch_size"]
+    carried = attacks.run("bregman_powers", oracle, budget=1, verify=False).details["batch_size"]
     fresh = LocalOracle(np.zeros(300, dtype=np.int64), decimals=5)
     with pytest.raises(AttackFailed, match="not separable"):
         attacks.run("bregman_powers", fresh, batch_size=carried + 1)

@@ -69,7 +69,7 @@ def test_a_disclosed_flip_rate_is_used() -> None:
 
 def test_a_budget_cut_still_returns_posterior_guesses() -> None:
     y = seeded_labels(171, 9)
-    result = attacks.run("randomized_response", rr_board(y, 0.2), max_queries=20)
+    result = attacks.run("randomized_response", rr_board(y, 0.2), budget=20)
     seen = result.labels >= 0
     assert result.queries == 20 and seen.any()
     confidence = result.fill_confidence()

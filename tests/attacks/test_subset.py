@@ -113,7 +113,7 @@ def test_a_disclosed_subset_size_skips_the_size_probes() -> None:
 
 def test_a_budget_cut_returns_only_exact_labels() -> None:
     y = seeded_labels(171, 2)
-    result = attacks.run("subsetting", subset_board(y), max_queries=10)
+    result = attacks.run("subsetting", subset_board(y), budget=10)
     known = result.labels >= 0
     assert result.queries == 10 and 0 < known.sum() < 171
     assert (result.labels[known] == y[known]).all()

@@ -117,8 +117,8 @@ def test_it_picks_the_split_aware_attack_when_only_public_rows_count() -> None:
 
 def test_a_forced_attack_takes_its_parameters() -> None:
     board = _board()
-    plan = choose(board, fingerprint(board, budget=0), forced="boosting", params=parse_params(["k=5", "seed=3"]))
-    assert (plan.attack, plan.params, plan.forced) == ("boosting", {"k": 5, "seed": 3}, True)
+    plan = choose(board, fingerprint(board, budget=0), forced="boosting", params=parse_params(["budget=5", "seed=3"]))
+    assert (plan.attack, plan.params, plan.forced) == ("boosting", {"budget": 5, "seed": 3}, True)
     with pytest.raises(ValueError, match="unknown attack"):
         choose(board, fingerprint(board, budget=0), forced="no_such_attack")
 
@@ -155,7 +155,7 @@ def test_a_resumed_attack_replays_without_querying_the_board(tmp_path: Path) -> 
 def test_a_changed_attack_is_caught_instead_of_mixing_runs(tmp_path: Path) -> None:
     path = tmp_path / "run.checkpoint.jsonl"
     first = ReplayOracle(_board(), Checkpoint.open(path, _header()))
-    run("capacity", first, max_queries=3)
+    run("capacity", first, budget=3)
     first.checkpoint.close()
     resumed = ReplayOracle(_board(), Checkpoint.open(path, _header()))
     with pytest.raises(CheckpointMismatch, match="--restart"):

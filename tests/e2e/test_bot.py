@@ -190,7 +190,8 @@ def test_a_pipelined_bot_sends_the_same_queries_as_a_sequential_one(stack: LiveS
 
 @pytest.mark.parametrize(
     ("attack", "params", "window"),
-    [("capacity", {}, 1), ("capacity", {"round_size": 8}, 8), ("boosting", {"k": 12, "seed": 5, "margin": 0.2}, 1)],
+    [("capacity", {}, 1), ("capacity", {"round_size": 8}, 8),
+     ("boosting", {"budget": 12, "seed": 5, "margin": 0.2}, 1)],
 )
 def test_offline_and_live_agree(stack: LiveStack, attack: str, params: dict[str, Any], window: int) -> None:
     slug = f"bot-agree-{attack}-{window}"
