@@ -112,7 +112,7 @@ def run_case(name: str, case: dict[str, Any], size: int, seed: int, budget_facto
         if case["attack"] == "auto":
             result = attacks.run("auto", oracle, budget=budget)
         else:
-            params["max_queries"] = budget
+            params["budget"] = budget
             result = attacks.run(case["attack"], oracle, **params)
     except attacks.AttackFailed as exc:
         return [data, name, case["attack"], str(case["accounts"]), "failed", "", "", "", str(oracle.queries), "",

@@ -47,9 +47,8 @@ def play(hidden: np.ndarray, board: list[dict[str, Any]], attack: str, params: d
          seed: int) -> tuple[float, float] | None:
     """Public and private accuracy of one run (``None``: the attack failed, e.g. no accepted start)."""
     oracle = LocalOracle(hidden, metric="accuracy", decimals=5, defenses=board, public_fraction=0.5, seed=seed)
-    budget_param: dict[str, Any] = {"k": budget} if attack == "boosting" else {"budget": budget}
     try:
-        result = attacks.run(attack, oracle, seed=seed, **budget_param, **params)
+        result = attacks.run(attack, oracle, seed=seed, budget=budget, **params)
     except AttackFailed:
         return None
     public = oracle.spec.hidden.public_mask

@@ -15,7 +15,7 @@ nothing, and the rows it does not decode are filled by a convention. Sizes and b
 Acc_1: the paper's number beside ours under three conventions for undecoded rows — label 0, label 1, and the
 true majority class (a best case: the attacker has spent its one query and cannot know it) — once with no row
 decoded (Theorem 1's single query over all N rows: past N ≈ 47 float64 cannot carry it, Figure 1a) and once
-with our one query (``prime_batched``, ``max_queries=1``: the rows it certifies, the rest filled). A ``✓``
+with our one query (``prime_batched``, ``budget=1``: the rows it certifies, the rest filled). A ``✓``
 marks a value equal to the paper's at its four decimals.
 
 Then Acc_N/5 and Time_N/5 as before: ``prime_batched`` with the paper's m = 5 (N/5 queries) and with the batch
@@ -93,7 +93,7 @@ def accuracy_1(labels: np.ndarray, *, attack_query: bool) -> tuple[dict[str, flo
     """Acc_1 under each fill convention, and the number of rows the one query decoded (0 without it)."""
     decoded = np.full(len(labels), -1, dtype=np.int64)
     if attack_query:
-        result = run("prime_batched", LocalOracle(labels, decimals=None), confirm=False, max_queries=1)
+        result = run("prime_batched", LocalOracle(labels, decimals=None), confirm=False, budget=1)
         decoded = result.labels
     accuracies = {c: float((fill_undecoded(decoded, labels, c) == labels).mean()) for c in FILLS}
     return accuracies, int((decoded >= 0).sum())
