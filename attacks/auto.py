@@ -39,14 +39,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from attacks import one_vs_rest
 from attacks.balance import majority_labels
 from attacks.capacity.design import counting_bound, max_weight_real, sum_resolution
-from attacks.catalogue import BoardFacts, Plan
+from attacks.catalogue import BoardFacts, Plan, Stage
 from attacks.confirm import confirm as confirm_claims
 from attacks.confirm import slack_from
 from attacks.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
@@ -54,8 +54,9 @@ from attacks.floor import BANDS, apply_floor, check_reserve
 from attacks.hard_label import is_hard_label
 from attacks.hard_label_plan import play_hard_label
 from attacks.mutnet.attack import takes_models
+from attacks.noisy.attack import NOISY_PROBES, NOISY_SHARE
 from attacks.oracle import Oracle, Released, submit_many
-from attacks.plan import best_guess, choose
+from attacks.plan import best_guess, choose, explain
 from attacks.registry import ATTACKS, available, confirmed, register, run, spec
 from attacks.result import AttackFailed, AttackResult, Course, SubmissionRefused
 
@@ -172,7 +173,8 @@ def _through_models(
 @register("auto", exact=False,
           paper="ours: the fingerprint, the catalogue's best plan, its fallbacks, the floor",
           board="every board",
-          queries="the budget it is given")
+          queries="the budget it is given: the fingerprint's probes (8 by default), then the plan's",
+          precision="whatever the fingerprint measures (decimals, arithmetic, noise); the chosen attack's")
 def auto(
     oracle: Oracle,
     *,
@@ -185,7 +187,21 @@ def auto(
 ) -> AttackResult:
     """Fingerprint the release and play the strongest applicable attack within ``budget`` queries (``None``:
     no limit); see the module docstring. ``attack`` forces the attack (after the fingerprint), ``params``
-    override the chosen attack's parameters, ``seed`` seeds every random choice."""
+    override the chosen attack's parameters, ``seed`` seeds every random choice.
+
+    Paper: ours (the catalogue's plans; each attack cites its own paper). Queries: at most ``budget``, the
+    fingerprint's ``fingerprint_budget`` probes first. Precision: none assumed — the fingerprint measures the
+    released decimals, the arithmetic and the noise, and the plan is chosen for what it saw.
+
+    A 40-row board at 5 decimals: the fingerprint's probes, then ``capacity`` and its check, within the budget:
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> labels = np.random.default_rng(3).integers(0, 2, 40)
+    >>> result = run("auto", LocalOracle(labels, decimals=5), budget=50)
+    >>> result.details["attack"], bool((result.labels == labels).all()), result.queries <= 50
+    ('capacity', True, True)
+    """
     if budget is not None and budget < 0:
         raise ValueError(f"budget must be non-negative, got {budget}")
     if reserve < 0:
@@ -220,7 +236,7 @@ def auto(
                     reasoning=reasoning, fingerprint=report.as_dict(), fingerprint_queries=report.probes)
     played: AttackResult | None = None
     guess_plan: Plan | None = plan if not plan.exact else None
-    hopeless = _noisy_plan(view, report, reserve, seed) if plan.exact and _cannot_carry(view, plan) else None
+    hopeless = _likelihood_plan(view, report, reserve, seed) if plan.exact and _cannot_carry(view, plan) else None
     if hopeless is not None:
         # Not one label a query fits the counting bound at this noise: the exact design would spend the budget
         # on releases it cannot decode (seen: 2 of 200 labels in 3,993 queries), the likelihood decoder reads them.
@@ -247,7 +263,7 @@ def auto(
         course.cut_by_budget = cut
         if played is not None and cut and capped:
             # The exact design did not finish within its share: the likelihood decoder takes the other rows.
-            guess_plan = _noisy_plan(view, report, reserve, seed)
+            guess_plan = _likelihood_plan(view, report, reserve, seed)
             if guess_plan is not None:
                 course.fallback = guess_plan.attack
                 reasoning.append(f"the rows {plan.attack} left open go to noisy, with {_left_text(view, reserve)}")
@@ -260,7 +276,7 @@ def auto(
             # fingerprint, and another seed does better than a best guess (attacks.mutnet.attack).
             raise AttackFailed(f"{plan.attack} gave no labels; the oracle asks for exact labels only")
         if played is None:
-            guess_plan = _noisy_plan(view, report, reserve, seed, exact_failed=True) or best_guess(
+            guess_plan = _likelihood_plan(view, report, reserve, seed, exact_failed=True) or best_guess(
                 BoardFacts.of(view, report, budget_left=_guess_budget(view, reserve), seed=seed),
                 f"{plan.attack} gave no labels")
             if params and attack is None:
@@ -306,75 +322,21 @@ def auto(
 
 #: The share of the counting bound's labels per query an exact design is assumed to realise under noise.
 EXACT_REALIZED = 0.6
-#: Design queries the ``noisy`` attack needs, as a share of the rows (its first batch), plus its noise probes.
-NOISY_SHARE, NOISY_PROBES = 0.45, 24
-
-
-def _noisy_plan(
+def _likelihood_plan(
     view: BudgetedView, report: Fingerprint, reserve: int, seed: int, *, exact_failed: bool = False
 ) -> Plan | None:
-    """The likelihood decoder of ``attacks.noisy`` when the exact attack failed on a noisy board that scores every
-    row (noise is all that stands in the way) and the budget holds its first batch: on binary log loss directly;
-    on every other board ``one_vs_rest`` reduces (K-class log loss, kl, softmax CE; Brier, norm-like and
-    Itakura–Saito on any number of classes) through its binary questions, each its own first batch.
+    """The catalogue's best likelihood decoder for this board with what the budget leaves (``noisy``,
+    ``noisy_split``, ``one_vs_rest``: the specs that spend every query given), or ``None`` when none fits.
 
     ``exact_failed``: every exact attack has failed. On a rounded board that ``one_vs_rest`` reduces, noise below
     the released resolution is then the likely cause even though repeated probes rounded it away (Brier, 10
     classes, Laplace 1e-5 at 5 decimals), and the likelihood decoder models the rounding as noise. On a board
-    that scores a public split only ``noisy_split`` applies (binary log loss, once every exact attack failed)."""
-    binary = view.metric == "binary_logloss" and view.n_classes == 2
-    split = report.public_fraction is not None or bool(report.only_public_moves)
-    if split:
-        return _noisy_split_plan(view, report, reserve, seed) if exact_failed else None
-    reduced = "one_vs_rest" in available() and one_vs_rest.reducible(view.metric, view.n_classes)
-    below_resolution = exact_failed and reduced and report.decimals is not None and not report.full_precision
-    fits = (binary or reduced) and (report.noise or below_resolution) and _likelihood_release(view, report)
-    left = _guess_budget(view, reserve)
-    runs = 1 if binary else len(one_vs_rest.question_sets(view.n_classes))
-    if not fits or (left is not None and left < runs * (NOISY_SHARE * view.n_rows + NOISY_PROBES)):
-        return None
-    if reduced:
-        return Plan("one_vs_rest", {"budget": left, "seed": seed},
-                    f"noise beyond what an exact design tolerates on {view.metric} with {view.n_classes} classes: "
-                    f"{runs} binary question(s) ('is the label in S?', an exact reduction to a binary log-loss "
-                    "board), each decoded by likelihood from random-sign queries")
-    return Plan("noisy", {"budget": left, "seed": seed},
-                "noise beyond what an exact design tolerates: likelihood decoding of repeated random-sign queries")
-
-
-def _likelihood_release(view: BudgetedView, report: Fingerprint) -> bool:
-    """A release the likelihood decoders model: a fresh score per submission (no Ladder, no subset, nothing
-    refused or withheld) in float64."""
-    return (not report.ladder and not report.subsetting and not report.rejected and not report.released_nothing
-            and BoardFacts.of(view).float64)
-
-
-#: Design queries ``noisy_split`` needs at least, as a share of the rows (its first batch), plus its noise probes.
-NOISY_SPLIT_SHARE = 0.6
-
-
-def _noisy_split_plan(view: BudgetedView, report: Fingerprint, reserve: int, seed: int) -> Plan | None:
-    """``noisy_split`` on a board that scores a public split, once ``capacity_split`` and its retries failed:
-    noise (seen, or below the resolution on a rounded board) beyond what the exact split design carries, decoded
-    by likelihood with a third state per row, "not scored". On binary log loss directly; on the boards
-    ``one_vs_rest`` reduces through its questions when they halve the classes (an even K, or two classes)."""
-    seen = report.noise or (report.decimals is not None and not report.full_precision)
-    fits = seen and "noisy_split" in available() and _likelihood_release(view, report)
-    binary = view.metric == "binary_logloss" and view.n_classes == 2
-    reduced = ("one_vs_rest" in available() and one_vs_rest.reducible(view.metric, view.n_classes)
-               and one_vs_rest.halving(view.n_classes))
-    runs = 1 if binary else len(one_vs_rest.question_sets(view.n_classes))
-    left = _guess_budget(view, reserve)
-    if not fits or not (binary or reduced) or (
-            left is not None and left < runs * (NOISY_SPLIT_SHARE * view.n_rows + NOISY_PROBES)):
-        return None
-    reason = ("noise beyond what the exact split design carries: likelihood decoding of random-sign queries with "
-              "three states a row (label 0, label 1, not scored), the public count read from the releases' spread")
-    if reduced:
-        return Plan("one_vs_rest", {"attack": "noisy_split", "budget": left, "seed": seed},
-                    f"{reason}; on {view.metric} with {view.n_classes} classes through {runs} balanced binary "
-                    "question(s) ('is the label in S?', |S| = K/2)")
-    return Plan("noisy_split", {"budget": left, "seed": seed}, reason)
+    that scores a public split only ``noisy_split`` applies, once every exact attack failed."""
+    facts = replace(BoardFacts.of(view, report, budget_left=_guess_budget(view, reserve), seed=seed),
+                    exact_failed=exact_failed)
+    plans = [answer for answer in explain(facts) if isinstance(answer, Plan) and answer.stage == Stage.LIKELIHOOD
+             and spec(answer.attack).spends_budget]
+    return plans[0] if plans else None
 
 
 def _cannot_carry(view: BudgetedView, plan: Plan) -> bool:
@@ -396,7 +358,7 @@ def _cap_for_noise(
     the rows; the decoder's stay near 0.45·N)."""
     if not truncatable(plan.attack) or "budget" in plan.params or view.left is None:
         return False
-    if _noisy_plan(view, report, reserve, seed) is None:
+    if _likelihood_plan(view, report, reserve, seed) is None:
         return False
     left = _guess_budget(view, reserve) or 0
     bound = plan.params.get("noise_bound", 0.0)
@@ -419,7 +381,6 @@ def _adaptive_fallback(
     releases, then withheld ones) gets ``budgeted`` on what is left; a board that looked clean, rows that never
     move, or noise that comes and goes may be Thresholdout's secret reference side: ``thresholdout`` tries (it
     reads the reference count first and gives up after at most 150 probes if there is none)."""
-    from attacks.registry import available
 
     if not (view.metric == "binary_logloss" and view.n_classes == 2 and not report.ladder
             and report.public_fraction is None and BoardFacts.of(view).float64):

@@ -79,6 +79,9 @@ class BoardFacts:
     seen: Fingerprint | None = None
     budget_left: int | None = None
     seed: int = 0
+    #: Learned by playing: every exact plan has failed on this board (the likelihood decoders then also read
+    #: noise below the released resolution, and a public split).
+    exact_failed: bool = False
 
     @classmethod
     def of(cls, oracle: Any, seen: Fingerprint | None = None, *, budget_left: int | None = None,
@@ -175,6 +178,17 @@ class BoardFacts:
     def open_release(self) -> bool:
         """Every submission's score is released afresh, over the same rows: what the exact designs need."""
         return not (self.refusing or self.sticky or self.subsetting)
+
+    @property
+    def fresh_release(self) -> bool:
+        """A release the likelihood decoders model: a fresh score per submission over the same rows (no Ladder,
+        no subset, nothing refused or withheld) in float64."""
+        return self.open_release and self.float64
+
+    @property
+    def rounded(self) -> bool:
+        """The fingerprint saw scores rounded to some decimals (noise below them would be rounded away)."""
+        return bool(self.seen is not None and self.seen.decimals is not None and not self.seen.full_precision)
 
     @property
     def prior(self) -> float | None:

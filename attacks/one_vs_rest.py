@@ -44,9 +44,11 @@ from typing import Any
 
 import numpy as np
 
-from attacks.catalogue import BoardFacts, Stage
+from attacks.catalogue import BoardFacts, Plan, Refusal, Stage
+from attacks.noisy.attack import NOISY_PROBES, NOISY_SHARE, RANK_LIKELIHOOD
+from attacks.noisy.split import NOISY_SPLIT_SHARE, SPLIT_REASON
 from attacks.oracle import Oracle, ReducedOracle, Released
-from attacks.registry import register, run
+from attacks.registry import available, register, run
 from attacks.result import AttackFailed, AttackResult
 from scoring.metrics import Metric, get_metric
 
@@ -259,12 +261,45 @@ class QuestionOracle(ReducedOracle):
 OneVsRestOracle = QuestionOracle
 
 
+def one_vs_rest_fits(facts: BoardFacts) -> Plan | Refusal:
+    """The likelihood decoders on every board this reduces to binary log-loss questions, when the budget holds
+    each question's first batch: ``noisy`` through ⌈log2 K⌉ questions on a board that scores every row, under
+    noise seen (or, once every exact design failed on a rounded board, noise below the resolution: 10-class
+    Brier, Laplace 1e-5 at 5 decimals); ``noisy_split`` through balanced questions (an even K) on a split board
+    once the exact split design failed."""
+    if not reducible(facts.metric, facts.n_classes):
+        return Refusal("one_vs_rest", f"{facts.metric} with {facts.n_classes} classes is not reduced to binary "
+                       "log-loss questions here")
+    if not facts.fresh_release:
+        return Refusal("one_vs_rest", "needs scores released afresh over the same rows, in float64")
+    runs = len(question_sets(facts.n_classes))
+    left = facts.budget_left
+    if facts.split:
+        if not (facts.exact_failed and (facts.noise or facts.rounded)):
+            return Refusal("one_vs_rest", "a public split: only once the exact split design failed under noise")
+        if not halving(facts.n_classes) or "noisy_split" not in available():
+            return Refusal("one_vs_rest", "noisy_split needs questions that halve the classes (an even K)")
+        if left is not None and left < runs * (NOISY_SPLIT_SHARE * facts.n_rows + NOISY_PROBES):
+            return Refusal("one_vs_rest", f"the budget ({left}) cannot hold {runs} questions' first batches")
+        return Plan("one_vs_rest", {"attack": "noisy_split", "budget": left, "seed": facts.seed},
+                    f"{SPLIT_REASON}; on {facts.metric} with {facts.n_classes} classes through {runs} balanced "
+                    "binary question(s) ('is the label in S?', |S| = K/2)", rank=RANK_LIKELIHOOD)
+    if not (facts.noise or (facts.exact_failed and facts.rounded)):
+        return Refusal("one_vs_rest", "no noise seen: the exact designs read the board")
+    if left is not None and left < runs * (NOISY_SHARE * facts.n_rows + NOISY_PROBES):
+        return Refusal("one_vs_rest", f"the budget ({left}) cannot hold {runs} questions' first batches")
+    return Plan("one_vs_rest", {"budget": left, "seed": facts.seed}, f"noise beyond what an exact design tolerates "
+                f"on {facts.metric} with {facts.n_classes} classes: {runs} binary question(s) ('is the label in S?', "
+                "an exact reduction to a binary log-loss board), each decoded by likelihood from random-sign "
+                "queries", rank=RANK_LIKELIHOOD)
+
+
 def _one_vs_rest_board(facts: BoardFacts) -> bool:
     return reducible(facts.metric, facts.n_classes) and facts.float64 and facts.public_fraction is None
 
 
 @register("one_vs_rest", exact=False, truncatable=True, spends_budget=True, stage=Stage.LIKELIHOOD,
-          applies=_one_vs_rest_board,
+          fits=one_vs_rest_fits, applies=_one_vs_rest_board,
           paper="ours (an exact reduction of K classes to binary log-loss questions)",
           board="K-class log loss, kl, softmax CE, Brier, norm-like, Itakura–Saito; float64; every row scored",
           queries="⌈log2 K⌉ times the binary decoder's")

@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from attacks import information
-from attacks.catalogue import BoardFacts, Stage
+from attacks.catalogue import BoardFacts, Plan, Refusal, Stage
 from attacks.noisy.decoder import NoiseModel, amp_signs, refine_signs
 from attacks.noisy.design import SignDesign
 from attacks.noisy.groups import ROUNDING_SPACING, SPACING, GroupDecoder, group_size
@@ -139,11 +139,33 @@ def fit_noise(oracle: Oracle, probes: int) -> FittedNoise:
 GUESS_CEILING = 1.0 - 1e-9
 
 
+#: Design queries ``noisy`` needs, as a share of the rows (its first batch), plus its noise probes.
+NOISY_SHARE, NOISY_PROBES = 0.45, 24
+#: The likelihood decoders' rank: after every exact design (the choice only reaches them when those failed or
+#: cannot carry the noise), before the best guesses.
+RANK_LIKELIHOOD = 500
+
+
+def noisy_fits(facts: BoardFacts) -> Plan | Refusal:
+    """Binary log loss under noise, every row scored and released afresh, when the budget holds the first batch:
+    noise beyond what an exact design tolerates (``auto`` plays it when the exact design failed or cannot carry the
+    noise)."""
+    if not facts.binary_logloss or facts.split:
+        return Refusal("noisy", "binary log loss scoring every row only (a public split: noisy_split)")
+    if not facts.noise or not facts.fresh_release:
+        return Refusal("noisy", "needs noise seen on scores released afresh over the same rows, in float64")
+    if facts.budget_left is not None and facts.budget_left < NOISY_SHARE * facts.n_rows + NOISY_PROBES:
+        return Refusal("noisy", f"the budget ({facts.budget_left}) cannot hold its first batch")
+    return Plan("noisy", {"budget": facts.budget_left, "seed": facts.seed}, "noise beyond what an exact design "
+                "tolerates: likelihood decoding of repeated random-sign queries", rank=RANK_LIKELIHOOD)
+
+
 def _noisy_board(facts: BoardFacts) -> bool:
     return facts.binary_logloss and facts.float64 and facts.public_fraction is None
 
 
-@register("noisy", exact=False, truncatable=True, spends_budget=True, stage=Stage.LIKELIHOOD, applies=_noisy_board,
+@register("noisy", exact=False, truncatable=True, spends_budget=True, stage=Stage.LIKELIHOOD, fits=noisy_fits,
+          applies=_noisy_board,
           paper="ours (likelihood decoding of random-sign queries; group testing under noise)",
           board="float64 binary log loss under noise, every row scored",
           queries="about 0.45·N plus its noise probes, then more batches to the error target")

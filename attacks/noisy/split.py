@@ -28,8 +28,17 @@ import math
 
 import numpy as np
 
-from attacks.catalogue import BoardFacts, Stage
-from attacks.noisy.attack import GUESS_CEILING, calibrate, default_probes, fit_noise, probe_queries, residual_slack
+from attacks.catalogue import BoardFacts, Plan, Refusal, Stage
+from attacks.noisy.attack import (
+    GUESS_CEILING,
+    NOISY_PROBES,
+    RANK_LIKELIHOOD,
+    calibrate,
+    default_probes,
+    fit_noise,
+    probe_queries,
+    residual_slack,
+)
 from attacks.noisy.decoder import NoiseModel
 from attacks.noisy.design import SignDesign
 from attacks.oracle import Oracle, require_budget
@@ -152,12 +161,35 @@ def _log_prior(public: float, balance: float) -> np.ndarray:
     return np.log(np.array([f * (1 - b), 1 - f, f * b]))
 
 
+#: Design queries ``noisy_split`` needs at least, as a share of the rows (its first batch), plus its noise probes.
+NOISY_SPLIT_SHARE = 0.6
+#: The exact split design's failure reads as noise here, not a public split's absence.
+SPLIT_REASON = ("noise beyond what the exact split design carries: likelihood decoding of random-sign queries with "
+                "three states a row (label 0, label 1, not scored), the public count read from the releases' spread")
+
+
+def noisy_split_fits(facts: BoardFacts) -> Plan | Refusal:
+    """Binary log loss scoring a public split, once every exact split design failed: noise (seen, or below the
+    released resolution on a rounded board) beyond what ``capacity_split`` carries; the budget must hold the
+    first batch."""
+    if not facts.binary_logloss or not facts.split:
+        return Refusal("noisy_split", "binary log loss scoring a public split only")
+    if not facts.exact_failed:
+        return Refusal("noisy_split", "the exact split design has not failed here")
+    if not (facts.noise or facts.rounded) or not facts.fresh_release:
+        return Refusal("noisy_split", "needs noise (seen or below the resolution) on scores released afresh")
+    if facts.budget_left is not None and facts.budget_left < NOISY_SPLIT_SHARE * facts.n_rows + NOISY_PROBES:
+        return Refusal("noisy_split", f"the budget ({facts.budget_left}) cannot hold its first batch")
+    return Plan("noisy_split", {"budget": facts.budget_left, "seed": facts.seed}, SPLIT_REASON,
+                rank=RANK_LIKELIHOOD)
+
+
 def _noisy_split_board(facts: BoardFacts) -> bool:
     return facts.binary_logloss and facts.float64 and facts.public_fraction is not None
 
 
 @register("noisy_split", exact=False, truncatable=True, spends_budget=True, stage=Stage.LIKELIHOOD,
-          applies=_noisy_split_board,
+          fits=noisy_split_fits, applies=_noisy_split_board,
           paper="ours (noisy's decoder with a third state a row: not scored)",
           board="float64 binary log loss under noise, only a public split scored",
           queries="about 0.6·N plus its noise probes")
