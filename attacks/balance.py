@@ -208,8 +208,9 @@ def majority_fits(facts: BoardFacts) -> Plan | Refusal:
 
 
 @register("majority", exact=False, stage=Stage.GUESS, fits=majority_fits,
-          paper="the floor every guess is checked against",
-          board="every board", queries="0 with the fingerprint's balance, else K − 1")
+          paper="ours: the majority-class floor every guess is checked against",
+          board="every board", queries="0 with the fingerprint's balance, else K − 1",
+          precision="any released score of constant predictions (or the class shares given)")
 def majority(
     oracle: Oracle, *, rates: Sequence[float] | None = None, budget: int | None = None
 ) -> AttackResult:
@@ -219,6 +220,14 @@ def majority(
     (:func:`measure_balance`: one query, ``K - 1`` for K classes; AUC: one; never more than ``budget``, the
     classes left unmeasured sharing what the others leave). ``confidence`` is the majority share. Raises
     :class:`AttackFailed` when the board released nothing to measure the shares from (or the budget is 0).
+
+    Paper: ours (the floor). Queries: 0 with ``rates``, else ``K − 1``. Precision: any released score (the
+    shares are read from constant predictions, to the released decimals).
+
+    >>> from attacks import LocalOracle, run
+    >>> result = run("majority", LocalOracle([1, 1, 0, 1, 0, 1], decimals=5))
+    >>> result.labels.tolist(), result.queries, round(float(result.confidence[0]), 3)
+    ([1, 1, 1, 1, 1, 1], 1, 0.667)
     """
     queries = 0
     exact: dict[int, int] = {}

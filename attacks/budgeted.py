@@ -86,7 +86,8 @@ def _budgeted_board(facts: BoardFacts) -> bool:
           applies=_budgeted_board,
           paper="ours (a privacy budget's releases spent a few rows each)",
           board="binary log loss, every row scored, noisy releases that stop (a privacy budget)",
-          queries="the releases the budget allows")
+          queries="the releases the budget allows",
+          precision="Laplace-noised releases of a known (or ε-derived) scale; any decimals; float64")
 def budgeted(
     oracle: Oracle,
     *,
@@ -100,7 +101,21 @@ def budgeted(
     Laplace scale on the released mean if known; else ``epsilon`` (the ε each release spends, disclosed by the
     host) gives ``b = Δ/ε`` with ``Δ = A/N`` (the log-loss sensitivity). ``prior``: the share of ones (the
     fingerprint's balance); if unknown, the first release measures it. Submits until every account's budget
-    withholds or ``budget`` submissions are spent (every account's together; ``None``: ``10·N``)."""
+    withholds or ``budget`` submissions are spent (every account's together; ``None``: ``10·N``).
+
+    Paper: ours (against a privacy budget, Dwork–Rothblum–Vadhan composition). Queries: ``⌈N / m⌉`` releases
+    of ``m`` rows while the budget releases. Precision: Laplace noise of scale ``b`` on the released mean.
+    Forty rows, noise 1e-4: twelve rows a release, four releases:
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> y = (np.random.default_rng(0).random(40) < 0.6).astype(np.int64)
+    >>> chain = [{"name": "noise", "kind": "laplace", "scale": 1e-4},
+    ...          {"name": "privacy_budget", "epsilon": 1e5, "composition": "basic"}]
+    >>> result = run("budgeted", LocalOracle(y, defenses=chain), scale=1e-4, prior=float(y.mean()))
+    >>> result.details["rows_per_release"], result.details["releases"], result.accuracy(y)
+    (12, 4, 1.0)
+    """
     if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
         raise AttackFailed("budgeted needs a binary log-loss board")
     if BoardFacts.of(oracle).public_fraction is not None:

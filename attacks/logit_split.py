@@ -72,13 +72,30 @@ def logits_split_fits(facts: BoardFacts) -> Plan | Refusal:
 @register("logits_split", fits=logits_split_fits,
           paper="ours (capacity_split through the inverse activation, paper 001 §4)",
           board="softmax or sigmoid cross-entropy on logits, float64, only a public split scored",
-          queries="capacity_split's")
+          queries="capacity_split's",
+          precision="any released decimals; float64 log-sum-exp rounding added to noise_bound")
 def logits_split(
     oracle: Oracle, *, noise_bound: float = 0.0, budget: int | None = None, **params: Any
 ) -> AttackResult:
     """Public labels and mask of a ``softmax_ce``/``sigmoid_ce`` board with a public split (module docstring):
     ``capacity_split`` through :class:`LogitBoard`, with ``noise_bound`` plus the log-sum-exp's rounding. ``budget``
-    and the params as ``capacity_split``'s (``n_public``, ``hidden_split``, ``top``)."""
+    and the params as ``capacity_split``'s (``n_public``, ``hidden_split``, ``top``).
+
+    Paper: ours — ``capacity_split`` with the probabilities sent as logits, inverting the activation as paper
+    001 §4 (softmax, eq. 5) and App. D.1 (sigmoid) do. Queries: ``capacity_split``'s. Precision: any released
+    decimals; float64, the log-sum-exp's rounding counted in the window.
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> labels = np.random.default_rng(3).integers(0, 3, 20)
+    >>> oracle = LocalOracle(labels, metric="softmax_ce", n_classes=3, decimals=5, public_fraction=0.5)
+    >>> public = oracle.spec.split_rows["public"]  # the host's secret, for the check
+    >>> result = run("logits_split", oracle)
+    >>> expected = np.full(20, -1)
+    >>> expected[public] = labels[public]
+    >>> result.labels.tolist() == expected.tolist(), result.details["through"]
+    (True, 'logits')
+    """
     board = LogitBoard(oracle)
     rounding = ROW_ROUNDING * -np.log(board.eps)
     params.setdefault("check", False)

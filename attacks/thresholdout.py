@@ -98,14 +98,29 @@ def thresholdout_fits(facts: BoardFacts) -> Plan | Refusal:
 
 
 @register("thresholdout", exact=False, truncatable=True, fits=thresholdout_fits,
-          paper="ours against Dwork et al.'s Thresholdout (the reusable holdout)",
+          paper="ours against Dwork et al.'s Thresholdout (Science 2015, the reusable holdout)",
           board="binary log loss, every row scored by the page, some never moving the score",
-          queries="blocks of rows, three states a row")
+          queries="blocks of rows, three states a row",
+          precision="the reference mean released exactly at the board's decimals; noisy holdout answers retried")
 def thresholdout(oracle: Oracle, *, budget: int | None = None, block: int = BLOCK,
                  prior: float | None = None) -> AttackResult:
     """Decode reference membership and labels three states a row at a time (module docstring). ``budget``: the
     submissions to spend, every account's together (``None``: ``2·N``); rows not reached are left to the
-    floor."""
+    floor.
+
+    Paper: ours, against Thresholdout (Dwork et al., Science 2015; FIELD_NOTES). Queries: single-row probes for
+    the reference count, then a block of ``block`` rows a query (retried when a holdout answer comes back).
+    Precision: the reference mean as released (``n_ref² · 10^-decimals < A``); holdout answers are noise. The
+    reference rows' labels on a 24-row board:
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> y = (np.random.default_rng(3).random(24) < 0.6).astype(np.int64)
+    >>> result = run("thresholdout", LocalOracle(y, defenses=[{"name": "thresholdout"}], seed=1))
+    >>> sure = result.fill_confidence() >= 0.99
+    >>> int(sure.sum()), result.details["reference_rows"], bool((result.labels[sure] == y[sure]).all())
+    (12, 12, True)
+    """
     if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
         raise AttackFailed("thresholdout needs a binary log-loss board")
     n, eps = oracle.n_rows, oracle.eps

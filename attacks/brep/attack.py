@@ -70,9 +70,10 @@ def _hard_label_board(facts: BoardFacts) -> bool:
 
 
 @register("brep", exact=False, truncatable=True, spends_budget=True, stage=Stage.LIKELIHOOD, applies=_hard_label_board,
-          paper="paper 002 (boundary repulsion from the accepted point)",
+          paper="paper 002 §4.2, Algorithm 1 with Eq. 8–9 (boundary repulsion); §5.1's defaults",
           board="boards that release only a hard label (accept/reject, rank, badge)",
-          queries="the budget: a few sphere points a step")
+          queries="the budget: a few sphere points a step",
+          precision="hard labels only (accept/reject, badge, rank); a score board is read through a bar t")
 def brep(
     oracle: Oracle,
     *,
@@ -109,6 +110,17 @@ def brep(
     ``maxIters = 1000``. Queries: at most ``budget`` (``None``: :data:`DEFAULT_BUDGET`; 0: :class:`AttackFailed`).
     Time: O(budget · n·K). Precision: one hard label per
     query. Claims every row (a guess; confidence 0.5: the labels come with no posterior).
+
+    Paper 002 (Kahla et al., CVPR 2022, BREP-MI), Section 4.2 (Algorithm 1, Eq. 8–9), defaults Section 5.1.
+    On a 20-row badge board (accuracy above 0.5 earns the badge) its output is an accepted point:
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> hidden = np.random.default_rng(21).integers(0, 2, 20)
+    >>> oracle = LocalOracle(hidden, metric="accuracy", defenses=[{"name": "threshold", "t": 0.5}], seed=1)
+    >>> result = run("brep", oracle, budget=60, seed=1, n_samples=8)
+    >>> result.queries, result.details["feedback"], oracle.submit(result.labels.astype(float))
+    (60, 'threshold', 1.0)
     """
     budget = DEFAULT_BUDGET if budget is None else int(budget)
     if budget < 0 or n_samples < 1:

@@ -31,13 +31,33 @@ def camouflage_fits(facts: BoardFacts) -> Plan | Refusal:
 
 
 @register("camouflage", exact=False, truncatable=True, fits=camouflage_fits,
-          paper="paper 001 §5 (benign-looking vectors); the design is capacity's",
+          paper="ours (capacity's design in an honest-looking base; cf. paper 001 §5's benign-looking models)",
           board="float64 binary log loss, every row scored, probes refused (a probe detector)",
-          queries="capacity's, plus a query per refusal")
+          queries="capacity's, plus a query per refusal",
+          precision="any released decimals; float64 arithmetic; noise up to its noise_bound")
 def camouflage(oracle: Oracle, *, budget: int | None = None, **params: Any) -> AttackResult:
     """Recover every label with honest-looking queries. ``budget``: the submissions to spend, its own check
     included (a cut run keeps what it decoded). Params: ``seed``, ``level``/``max_level`` (stealth,
     :data:`~attacks.camouflage.attack.LEVELS`), ``noise_bound``, ``top_mode``, ``extra``, ``scale``, ``check``.
     Exact labels (confidence 1.0), confirmed by its own camouflaged query. Never more than ``budget`` are sent
-    (the honest base and a refused check's retries included: past it, :class:`AttackFailed`)."""
+    (the honest base and a refused check's retries included: past it, :class:`AttackFailed`).
+
+    Paper: ours — capacity's lattice code carried in moves of a few rows of an honest-looking base (paper 001
+    §5 hides its vectors in benign-looking *models*; this hides the probes among honest-looking *predictions*).
+    Queries: capacity's, plus cover for each refused query. Precision: any released decimals, a float64 server,
+    noise up to ``noise_bound``. A rejecting probe detector stops ``capacity`` but not this:
+
+    >>> import numpy as np
+    >>> from attacks import AttackFailed, LocalOracle, run
+    >>> labels = np.random.default_rng(1).integers(0, 2, 20)
+    >>> detector = [{"name": "probe_detector", "reject": True}]
+    >>> try:
+    ...     run("capacity", LocalOracle(labels, decimals=5, defenses=detector, seed=1))
+    ... except AttackFailed:
+    ...     print("capacity: refused")
+    capacity: refused
+    >>> result = run("camouflage", LocalOracle(labels, decimals=5, defenses=detector, seed=1), seed=2)
+    >>> bool((result.labels == labels).all()), result.queries, result.details["confirmed"]
+    (True, 4, 'passed')
+    """
     return camouflage_attack(limited(oracle, budget), budget=budget, **params)

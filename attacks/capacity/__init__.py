@@ -183,14 +183,32 @@ def _capacity_split_board(facts: BoardFacts) -> bool:
 @register("capacity", truncatable=True, fits=capacity_fits, fallbacks=capacity_fallbacks,
           applies=_capacity_board, paper="ours (FIELD_NOTES' counting bound; paper 001 §3 for its losses)",
           board="binary or K-class log loss, kl, Brier, norm-like, Itakura–Saito; float64; every row scored",
-          queries="N / (log2 W + 2.5) binary: 90–93 % of the counting bound at 5 or 8 decimals")
+          queries="N / (log2 W + 2.5) binary: 90–93 % of the counting bound at 5 or 8 decimals",
+          precision="any released decimals; float64 arithmetic; noise up to its noise_bound")
 def capacity(oracle: Oracle, *, budget: int | None = None, **params: Any) -> AttackResult:
     """Recover every label (binary or multiclass log loss, ``kl``, ``brier``, ``norm_like``, ``itakura_saito``;
     every row scored; a public fraction of 1 is every row). ``budget``: the submissions to spend; a run it cuts
     keeps the labels decoded so far (the rest ``-1``). Params: ``noise_bound`` (assumed max
     |released - true|, default 0), ``check`` (final verification query, default off here, sent only within the
     budget), and binary design knobs ``top_mode``
-    (``"subset"``/``"count"``), ``top`` (top-digit rows), ``extra`` (subset top: rows beyond log2 V)."""
+    (``"subset"``/``"count"``), ``top`` (top-digit rows), ``extra`` (subset top: rows beyond log2 V).
+
+    Paper: ours — mixed-radix lattice weights against FIELD_NOTES' counting bound; paper 001 §3 (App. C) for the
+    Bregman losses it also reads. Queries: about ``N / (log2 W + 2.5)`` on binary boards (``W`` the weight
+    range the released window leaves), 90–93 % of the counting bound. Precision: any released decimals, a
+    float64 server, noise up to ``noise_bound``.
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> labels = np.random.default_rng(0).integers(0, 2, 40)
+    >>> result = run("capacity", LocalOracle(labels, decimals=5))
+    >>> bool((result.labels == labels).all()), result.queries
+    (True, 3)
+    >>> classes = np.random.default_rng(0).integers(0, 3, 30)
+    >>> result = run("capacity", LocalOracle(classes, metric="multiclass_logloss", decimals=5))
+    >>> bool((result.labels == classes).all()), result.queries
+    (True, 4)
+    """
     params.setdefault("check", False)
     return capacity_attack(oracle, budget=budget, **params)
 
@@ -198,12 +216,29 @@ def capacity(oracle: Oracle, *, budget: int | None = None, **params: Any) -> Att
 @register("capacity_split", truncatable=True, fits=capacity_split_fits, fallbacks=split_failure_plans,
           applies=_capacity_split_board, paper="ours (the capacity design with a third state a row: not scored)",
           board="the metrics capacity runs on; float64; only a public split scored (disclosed or not)",
-          queries="the public count (reciprocal pairs), then the K + 1-state design")
+          queries="the public count (reciprocal pairs), then the K + 1-state design",
+          precision="any released decimals; float64 arithmetic; noise up to its noise_bound")
 def capacity_split(oracle: Oracle, *, budget: int | None = None, **params: Any) -> AttackResult:
     """Public labels and the public mask from public-split scores (binary or multiclass log loss). ``budget``:
     the submissions to spend (a cut run keeps what it decoded, except a float64 release's mirrored design, which
     fails rather than exceed it); params ``noise_bound``, ``top``, ``n_public`` (default: measured with
     reciprocal pairs), ``check``, ``hidden_split`` (the board scores fewer rows than it says: measure the count
-    anyway)."""
+    anyway).
+
+    Paper: ours (capacity's design with a third state a row, "not scored"). Queries: the public count's
+    reciprocal pairs, then the ``K + 1``-state design. Precision: any released decimals, a float64 server, noise
+    up to ``noise_bound``. Forty rows, half of them public: the public labels, ``-1`` on the private rows:
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> labels = np.random.default_rng(0).integers(0, 2, 40)
+    >>> oracle = LocalOracle(labels, decimals=5, public_fraction=0.5)
+    >>> public = oracle.spec.split_rows["public"]  # the host's secret, for the check
+    >>> result = run("capacity_split", oracle)
+    >>> expected = np.full(40, -1)
+    >>> expected[public] = labels[public]
+    >>> result.labels.tolist() == expected.tolist(), result.details["n_public"], result.queries
+    (True, 20, 6)
+    """
     params.setdefault("check", False)
     return capacity_split_attack(oracle, budget=budget, **params)

@@ -24,22 +24,50 @@ __all__ = ["ladder", "ladder_fixed", "ladder_fixed_attack", "ladder_free", "ladd
 
 
 @register("ladder_fixed", exact=False,
-          paper="ours against Blum & Hardt's Ladder (ICML 2015), fixed step",
+          paper="ours against Blum & Hardt's Ladder (ICML 2015, Algorithm 1), fixed step",
           board="binary log loss behind a fixed-step Ladder",
-          queries="threshold questions, a few a label block")
+          queries="threshold questions, a few a label block",
+          precision="releases on the Ladder's step η (given, a default, or identified): accept/reject read off")
 def ladder_fixed(oracle: Oracle, *, budget: int | None = None, **params: Any) -> AttackResult:
     """:func:`attacks.ladder.fixed.ladder_fixed_attack` (it checks itself: every answer must fit the model).
-    ``budget``: the submissions to spend, every account's together; never more are sent."""
+    ``budget``: the submissions to spend, every account's together; never more are sent.
+
+    Paper: ours, against Blum & Hardt's fixed-step Ladder (ICML 2015, Algorithm 1; FIELD_NOTES). Queries: a
+    fresh account's first score sets its height, then threshold questions on ``R − η``, a few a label block.
+    Precision: the release is a multiple of ``η``; only accept/reject is read. Twenty rows, two accounts:
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> y = (np.random.default_rng(20).random(20) < 0.4).astype(np.int64)
+    >>> oracle = LocalOracle(y, defenses=[{"name": "ladder", "mode": "fixed"}], accounts=2)
+    >>> result = run("ladder_fixed", oracle, budget=200)
+    >>> bool((result.labels == y).all()), result.exact, result.queries <= 200
+    (True, 20, True)
+    """
     return ladder_fixed_attack(limited(oracle, budget), budget=budget, **params)
 
 
 @register("ladder_free", exact=False,
-          paper="ours against Blum & Hardt's parameter-free Ladder (ICML 2015)",
+          paper="ours against Blum & Hardt's parameter-free Ladder (ICML 2015; Ladder.jl)",
           board="binary log loss behind the parameter-free Ladder",
-          queries="ballast past the paired test, a few a label block")
+          queries="ballast past the paired test, a few a label block",
+          precision="accepted scores as released (unrounded by the Ladder; the board's decimals)")
 def ladder_free(oracle: Oracle, *, budget: int | None = None, **params: Any) -> AttackResult:
     """:func:`attacks.ladder.free.ladder_free_attack` (it checks itself: every release must fit one labeling).
-    ``budget``: the submissions to spend; never more are sent."""
+    ``budget``: the submissions to spend; never more are sent.
+
+    Paper: ours, against Blum & Hardt's parameter-free Ladder (ICML 2015; its reference code Ladder.jl, as in
+    FIELD_NOTES). Queries: about one a block of ~10 rows ("ballast" rows carry each past the paired test).
+    Precision: each accepted score as released, at the board's decimals.
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> y = (np.random.default_rng(20).random(20) < 0.4).astype(np.int64)
+    >>> oracle = LocalOracle(y, defenses=[{"name": "ladder", "mode": "parameter_free"}])
+    >>> result = run("ladder_free", oracle)
+    >>> bool((result.labels == y).all()), result.exact, result.queries
+    (True, 20, 2)
+    """
     return ladder_free_attack(limited(oracle, budget), budget=budget, **params)
 
 
@@ -70,7 +98,8 @@ def ladder_fits(facts: BoardFacts) -> Plan | Refusal:
 @register("ladder", exact=False, truncatable=True, fits=ladder_fits,
           paper="ours against Blum & Hardt's Ladder (ICML 2015): threshold questions, ballast past the paired test",
           board="binary log loss, every row scored, a fixed or parameter-free Ladder",
-          queries="a few per label block; one account's first score")
+          queries="a few per label block; one account's first score",
+          precision="the Ladder's releases: multiples of η (fixed) or the accepted scores (parameter-free)")
 def ladder(
     oracle: Oracle, *, eta: float | None = None, budget: int | None = None, first_account: int | None = None,
     prior: float | None = None, start: dict[str, Any] | None = None,
@@ -87,7 +116,21 @@ def ladder(
     last release, identifying the step if it was not given.
 
     ``budget``: the submissions to spend, every account's together (default: each attack's own, ``2·N``); never
-    more are sent (with none left before the first, :class:`AttackFailed`)."""
+    more are sent (with none left before the first, :class:`AttackFailed`).
+
+    Paper: ours, against both of Blum & Hardt's Ladders (ICML 2015). Queries: ``ladder_free``'s or
+    ``ladder_fixed``'s, after one fresh account's first score. Precision: the Ladder's own releases.
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> y = (np.random.default_rng(20).random(20) < 0.4).astype(np.int64)
+    >>> for mode in ("fixed", "parameter_free"):
+    ...     oracle = LocalOracle(y, defenses=[{"name": "ladder", "mode": mode}], accounts=2)
+    ...     result = run("ladder", oracle, budget=200)
+    ...     print(result.details["mode"], bool((result.labels == y).all()), result.exact)
+    fixed True 20
+    parameter_free True 20
+    """
     oracle = limited(oracle, budget)
     if start is not None:
         return _resume(oracle, start, eta=eta, budget=budget, prior=prior)

@@ -144,9 +144,10 @@ def _hash_attempts(
 
 
 @register("mutnet", exact=False,
-          paper="paper 001 §5 (MutNet, Theorem 6)",
+          paper="paper 001 §5 (MutNet; Theorem 6, proved in App. E)",
           board="model competitions (ONNX models scored on hidden features)",
-          queries="the underlying attack's, one model each")
+          queries="the underlying attack's, one model each",
+          precision="the underlying attack's, on the scores of the models' outputs")
 def mutnet(oracle: Oracle, *, attack: str = "auto", key: str | None = None, buckets: int | None = None,
            seed: int = 0, budget: int | None = None, **params: Any) -> AttackResult:
     """Play ``attack`` (``auto`` by default) through MutNet models on a model competition; labels keyed by the
@@ -154,7 +155,26 @@ def mutnet(oracle: Oracle, *, attack: str = "auto", key: str | None = None, buck
     number of fingerprints, by default about ``n_public²``). The underlying attack confirms its own claims
     (through the models), so ``mutnet`` itself registers as not needing it. ``budget``: the models to submit,
     every attempt's together — the underlying attack gets what the attempts before it left, and no model past
-    the budget is sent (:class:`AttackFailed`)."""
+    the budget is sent (:class:`AttackFailed`).
+
+    Paper 001 (AISTATS 2022), Section 5 (the Mutator Network; Theorem 6, App. E). Queries: the underlying
+    attack's, one model each (plus any given-up attempts). Precision: the underlying attack's, on the board's
+    release of the models' outputs. ``capacity`` through models on a 20-row model competition; the follow-up
+    model puts the learned labels back on their rows:
+
+    >>> import numpy as np
+    >>> from attacks import run
+    >>> from attacks.mutnet import LocalModelBoard
+    >>> features = np.random.default_rng(0).normal(size=(20, 4))
+    >>> labels = np.random.default_rng(1).integers(0, 2, 20)
+    >>> board = LocalModelBoard(features, labels, decimals=5)
+    >>> result = run("mutnet", board, attack="capacity")
+    >>> result.details["mutnet"]["key"], result.exact, result.queries
+    ('rank', 20, 2)
+    >>> follow_up = board.run(result.details["carrier"].follow_up(result.labels))
+    >>> bool((follow_up[:, 0] == labels).all())
+    True
+    """
     board = limited(oracle, budget)
     start = board.queries
 

@@ -168,7 +168,8 @@ def _noisy_board(facts: BoardFacts) -> bool:
           applies=_noisy_board,
           paper="ours (likelihood decoding of random-sign queries; group testing under noise)",
           board="float64 binary log loss under noise, every row scored",
-          queries="about 0.45·N plus its noise probes, then more batches to the error target")
+          queries="about 0.45·N plus its noise probes, then more batches to the error target",
+          precision="additive Laplace/Gaussian or multiplicative noise of unknown scale (fitted); any decimals")
 def noisy(
     oracle: Oracle,
     *,
@@ -192,6 +193,19 @@ def noisy(
     far above the noise (``auto``: when a group would hold at least ``GROUP_MIN`` rows). Returns every row's best
     label, its posterior (``details["confidence"]``) and ``details["complete"]`` (the stopping rule was met within
     the budget).
+
+    Paper: ours (likelihood decoding of random-sign designs; FIELD_NOTES' channel bound). Queries: its noise
+    probes, then about ``0.45·N`` design queries and more batches until every posterior reaches the target.
+    Precision: noise of an unknown kind and scale, fitted by the probes (Laplace, Gaussian, multiplicative),
+    any released decimals, float64. Twenty rows under multiplicative noise:
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> y = (np.random.default_rng(7).random(20) < 0.4).astype(np.int64)
+    >>> noise = [{"name": "noise", "kind": "multiplicative", "alpha": 1e-3}]
+    >>> result = run("noisy", LocalOracle(y, decimals=5, defenses=noise, same_file_same_score=True, seed=11))
+    >>> result.accuracy(y), result.details["complete"], result.details["noise"]["kind"], result.queries
+    (1.0, True, 'multiplicative', 16)
     """
     if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
         raise AttackFailed(f"noisy: needs binary log loss, not {oracle.metric} with {oracle.n_classes} classes")

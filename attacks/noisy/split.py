@@ -192,7 +192,8 @@ def _noisy_split_board(facts: BoardFacts) -> bool:
           fits=noisy_split_fits, applies=_noisy_split_board,
           paper="ours (noisy's decoder with a third state a row: not scored)",
           board="float64 binary log loss under noise, only a public split scored",
-          queries="about 0.6·N plus its noise probes")
+          queries="about 0.6·N plus its noise probes",
+          precision="noise of unknown kind and scale (fitted), or rounding below the resolution; float64")
 def noisy_split(
     oracle: Oracle, *, budget: int | None = None, probes: int | None = None, target: float = 1e-3,
     start_ratio: float = 0.6, step_ratio: float = 0.15, max_ratio: int = 8, seed: int = 0,
@@ -200,7 +201,25 @@ def noisy_split(
     """Recover the public mask and labels of a binary log-loss board with an undisclosed split, through noise
     (module docstring). ``budget`` caps the submissions (probes included; one that cannot hold the probes and four
     design queries is refused before the first); without one it stops at ``max_ratio·N``
-    design queries. ``target``: the tolerated expected number of wrong states."""
+    design queries. ``target``: the tolerated expected number of wrong states.
+
+    Paper: ours (``noisy``'s likelihood decoder with a third state a row, "not scored"). Queries: its noise
+    probes, then about ``0.6·N`` design queries and more to the target. Precision: noise of an unknown kind and
+    scale (fitted), any released decimals, float64. An undisclosed half split under multiplicative noise:
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> labels = np.random.default_rng(1).integers(0, 2, 20)
+    >>> noise = [{"name": "noise", "kind": "multiplicative", "alpha": 1e-3}]
+    >>> oracle = LocalOracle(labels, decimals=5, public_fraction=0.5, seed=1, defenses=noise)
+    >>> public = oracle.spec.hidden.public_mask  # the host's secret, for the check
+    >>> oracle.public_fraction = None  # undisclosed: the attack finds the split itself
+    >>> result = run("noisy_split", oracle, budget=400, seed=1)
+    >>> bool((result.details["public_mask"] == public).all()), bool((result.labels[public] == labels[public]).all())
+    (True, True)
+    >>> bool((result.labels[~public] == -1).all()), result.details["n_public"], result.queries
+    (True, 10, 42)
+    """
     if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
         raise AttackFailed(f"noisy_split: needs binary log loss, not {oracle.metric} with {oracle.n_classes} "
                            "classes")

@@ -244,11 +244,14 @@ def _result(name: str, labels: np.ndarray, **details: Any) -> AttackResult:
 
 
 @register("prime_single",
-          paper="paper 000, Theorem 1",
+          paper="paper 000 §3.1, Theorem 1",
           board="binary log loss at arbitrary precision (an MPFR server wide enough)",
-          queries="1")
+          queries="1",
+          precision="φ-bit MPFR scores at full precision (φ ≈ N·log2(N ln N)); full float64 carries N ≤ 20")
 def prime_single(oracle: Oracle, *, budget: int | None = None) -> AttackResult:
     """Paper 000, Theorem 1: every binary label from one log-loss score, by unique factorisation.
+
+    Paper 000 (Aggarwal et al., ICML 2021), Section 3.1, Theorem 1 (arbitrary precision, one query).
 
     Row i predicts ``u_i = p_i/(1+p_i)`` for the i-th prime; then ``T·exp(−N·ℓ) = Π_{σ_i=1} p_i`` with
     ``T = Π (1+p_i)``, and the primes dividing it are the rows labelled 1.
@@ -319,9 +322,10 @@ def _mpfr_binary(facts: BoardFacts) -> bool:
 
 
 @register("prime_batched", truncatable=True, fits=prime_batched_fits, applies=_mpfr_binary,
-          paper="paper 000, Algorithm 1 (batches from φ)",
+          paper="paper 000 §3.2, Algorithm 1 (Theorem 2; batches from φ)",
           board="binary log loss on an MPFR server (φ bits), no noise",
-          queries="N / batch, the batch sized from φ")
+          queries="⌈N / m⌉, m the largest batch φ and the released decimals carry",
+          precision="φ-bit scores (MPFR, or float64's φ = 53) at the released decimals; no noise")
 def prime_batched(
     oracle: Oracle,
     *,
@@ -332,6 +336,8 @@ def prime_batched(
 ) -> AttackResult:
     """Paper 000, Algorithm 1 (Theorem 2): Theorem 1's primes ``p_1..p_m`` on m rows at a time, the other
     rows at 1/2 (a label-independent ``(N−m)·ln 2``, Lemma 4), decoded batch by batch.
+
+    Paper 000, Section 3.2 (Algorithm 1, Theorem 2; Lemma 4 in App. A.1): bounded precision, FPA(φ).
 
     * Queries: ``⌈N/m⌉`` (Theorem 2: ``Θ(1 + N·φ·2^(−φ/4))`` with the paper's m). Time: O(N) operations.
     * Precision: the batch must satisfy ``ln(1 + 1/Π p_r) > 2·(window)``, the window being what the server's
@@ -417,9 +423,10 @@ def prime_batched(
 
 
 @register("robust_single", exact=False,
-          paper="paper 000, Algorithm 2 (Theorem 4)",
+          paper="paper 000 §4.1, Algorithm 2 (Theorem 4); App. B.4 for random noise",
           board="binary log loss, noise at most τ",
-          queries="1")
+          queries="1, plus 1 with verify",
+          precision="noise up to τ; 2^N·N·τ·ln 3 under the clipping (float64: N ≈ 8 at τ = 0.01); any decimals")
 def robust_single(
     oracle: Oracle,
     *,
@@ -432,6 +439,8 @@ def robust_single(
     budget: int | None = None,
 ) -> AttackResult:
     """Paper 000, Algorithm 2 (Theorem 4): every label from one score perturbed by at most τ.
+
+    Paper 000, Section 4.1 (Algorithm 2, Theorem 4, Lemma 1); random noise through App. B.4 (Theorem 10).
 
     Row i predicts ``f(v_i)`` with ``v_i = 3^(2^i·N·τ)``; distinct labelings then score more than ``2τ``
     apart (``2τ·ln 3``, Lemma 1), and the decoder is the exhaustive ``argmin_σ |L(σ) − ℓ|``, accepted only
@@ -496,9 +505,10 @@ def robust_batched_fits(facts: BoardFacts) -> Plan | Refusal:
 
 
 @register("robust_batched", exact=False, truncatable=True, fits=robust_batched_fits,
-          paper="paper 000, Algorithm 3 (τ-robust batches)",
+          paper="paper 000 §4.2, Algorithm 3 (Theorem 7, Lemma 2); App. B.4–B.5 (random, multiplicative noise)",
           board="binary log loss under noise of a known kind and scale",
-          queries="N / batch, the batch sized from τ")
+          queries="⌈N / m⌉ (+1 with verify), m ≤ ⌈log2 N⌉ sized from τ",
+          precision="noise up to τ (bounded, Laplace/Gaussian tails, multiplicative α); φ, decimals, clipping size m")
 def robust_batched(
     oracle: Oracle,
     *,
@@ -515,6 +525,8 @@ def robust_batched(
 ) -> AttackResult:
     """Paper 000, Algorithm 3 (Theorem 7): τ-robust batches of m rows (Lemma 2's ``v_r = 3^(2^r·N·τ)``, the
     other rows at 1/2), each decoded by ``argmin`` over its ``2^m`` labelings in polynomial time.
+
+    Paper 000, Section 4.2 (Algorithm 3, Theorem 7, Lemma 2); random noise App. B.4, multiplicative App. B.5.
 
     * Noise: ``tau``; or ``noise="bounded"|"laplace"|"gaussian"`` with ``scale`` and ``delta`` (App. B.4,
       union bound over all queries, ``tail="quantile"|"subexponential"``); or ``noise="multiplicative"`` with
@@ -629,13 +641,16 @@ def _multiclass_logloss(facts: BoardFacts) -> bool:
 
 
 @register("prime_powers", truncatable=True, fits=prime_powers_fits, applies=_multiclass_logloss,
-          paper="paper 000, Theorems 3 and 8 (prime powers)",
+          paper="paper 000 §3.3 and App. A.2, Theorems 3 and 8 (prime powers); paper 004 §2.2",
           board="multiclass log loss, every row scored, no noise",
-          queries="N / batch")
+          queries="1 (single, arbitrary precision), else ⌈N / m⌉",
+          precision="MPFR scores at full precision for one query (≈ (K−1)·log2 Π p_i bits), else batched; no noise")
 def prime_powers(
     oracle: Oracle, *, mode: str = "auto", batch_size: int | None = None, budget: int | None = None
 ) -> AttackResult:
     """Paper 000, Theorem 3 / Theorem 8 (and paper 004, §2.2): K-class labels from prime powers.
+
+    Paper 000, Section 3.3 (Theorem 3) and App. A.2 (Theorem 8, the single query in arbitrary precision).
 
     Row r predicts class c with probability ``p_r^c / Σ_{j<K} p_r^j`` (labels 0..K−1), the other rows 1/K;
     then ``Π_r Σ_j p_r^j · exp(−N·ℓ + (N−m)·ln K) = Π_r p_r^{σ_r}``, and the multiplicity of ``p_r`` in that
@@ -650,6 +665,8 @@ def prime_powers(
       each batch row all K powers avoids that.)
     * Time: O(N·K) big-number operations. Raises :class:`AttackFailed` before querying when the precision or
       the clipping cannot carry the batch.
+    * Queries: 1 (single), else ``⌈N/m⌉``. Precision: no noise; the released score must separate the batch's
+      ``K^m`` labelings (full MPFR precision for the single query, any decimals for small batches).
 
     >>> from attacks import LocalOracle, run
     >>> oracle = LocalOracle([2, 0, 1, 2], metric="multiclass_logloss", n_classes=3, arithmetic="mpfr:80",

@@ -279,9 +279,10 @@ def _bregman_board(facts: BoardFacts) -> bool:
 
 
 @register("bregman_powers", exact=False, truncatable=True, fits=bregman_powers_fits, applies=_bregman_board,
-          paper="paper 001 Construction 1, Corollary 1; §7's doubling under noise",
+          paper="paper 001 §3.1, Construction 1 (Theorem 1, Corollary 1); §7's doubling under noise",
           board="kl, Itakura–Saito, Brier, norm-like, multiclass log loss; float64; every row scored",
-          queries="N / batch, base-K digits")
+          queries="⌈N / m⌉ base-K digits (+1 with verify; twice that with doubling)",
+          precision="any released decimals; float64 server rounding modelled (App. B.1); noise up to τ or doubled")
 def bregman_powers(
     oracle: Oracle,
     *,
@@ -308,8 +309,12 @@ def bregman_powers(
     ``θ_i = (1 + 3^(2^i·N·τ))^-1`` uses only the log term and needs exponentially smaller θ); K classes get
     base-K digits. The rows outside the batch predict 1/2 (1/K), which every label scores alike (§3.2).
 
+    Paper 001 (Aggarwal et al., AISTATS 2022), Section 3.1: Construction 1, Theorem 1, Corollary 1 (proofs in
+    App. C); finite precision App. B.1; the doubling trick of the concluding remarks (Section 7).
+
     * Noise: ``tau`` (a bound on the released mean's noise), or ``noise="laplace"|"gaussian"|"bounded"``
-      with ``scale`` and ``delta`` (App. B.4's tail bound over all queries), or ``doubling=True`` (§7: start
+      with ``scale`` and ``delta`` (a tail bound over all queries, as paper 000's App. B.4 — paper 001 only
+      says a tail bound turns random noise into a bound, Section 1), or ``doubling=True`` (§7: start
       at ``tau_start``, default half a released unit, and double until each batch decodes consistently and
       the same under two encodings; ``details["tau_found"]``).
     * Precision (App. B.1): the batch is the largest whose labelings the float64 server keeps more than
@@ -331,9 +336,10 @@ def bregman_powers(
 
 
 @register("bregman_primes", exact=False,
-          paper="paper 001 Construction 2, Theorem 2, CloSqFree (Algorithm 1)",
+          paper="paper 001 §3.1–3.2, Construction 2 (Theorem 2, Corollary 2), CloSqFree (Algorithm 1)",
           board="kl, Itakura–Saito, squared Euclidean, norm-like; every row scored",
-          queries="N / batch (primes a batch)")
+          queries="⌈N / m⌉, m primes a batch (+1 with verify)",
+          precision="any released decimals; float64 server rounding modelled; noise up to τ (batches smaller)")
 def bregman_primes(
     oracle: Oracle,
     *,
@@ -360,6 +366,10 @@ def bregman_primes(
     float64 server (N = 2,201 at 5 decimals: 4 labels a query for log loss, 11 for Itakura–Saito, 2 for
     Brier); what it buys is the decoder: O(m) trial divisions where LabelInf enumerates 2^m. Noise, doubling,
     queries and refusals as ``bregman_powers``.
+
+    Paper 001, Section 3.1 (Construction 2, Theorem 2, Corollary 2) and Section 3.2 (CloSqFree, Algorithm 1).
+    Queries: ``⌈N/m⌉`` (+ 1 with ``verify``). Precision: the released decimals, N·τ and the server's rounding
+    must stay within half of ``s·ln(1 + 1/P)`` (P the batch's primorial).
 
     >>> from attacks import LocalOracle, run
     >>> result = run("bregman_primes", LocalOracle([0, 1, 1, 0, 1], decimals=None))

@@ -33,9 +33,10 @@ def _construction(construction: str) -> str:
 
 
 @register("ce_robust", exact=False, truncatable=True,
-          paper="paper 001 Theorem 3 (τ-robust cross-entropy rows); §7's doubling",
+          paper="paper 001 §4, Theorem 3 (τ-robust cross-entropy rows); §7's doubling",
           board="K-class log loss or kl under noise, every row scored (capacity's fallback)",
-          queries="N / batch")
+          queries="⌈N / m⌉ (+1 with verify)",
+          precision="any released decimals; float64 (weights capped by the clipping); noise up to τ or doubled")
 def ce_robust(
     oracle: Oracle,
     *,
@@ -58,12 +59,15 @@ def ce_robust(
     ``2τ ln 3``). The theorem's ``c = N·τ·ln 3`` covers the noise only; here c covers the whole window
     (N·τ, the released decimals, the server's rounding), and a batch is as many rows as float64 carries
     (App. B.1): the weights span ``2^(mK)·c``, which the clipping ``eps`` caps at ``ln((1 − eps)/eps) ≈ 34.5``
-    — the doubly exponential blow-up §3.3 warns of, so Theorem 3 carries about half of Construction 1's
+    — the doubly exponential blow-up §4 warns of after Theorem 3, so Theorem 3 carries about half of Construction 1's
     base-K digits (``bregman_powers``; N = 2,201 at 5 decimals: 6 binary labels a query against 11).
 
     On ``softmax_ce`` / ``sigmoid_ce`` boards the rows go out as logits (§4's step (2), App. D). Noise,
     doubling, queries, decoders (``"integer"``: the binary digits top-down; ``"labelinf"``: Eq. 1) as
     ``bregman_powers``.
+
+    Paper 001 (AISTATS 2022), Section 4, Theorem 3. Queries: ``⌈N/m⌉`` (+ 1 with ``verify``). Precision: any
+    released decimals on a float64 server, noise up to τ (given, from a tail bound, or found by doubling).
 
     >>> from attacks import LocalOracle, run
     >>> oracle = LocalOracle([2, 0, 1, 2, 1], metric="multiclass_logloss", n_classes=3, decimals=5)
@@ -124,9 +128,10 @@ def _logit_board(name: str) -> Callable[[BoardFacts], bool]:
 
 @register("softmax_ce", exact=False, truncatable=True, fits=_logit_fits("softmax_ce"),
           applies=_logit_board("softmax_ce"),
-          paper="paper 001 §4, App. D (through the inverse softmax), App. G's extra bits",
+          paper="paper 001 §4 (eq. 5, through the inverse softmax), App. G's extra bits",
           board="softmax cross-entropy on logits, float64, every row scored",
-          queries="bregman_powers' on the log loss")
+          queries="bregman_powers' on the log loss: ⌈N / m⌉ (+1 with verify)",
+          precision="any released decimals; the float64 log-sum-exp rounding modelled; noise up to τ")
 def softmax_ce(
     oracle: Oracle,
     *,
@@ -150,6 +155,9 @@ def softmax_ce(
     losses the server computes from those logits, with its own rounding (App. G's extra bits). Binary boards
     take one logit a row (the log-odds). Noise, doubling, queries as ``bregman_powers``.
 
+    Paper 001, Section 4 (softmax cross-entropy, eq. 5) and App. G (the extra bits softmax needs). Queries:
+    ``⌈N/m⌉`` (+ 1 with ``verify``). Precision: any released decimals; float64 logits; noise up to τ.
+
     >>> from attacks import LocalOracle, run
     >>> oracle = LocalOracle([3, 0, 5, 1, 2, 4, 0], metric="softmax_ce", n_classes=6, decimals=5)
     >>> result = run("softmax_ce", oracle)
@@ -165,9 +173,10 @@ def softmax_ce(
 
 @register("sigmoid_ce", exact=False, truncatable=True, fits=_logit_fits("sigmoid_ce"),
           applies=_logit_board("sigmoid_ce"),
-          paper="paper 001 §4, App. D (through the inverse sigmoid)",
+          paper="paper 001 §4 and App. D.1 (eq. 14, through the inverse sigmoid)",
           board="sigmoid cross-entropy on logits, float64, every row scored",
-          queries="bregman_powers' on the log loss")
+          queries="bregman_powers' on the log loss: ⌈N / m⌉ (+1 with verify)",
+          precision="any released decimals; the float64 logaddexp rounding modelled; noise up to τ")
 def sigmoid_ce(
     oracle: Oracle,
     *,
@@ -187,6 +196,9 @@ def sigmoid_ce(
     """Paper 001 App. D (eq. 14): every label of a binary sigmoid cross-entropy board (one logit a row). Row θ
     of the probability-space construction goes out as its log-odds ``ln(θ/(1 − θ))`` (Sigmoid is a bijection),
     re-certified on the server's ``logaddexp`` losses; otherwise as :func:`softmax_ce`.
+
+    Paper 001, App. D.1 (sigmoid cross-entropy, eq. 14; Section 4 names it). Queries: ``⌈N/m⌉`` (+ 1 with
+    ``verify``). Precision: any released decimals; float64 logits; noise up to τ.
 
     >>> from attacks import LocalOracle, run
     >>> result = run("sigmoid_ce", LocalOracle([1, 0, 0, 1, 1, 0, 1], metric="sigmoid_ce", decimals=5), tau=1e-3)

@@ -211,7 +211,8 @@ def window_queries(model: ServerModel, positives: int) -> int:
 @register("auc_logloss", fits=auc_fits("auc_logloss", window_queries, tiebreak=1),
           fallbacks=auc_fallbacks, applies=never_alone, paper="paper 004 §3 (log loss and AUC decoded together)",
           board="float64 binary log loss with AUC released beside it, every row scored, no noise",
-          queries="1 + N / window size")
+          queries="1 + ⌈N / b⌉, b the log loss's batch plus log2 of the AUC's window",
+          precision="float64 arithmetic; any released decimals on both scores; no noise beyond noise_bound")
 def auc_logloss(oracle: Oracle, *, noise_bound: float = 0.0, budget: int | None = None) -> AttackResult:
     """Paper 004 (Aggarwal, Xu, Feyisetan, Teissier 2020), Section 3: log loss and AUC of the same submission
     decoded together under fixed precision.
@@ -233,6 +234,17 @@ def auc_logloss(oracle: Oracle, *, noise_bound: float = 0.0, budget: int | None 
     Raises :class:`AttackFailed` if the oracle does not report AUC, the arithmetic is not float64, a
     released value is missing, no labeling or more than one fits both scores, or the decoded labels do not
     add up to the number of positives.
+
+    Paper 004, Section 3 ("Adapting to Fixed Precision Arithmetic"). Precision: float64 arithmetic, any
+    released decimals on both scores, no noise beyond ``noise_bound``. Twenty rows at 3 decimals: the AUC
+    separates codes 3 apart, so a batch holds 13 rows — one probe, then two batches:
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> labels = np.random.default_rng(0).integers(0, 2, 20)
+    >>> result = run("auc_logloss", LocalOracle(labels, decimals=3, also_report=("auc",)), confirm=False)
+    >>> bool((result.labels == labels).all()), result.queries, result.details["batch_size"], result.details["window"]
+    (True, 3, 13, 3)
     """
     if not isinstance(oracle, MultiMetricOracle) or "auc" not in oracle.also_report:
         raise AttackFailed("auc_logloss needs a leaderboard that reports AUC beside the log loss (also_report)")

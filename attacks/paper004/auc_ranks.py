@@ -335,7 +335,8 @@ def ranks_queries(model: ServerModel, positives: int) -> int:
 @register("auc_logloss_ranks", fits=auc_fits("auc_logloss_ranks", ranks_queries), fallbacks=auc_fallbacks,
           applies=never_alone, paper="paper 004 §3, the AUC read as a rank-sum code (ours)",
           board="float64 binary log loss with AUC released beside it, every row scored, no noise",
-          queries="1 + N / (a + b) rows a query")
+          queries="1 + ⌈N / (a + b)⌉: a log-loss rows and b rank rows a query",
+          precision="float64 arithmetic; any released decimals on both scores; no noise beyond noise_bound")
 def auc_logloss_ranks(oracle: Oracle, *, noise_bound: float = 0.0, budget: int | None = None) -> AttackResult:
     """Paper 004 (Aggarwal, Xu, Feyisetan, Teissier 2020), Section 3: log loss and AUC of the same submission,
     the log loss coding ``a`` rows by powers of two and the AUC coding ``b`` more by their ranks.
@@ -354,6 +355,17 @@ def auc_logloss_ranks(oracle: Oracle, *, noise_bound: float = 0.0, budget: int |
     Raises :class:`AttackFailed` if the oracle does not report AUC, the arithmetic is not float64, a released
     value is missing, not exactly one labeling fits both scores, or the decoded labels do not add up to the
     number of positives.
+
+    Paper 004, Section 3, with the AUC read as a rank-sum code (ours). Precision: float64 arithmetic, any
+    released decimals on both scores, no noise beyond ``noise_bound``. Forty rows at 5 decimals: a probe, then
+    two queries of 20 rows:
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> labels = np.random.default_rng(0).integers(0, 2, 40)
+    >>> result = run("auc_logloss_ranks", LocalOracle(labels, decimals=5, also_report=("auc",)), confirm=False)
+    >>> bool((result.labels == labels).all()), result.queries, result.details["labels_per_query"]
+    (True, 3, [20, 20])
     """
     if not isinstance(oracle, MultiMetricOracle) or "auc" not in oracle.also_report:
         raise AttackFailed("auc_logloss_ranks needs a leaderboard that reports AUC beside the log loss (also_report)")

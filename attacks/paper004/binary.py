@@ -86,9 +86,10 @@ def decode_batch(summed_loss: Any, model: ServerModel, size: int) -> list[int]:
 
 
 @register("binary_representation",
-          paper="paper 004, Algorithm 3 and Theorem 2",
+          paper="paper 004 §2.3, Algorithm 3 and Theorem 2",
           board="binary log loss on an MPFR server",
-          queries="N / batch (bits per query from the precision)")
+          queries="⌈N / b⌉, b ≤ 6 at eps = 1e-15 (the clipping caps the batch)",
+          precision="the summed loss to within ln 2 / 2 (5 decimals to N ≈ 69,000); float64 or MPFR")
 def binary_representation(
     oracle: Oracle, *, batch_size: int | None = None, noise_bound: float = 0.0, bits: int | None = None,
     budget: int | None = None,
@@ -106,6 +107,14 @@ def binary_representation(
     one row fits (or ``batch_size`` does not), and after a query if no exponent or more than one fits the
     released score. With undisclosed noise beyond ``noise_bound`` a wrong exponent can still fit: every
     integer is a labeling, so this decoder cannot detect that by itself.
+
+    Paper 004, Section 2.3 (Algorithm 3, Theorem 2). Twelve rows on a float64 board at 5 decimals, six a query:
+
+    >>> from attacks import LocalOracle, run
+    >>> labels = [1, 0, 0, 1, 1, 0, 1, 0, 1, 1, 0, 1]
+    >>> result = run("binary_representation", LocalOracle(labels, decimals=5), confirm=False)
+    >>> result.labels.tolist() == labels, result.queries, result.details["batch_size"]
+    (True, 2, 6)
     """
     model = ServerModel.of(oracle, noise_bound=noise_bound, bits=bits)
     n = model.n_rows

@@ -125,9 +125,10 @@ def decode_batch(summed_loss: Any, model: ServerModel, primes: Sequence[int]) ->
 
 
 @register("twin_primes",
-          paper="paper 004, Algorithms 1–2",
+          paper="paper 004 §2.1, Algorithms 1–2 (Theorem 1)",
           board="binary log loss on an MPFR server",
-          queries="N / batch")
+          queries="⌈N / b⌉, b the batch the precision separates (1 at MPFR width)",
+          precision="the summed loss to ln(1 + 1/Π p_i)/2: φ-bit MPFR for one query; float64 ≈ 7 rows a query")
 def twin_primes(
     oracle: Oracle, *, batch_size: int | None = None, noise_bound: float = 0.0, bits: int | None = None,
     budget: int | None = None,
@@ -146,6 +147,15 @@ def twin_primes(
     server carries ≈ 7 rows per query, 5 decimals only 1–2. Raises :class:`AttackFailed` before any query
     if not even one row fits (or ``batch_size`` does not), and after a query if the factorisation decoder
     does not find exactly one labeling — it never guesses.
+
+    Paper 004, Section 2.1 (Algorithm 1 the predictions ``p/(p + 2)``, Algorithm 2 the decoder, Theorem 1).
+    Twelve rows in one query of a 200-bit server:
+
+    >>> from attacks import LocalOracle, run
+    >>> labels = [1, 0, 0, 1, 1, 0, 1, 0, 1, 1, 0, 1]
+    >>> result = run("twin_primes", LocalOracle(labels, arithmetic="mpfr:200", decimals=None), confirm=False)
+    >>> result.labels.tolist() == labels, result.queries, result.details["batch_size"]
+    (True, 1, 12)
     """
     model = ServerModel.of(oracle, noise_bound=noise_bound, bits=bits)
     n = model.n_rows

@@ -47,12 +47,26 @@ def subsetting_fits(facts: BoardFacts) -> Plan | Refusal:
 
 
 @register("subsetting", exact=False, truncatable=True, fits=subsetting_fits,
-          paper="ours (the not-scored state in the exact design)",
+          paper="ours (the not-scored state in the exact design; against paper 000 §6's random subsets)",
           board="float64 binary log loss, a fresh random subset scored per submission, no noise",
-          queries="ternary and heavy rows, every outcome enumerated")
+          queries="ternary and heavy rows, every outcome enumerated",
+          precision="exact scores of each subset at any released decimals (float64); no noise")
 def subsetting(oracle: Oracle, *, budget: int | None = None, **params: Any) -> AttackResult:
     """Exact labels through fresh random subsets. ``budget``: the submissions to spend (the labels decoded so
-    far are returned). Params: ``subset_size`` or ``fraction`` (disclosed), ``margin``."""
+    far are returned). Params: ``subset_size`` or ``fraction`` (disclosed), ``margin``.
+
+    Paper: ours, against the random-subset defense paper 000 names in its conclusion (Section 6). Queries: the
+    subset size's probes (unless disclosed), then groups of rows, every (not scored / 0 / 1) outcome that fits a
+    release enumerated. Precision: each release exact at the board's decimals, float64, no noise.
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> y = (np.random.default_rng(40).random(40) < 0.4).astype(np.int64)
+    >>> oracle = LocalOracle(y, decimals=5, defenses=[{"name": "subsetting", "fraction": 0.5}], seed=3)
+    >>> result = run("subsetting", oracle)
+    >>> bool((result.labels == y).all()), result.details["subset_size"], result.queries
+    (True, [20, 20], 13)
+    """
     return subsetting_attack(oracle, budget=budget, **params)
 
 
@@ -68,10 +82,24 @@ def randomized_response_fits(facts: BoardFacts) -> Plan | Refusal:
 
 
 @register("randomized_response", exact=False, truncatable=True, fits=randomized_response_fits,
-          paper="ours (exact observations voted by a sequential likelihood-ratio test)",
+          paper="ours (exact reads voted by a sequential likelihood-ratio test; against paper 000 §6's defense)",
           board="float64 binary log loss, labels flipped afresh per submission, no noise",
-          queries="a few exact reads a row, more where they disagree")
+          queries="a few exact reads a row, more where they disagree",
+          precision="exact scores of the flipped labels at any released decimals (float64); no noise")
 def randomized_response(oracle: Oracle, *, budget: int | None = None, **params: Any) -> AttackResult:
     """Labels through fresh randomized response, each with its posterior. ``budget``: the submissions to spend
-    (the rows observed so far are voted). Params: ``p`` (disclosed flip rate), ``target``, ``margin``."""
+    (the rows observed so far are voted). Params: ``p`` (disclosed flip rate), ``target``, ``margin``.
+
+    Paper: ours, against the randomized response (Warner 1965) paper 000 names in its conclusion (Section 6).
+    Queries: a few exact reads of each row's flipped label, more where they disagree, until the expected wrong
+    labels fall below ``target``. Precision: each release exact at the board's decimals, float64, no noise.
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> y = (np.random.default_rng(40).random(40) < 0.4).astype(np.int64)
+    >>> flips = [{"name": "randomized_response", "p": 0.1, "mode": "fresh"}]
+    >>> result = run("randomized_response", LocalOracle(y, decimals=5, defenses=flips, seed=3), p=0.1)
+    >>> bool((result.labels == y).all()), float((1 - result.fill_confidence()).sum()) < 0.01
+    (True, True)
+    """
     return randomized_response_attack(oracle, budget=budget, **params)

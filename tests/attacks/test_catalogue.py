@@ -139,3 +139,17 @@ def test_the_attack_table_in_the_docs_is_generated_from_the_catalogue() -> None:
     for name in attacks.available():
         assert f"| `{name}` |" in markdown()
         assert spec(name).paper, f"{name}: its spec names no paper"
+
+
+def test_every_attack_documents_its_paper_queries_precision_and_a_runnable_example() -> None:
+    # The docs table is read off the specs and each docstring's example runs as a doctest (pytest runs the
+    # attacks package with --doctest-modules): no attack may leave a column empty or its example out.
+    missing = []
+    for entry in catalogue():
+        for column in ("paper", "queries", "precision"):
+            if not getattr(entry, column).strip():
+                missing.append(f"{entry.name}: no {column}")
+        if ">>>" not in (entry.fn.__doc__ or ""):
+            missing.append(f"{entry.name}: no >>> example in {entry.fn.__module__}.{entry.fn.__qualname__}")
+    assert not missing, "\n".join(missing)
+    assert {entry.name for entry in catalogue()} == set(attacks.available())
