@@ -1,0 +1,50 @@
+"""The golden grid (:mod:`tests.attacks.golden.grid`): on every small board ``auto`` must do as well as it did
+when ``auto_outcomes.json`` was recorded (its header names the commit) or better — at least as many labels
+right, and as many for no more queries — and never vouch for a wrong label (confidence 1.0) where it vouched
+for none. A cell that does better is fine; re-record (``python -m tests.attacks.golden.record``) to raise the
+bar."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.attacks.golden.grid import CELLS, Cell, play
+from tests.attacks.golden.record import load
+
+RECORDED: dict[str, Any] = load()
+OUTCOMES: dict[str, dict[str, Any]] = RECORDED["cells"]
+AT = RECORDED["header"]["short"]
+
+
+def _played(outcome: dict[str, Any]) -> str:
+    fallback = outcome.get("fallback")
+    return f"{outcome['attack']}" + ("" if fallback is None else f" (fallback {fallback})")
+
+
+def _describe(cell: Cell, then: dict[str, Any], now: dict[str, Any]) -> str:
+    keys = ("right", "exact", "wrong_exact", "queries")
+    return (f"{cell.id}: recorded at {AT} {', '.join(f'{k}={then[k]}' for k in keys)} of {then['n']} rows; now "
+            f"{', '.join(f'{k}={now[k]}' for k in keys)}; played then {_played(then)}, now {_played(now)} "
+            f"(plan then {then['plan']}, now {now['plan']})")
+
+
+def test_every_cell_has_a_recorded_outcome() -> None:
+    missing = [cell.id for cell in CELLS if cell.id not in OUTCOMES]
+    assert not missing, f"cells without a recording (run python -m tests.attacks.golden.record): {missing}"
+    assert len({cell.id for cell in CELLS}) == len(CELLS), "two cells share an id"
+
+
+@pytest.mark.parametrize("cell", CELLS, ids=[cell.id for cell in CELLS])
+def test_auto_matches_or_beats_its_recorded_outcome(cell: Cell) -> None:
+    then = OUTCOMES.get(cell.id)
+    if then is None:
+        pytest.fail(f"{cell.id} has no recorded outcome (run python -m tests.attacks.golden.record)")
+    now = play(cell)
+    message = _describe(cell, then, now)
+    if then["wrong_exact"] == 0:
+        assert now["wrong_exact"] == 0, f"a wrong label vouched for (confidence 1.0): {message}"
+    assert now["right"] >= then["right"], f"fewer labels right: {message}"
+    if now["right"] == then["right"]:
+        assert now["queries"] <= then["queries"], f"as many labels right for more queries: {message}"
