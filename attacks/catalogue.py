@@ -20,10 +20,9 @@ import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:  # the fingerprint's module registers an attack (the balance): the catalogue sits below it
-    from attacks.fingerprint import Fingerprint
+from attacks.seen import Fingerprint
 
 #: Observed spread of two identical probes → a Laplace scale with room to spare. For Laplace noise of scale
 #: b the expected |X − Y| is 1.5·b; a factor 2 over the observed spread covers an unlucky small sample.

@@ -313,13 +313,7 @@ def test_the_scan_sees_the_project() -> None:
 #: Circles known on main that belong to work in progress elsewhere, each as the one import left out of the graph
 #: (importer, imported) and why. A ratchet, not a pass: an entry that no longer closes a circle fails
 #: :func:`test_the_known_circles_are_still_there` until it is deleted, and nothing else may join it.
-KNOWN: dict[tuple[str, str], str] = {
-    ("attacks.catalogue", "attacks.fingerprint"): (
-        "the attack catalogue (in progress) annotates BoardFacts.seen with attacks.fingerprint.Fingerprint under "
-        "TYPE_CHECKING, while attacks.fingerprint imports attacks.catalogue (BoardFacts) and attacks.balance, which "
-        "registers the majority attack through attacks.catalogue and attacks.registry"
-    ),
-}
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 def _reaches(graph: dict[str, dict[str, int]], start: str, goal: str) -> bool:
