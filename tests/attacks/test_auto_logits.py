@@ -12,9 +12,9 @@ import pytest
 
 import attacks
 from attacks import LocalOracle
-from attacks.fingerprint import Fingerprint
 from attacks.catalogue import BoardFacts
 from attacks.fallbacks import cross_entropy_plans
+from attacks.fingerprint import Fingerprint
 
 ROUND5 = {"name": "rounding", "decimals": 5}
 LAPLACE = [{"name": "noise", "kind": "laplace", "scale": 1e-4}, ROUND5]
