@@ -463,8 +463,14 @@ def _play_exact(
     spent = view.used - before
     limit = params.get("budget")
     cut = limit is not None and spent >= limit and result.recovered < view.n_rows
-    reasoning.append(f"{plan.attack} decoded {result.recovered}/{view.n_rows} labels in {spent} queries "
-                     f"({time.perf_counter() - started:.2f} s)")
+    if result.course is not None:
+        # A composite attack (auto played through another view of the board): its own course, indented.
+        reasoning.extend(f"  {plan.attack} | {line}" for line in result.course.reasoning)
+        reasoning.append(f"{plan.attack}: {result.exact} exact label(s) and {result.recovered - result.exact} "
+                         f"guessed in {spent} queries ({time.perf_counter() - started:.2f} s)")
+    else:
+        reasoning.append(f"{plan.attack} decoded {result.recovered}/{view.n_rows} labels in {spent} queries "
+                         f"({time.perf_counter() - started:.2f} s)")
     if cut:
         how = ("decoded exactly, not confirmed (no query left)" if confirmed(plan.attack) else
                "decided by the likelihood decoder at its error target")

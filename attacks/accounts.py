@@ -1,0 +1,207 @@
+"""``fresh_accounts``: ``auto`` played one submission per fresh account, on boards that keep their state per
+account — a Ladder releases every account's first submission unconditionally (the parameter-free Ladder at the
+board's precision, the fixed-step one rounded to its step η), so an attacker with ``k`` accounts holds ``k``
+releases no Ladder filters. Seen through :class:`FreshAccounts`, such a board is a plain one: the inner ``auto``
+fingerprints it, plays the exact design (``capacity``, ``capacity_split`` on a public split, the likelihood decoders
+under noise) and vouches only for what that design vouches for.
+
+Measured (``benchmarks/fresh_accounts.py``): 306 rows, 30 % public, 5 decimals, parameter-free Ladder: every public
+label with 30 accounts (one query each, the inner fingerprint's included).
+
+The fixed step is read, not assumed: the fingerprint's releases on the first account (the edge probes' leader and
+their accepted releases) sit on the step's grid, and the coarsest step among the powers of ten below the board's
+precision and the defense's defaults (:func:`attacks.ladder.fixed.candidate_steps`) that every one of them fits
+sets the precision the inner attack assumes (a step of ``10^-k`` or finer: ``k`` decimals). Assuming a coarser
+grid than the board's is always safe (each release is still within half a unit of the truth), so a chance fit
+costs accounts, never a false label.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from attacks.capacity.design import counting_bound
+from attacks.catalogue import BoardFacts, Plan, Refusal
+from attacks.ladder.fixed import candidate_steps
+from attacks.oracle import Oracle, Released
+from attacks.registry import register, run
+from attacks.result import AttackFailed, AttackResult
+from attacks.seen import Fingerprint
+
+#: Metrics the inner exact designs read through fresh accounts (``capacity`` and ``capacity_split``'s).
+METRICS = frozenset({"binary_logloss", "multiclass_logloss", "kl", "brier", "norm_like", "itakura_saito"})
+#: Probes of the inner fingerprint, an account each: the released precision, noise (two identical probes) and
+#: the class balance; the outer fingerprint saw the rest (a Ladder).
+FINGERPRINT = 2
+#: Accounts held back beyond the inner design's expected queries before this plan is preferred to one account's
+#: Ladder attack: the fingerprint's probes, the confirmation, and slack for a count measured on a split.
+SLACK = FINGERPRINT + 6
+#: Rank: ahead of the one-account Ladder attack (30) when the accounts suffice.
+RANK = 29
+
+
+class FreshAccounts:
+    """``inner`` with every submission made as the next account nothing was submitted from: a board whose
+    per-account state never builds up. ``decimals`` is the precision a first release carries (the board's, or
+    the Ladder step's when coarser); past the last account a submission raises :class:`AttackFailed`."""
+
+    def __init__(self, inner: Oracle, first: int, decimals: int | None) -> None:
+        facts = BoardFacts.of(inner)
+        self.inner = inner
+        self.n_rows, self.n_classes, self.metric, self.eps = inner.n_rows, inner.n_classes, inner.metric, inner.eps
+        self.public_fraction = facts.public_fraction
+        self.arithmetic = facts.arithmetic
+        self.feedback = {"kind": "score"}
+        self.next_account = first
+        self.last_account = facts.accounts - 1
+        self._decimals = decimals
+        self.accounts_used = 0
+
+    @property
+    def decimals(self) -> int | None:
+        return self._decimals
+
+    @property
+    def queries(self) -> int:
+        return self.inner.queries
+
+    @queries.setter
+    def queries(self, value: int) -> None:
+        self.inner.queries = value
+
+    @property
+    def accounts_left(self) -> int:
+        return max(0, self.last_account - self.next_account + 1)
+
+    def submit(self, predictions: Any) -> Released:
+        if self.next_account > self.last_account:
+            raise AttackFailed(f"every fresh account is spent ({self.accounts_used} used)")
+        self.inner.account = self.next_account  # type: ignore[attr-defined]
+        self.next_account += 1
+        self.accounts_used += 1
+        return self.inner.submit(predictions)
+
+
+def ladder_releases(seen: Fingerprint | None) -> list[float]:
+    """The released scores the fingerprint's Ladder probes recorded (its leader and each accepted edge release)."""
+    start = None if seen is None else seen.ladder_start
+    if not start:
+        return []
+    values = [float(start["leader"])] if start.get("leader") is not None else []
+    values += [float(pair[1]) for pair in start.get("fresh", []) if len(pair) > 1 and pair[1] is not None]
+    return values
+
+
+def release_step(values: Sequence[float], decimals: int | None, n_scored: int) -> Fraction | None:
+    """The coarsest step every value sits on (within half a released unit) among the powers of ten coarser than
+    ``decimals`` and the fixed Ladder's default steps for ``n_scored`` rows; ``None`` when none is coarser than
+    the board's own precision or nothing was released.
+
+    >>> release_step([0.69, 0.31], 5, 100)
+    Fraction(1, 100)
+    >>> release_step([0.69315], 5, 100) is None
+    True
+    """
+    if not values or decimals is None:
+        return None
+    slack = 0.5 * 10.0 ** (-decimals) + 1e-12
+    candidates = [Fraction(1, 10**k) for k in range(1, decimals)] + list(candidate_steps(max(n_scored, 1), None))
+    fitting = [step for step in candidates if step > Fraction(1, 10**decimals) and all(
+        abs(v - round(v / float(step)) * float(step)) <= slack for v in values)]
+    return max(fitting) if fitting else None
+
+
+def step_decimals(step: Fraction | None, decimals: int | None) -> int | None:
+    """The precision a first release carries: ``decimals``, or ``k`` for a step of at most ``10^-k`` (rounding to
+    the step moves a score by at most half of it, within half a unit of ``k`` decimals)."""
+    if step is None:
+        return decimals
+    k = max(0, math.floor(-math.log10(float(step)) + 1e-12))
+    return k if decimals is None else min(k, decimals)
+
+
+def expected_accounts(facts: BoardFacts, decimals: int | None) -> float:
+    """Accounts the inner ``auto`` is expected to need: its fingerprint and confirmation, and the exact design's
+    queries (``N`` scored rows over the counting bound, times ``log2 K`` for K classes)."""
+    rows = facts.n_rows if facts.public_fraction is None else max(1, round(facts.n_rows * facts.public_fraction))
+    per_query = counting_bound(rows, decimals, eps=facts.eps)
+    if per_query < 1:
+        return math.inf
+    return math.ceil(rows * math.log2(max(facts.n_classes, 2)) / per_query) + SLACK
+
+
+def fresh_accounts_fits(facts: BoardFacts) -> Plan | Refusal:
+    """A Ladder seen (per-account state, first release unconditional) on a float64 board of a metric the exact
+    designs read, with enough fresh accounts for the inner design: rank 29, ahead of one account's Ladder
+    attack."""
+    if not facts.sticky or facts.refusing:
+        return Refusal("fresh_accounts", "no per-account Ladder seen (or probes refused)")
+    if facts.family not in METRICS or not facts.float64 or facts.feedback != "score":
+        return Refusal("fresh_accounts", "a float64 score board of a metric capacity reads only")
+    scored = facts.n_rows if facts.public_fraction is None else round(facts.n_rows * facts.public_fraction)
+    step = release_step(ladder_releases(facts.seen), facts.decimals, scored)
+    decimals = step_decimals(step, facts.decimals)
+    need = expected_accounts(facts, decimals)
+    fresh = facts.fresh_account
+    if fresh is None:
+        return Refusal("fresh_accounts", f"fresh_accounts: one account; ~{need:.0f} would read the board, a first "
+                       "release each", close=True)
+    left = facts.accounts - fresh
+    if left < need:
+        return Refusal("fresh_accounts", f"fresh_accounts: {left} fresh account(s), ~{need:.0f} would read the "
+                       "board, a first release each", close=True)
+    if facts.budget_left is not None and facts.budget_left < need:
+        return Refusal("fresh_accounts", f"the budget ({facts.budget_left}) is short of the ~{need:.0f} accounts' "
+                       "submissions")
+    grid = "at the board's precision" if step is None else f"on the Ladder's step {float(step):.6g}"
+    return Plan("fresh_accounts", {"first_account": fresh, "decimals": decimals, "budget": facts.budget_left,
+                                   "seed": facts.seed},
+                f"released scores stick (a Ladder), but each account's first submission is released {grid}: "
+                f"{left} fresh accounts, one submission each, read the board as a plain one (~{need:.0f} needed)",
+                rank=RANK, cost=need)
+
+
+@register("fresh_accounts", exact=False, truncatable=True, fits=fresh_accounts_fits,
+          paper="ours (Kaggle's commonest abuse: one person, many accounts, each first release unconditional)",
+          board="a Ladder (any per-account state) on a float64 score board capacity reads; an account a query",
+          queries="the inner auto's: its fingerprint, the exact design, the confirmation — one account each",
+          precision="a first release at the board's decimals, or rounded to the fixed Ladder's step (read off "
+          "the fingerprint's releases)")
+def fresh_accounts(
+    oracle: Oracle, *, budget: int | None = None, first_account: int | None = None, decimals: int | None = None,
+    attack: str | None = None, seed: int = 0, params: dict[str, Any] | None = None,
+) -> AttackResult:
+    """``auto`` (or ``attack``, forced inside it) played through :class:`FreshAccounts`: one submission per account
+    from ``first_account`` (default: the one after the current), within ``budget`` submissions; ``decimals``:
+    the precision a first release carries (default: the board's). The labels are the inner ``auto``'s: exact where
+    its design vouched for them (confirmed by a query on a further fresh account), else its posterior guess.
+
+    >>> import numpy as np
+    >>> from attacks import LocalOracle, run
+    >>> labels = np.random.default_rng(0).integers(0, 2, 40)
+    >>> board = LocalOracle(labels, defenses=[{"name": "ladder", "mode": "parameter_free"}], accounts=20)
+    >>> result = run("fresh_accounts", board, first_account=1)
+    >>> bool((result.labels == labels).all()), board.queries_by_account[1:4], board.queries <= 20
+    (True, [1, 1, 1], True)
+    """
+    facts = BoardFacts.of(oracle)
+    first = facts.account + 1 if first_account is None else first_account
+    carrier = FreshAccounts(oracle, first, facts.decimals if decimals is None else decimals)
+    if carrier.accounts_left < 1:
+        raise AttackFailed("no fresh account left")
+    limit = carrier.accounts_left if budget is None else min(carrier.accounts_left, budget)
+    inner = run("auto", carrier, budget=limit, fingerprint_budget=FINGERPRINT, seed=seed, attack=attack,
+                params=params)
+    inner.details["accounts_used"] = carrier.accounts_used
+    inner.details["first_account"] = first
+    lines = inner.course.reasoning if inner.course is not None else inner.details.setdefault("reasoning", [])
+    lines.insert(0, f"fresh_accounts: one submission per account from account {first} "
+                    f"({carrier.accounts_used} used), each first release unconditional")
+    labels = np.asarray(inner.labels, dtype=np.int64)
+    return AttackResult("fresh_accounts", labels, details=inner.details, confidence=inner.fill_confidence(),
+                        course=inner.course)
