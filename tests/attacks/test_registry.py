@@ -103,6 +103,7 @@ CASES: dict[str, Case] = {
                            generous=80),
     "ce_robust": Case(lambda: LocalOracle(_classes(30, 3, 13), metric="softmax_ce", n_classes=3, decimals=5),
                       generous=60),
+    "fresh_accounts": Case(lambda: LocalOracle(_binary(40, 33), defenses=LADDER_FREE, accounts=30), generous=30),
     "ladder": Case(lambda: LocalOracle(_binary(40, 14), defenses=LADDER_FIXED), generous=100),
     "ladder_fixed": Case(lambda: LocalOracle(_binary(40, 15), defenses=LADDER_FIXED), generous=100),
     "ladder_free": Case(lambda: LocalOracle(_binary(40, 16), defenses=LADDER_FREE), generous=100),
