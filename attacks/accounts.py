@@ -37,7 +37,7 @@ from attacks.seen import Fingerprint
 METRICS = frozenset({"binary_logloss", "multiclass_logloss", "kl", "brier", "norm_like", "itakura_saito"})
 #: Probes of the inner fingerprint, an account each: the released precision, noise (two identical probes) and
 #: the class balance; the outer fingerprint saw the rest (a Ladder).
-FINGERPRINT = 2
+FINGERPRINT = 4
 #: Accounts held back beyond the inner design's expected queries before this plan is preferred to one account's
 #: Ladder attack: the fingerprint's probes, the confirmation, and slack for a count measured on a split.
 SLACK = FINGERPRINT + 6
