@@ -6,15 +6,18 @@ fall below the majority class.
 1. **Fingerprint** (:mod:`attacks.fingerprint`, at most ``fingerprint_budget`` of the ``Q`` queries):
    released decimals, noise, sticky scores (Ladder), subsetting, a public split, refused probes, and the
    class balance of the scored rows.
-2. **Plan** (:func:`attacks.plan.choose`): the strongest attack the fingerprint allows — an exact one
-   (``capacity``, ``capacity_split``, ``prime_batched``, ``prime_powers``, …) where the board releases every
-   score faithfully (noise with a bound), else the best guess (``boosting`` floored at the majority class,
-   or ``majority``).
-3. **Play** it on what is left of the budget. An exact attack that can stop early (``budget``) is cut by
-   the budget and keeps the labels it decoded so far; one that cannot fails when the budget runs out. An
-   exact attack that completes is confirmed with one query (:mod:`attacks.confirm`) when the budget allows;
-   a failed one (its assumptions broken: fresh randomized response, undisclosed subsetting, …) hands the
-   rest of the budget to the best guess.
+2. **Plan** (:func:`attacks.plan.choose`): the best-ranked plan of the attack catalogue for what the page says
+   and the fingerprint saw (every attack's spec declares when it fits, :mod:`attacks.catalogue`): an exact
+   design where the board releases every score faithfully (noise with a bound), an attack made for the defense
+   seen (a Ladder, fresh accounts, a privacy budget, refusals), else the best guess.
+3. **Play**, every step asking the catalogue, on what is left of the budget:
+   the exact plan, then its spec's declared fallbacks in order (:mod:`attacks.fallbacks`); when they all failed
+   the rescue plans (:func:`attacks.plan.rescues`: ``budgeted`` on withheld releases, ``thresholdout``); then
+   the best likelihood decoder that fits (``noisy``, ``noisy_split``, ``one_vs_rest``; also for the rows an
+   exact design cut short under noise, or instead of a design that cannot carry the noise); then the best
+   guess (:func:`attacks.plan.best_guess`). An exact attack that can stop early is cut by the budget and keeps
+   the labels it decoded so far; one that completes is confirmed with one query (:mod:`attacks.confirm`) when
+   the budget allows.
 4. **Floor** (:mod:`attacks.floor`): a guessed row keeps a label other than the majority class only if its
    posterior says it is more likely right, the moved rows together promise a gain, and — when the budget kept
    the queries for it (``2 · floor.BANDS`` of it, not on a Ladder) — a held-out pair of check queries per band
@@ -56,8 +59,8 @@ from attacks.hard_label_plan import play_hard_label
 from attacks.mutnet.attack import takes_models
 from attacks.noisy.attack import NOISY_PROBES, NOISY_SHARE
 from attacks.oracle import Oracle, Released, submit_many
-from attacks.plan import best_guess, choose, explain
-from attacks.registry import ATTACKS, available, confirmed, register, run, spec
+from attacks.plan import best_guess, choose, explain, rescues
+from attacks.registry import ATTACKS, confirmed, register, run, spec
 from attacks.result import AttackFailed, AttackResult, Course, SubmissionRefused
 
 #: The highest confidence a guess reports: 1.0 marks the labels an exact attack vouches for.
@@ -268,7 +271,7 @@ def auto(
                 course.fallback = guess_plan.attack
                 reasoning.append(f"the rows {plan.attack} left open go to noisy, with {_left_text(view, reserve)}")
         if played is None:
-            played = _adaptive_fallback(view, plan, report, reserve, reasoning)
+            played = _rescue(view, plan, report, reserve, seed, reasoning)
             if played is not None:
                 course.fallback = played.attack  # its labels are taken below, as the exact attack's are
         if played is None and getattr(view, "exact_only", False):
@@ -299,7 +302,7 @@ def auto(
             # The guess stopped on withheld releases (a privacy budget): spend what is left of them, and any
             # fresh account's, on rows and on the balance (measured at the clipping edge, far finer than a
             # noisy 0.7 probe's).
-            guessed = _adaptive_fallback(view, plan, report, reserve, reasoning)
+            guessed = _rescue(view, plan, report, reserve, seed, reasoning)
             if guessed is not None:
                 course.fallback = guessed.attack
         if guessed is not None:
@@ -374,48 +377,31 @@ def _cap_for_noise(
     return True
 
 
-def _adaptive_fallback(
-    view: BudgetedView, plan: Plan, report: Fingerprint, reserve: int, reasoning: list[str]
+def _rescue(
+    view: BudgetedView, plan: Plan, report: Fingerprint, reserve: int, seed: int, reasoning: list[str]
 ) -> AttackResult | None:
-    """After an exact attack failed on a binary log-loss board scoring every row: a privacy budget (noisy
-    releases, then withheld ones) gets ``budgeted`` on what is left; a board that looked clean, rows that never
-    move, or noise that comes and goes may be Thresholdout's secret reference side: ``thresholdout`` tries (it
-    reads the reference count first and gives up after at most 150 probes if there is none)."""
-
-    if not (view.metric == "binary_logloss" and view.n_classes == 2 and not report.ladder
-            and report.public_fraction is None and BoardFacts.of(view).float64):
-        return None
-    prior = None if report.balance is None else report.balance[1]
-    for name in ("thresholdout", "budgeted"):
-        left = _guess_budget(view, reserve)
-        params: dict[str, Any] = {"budget": left, "prior": prior}
-        if name not in available() or (left is not None and left < 2):
-            continue
-        # Thresholdout's signs: an exact attack failing on a board that looked clean, rows that never move, or
-        # noise that came and went (the ½ baseline released exactly ln 2 yet another label-free probe did not).
-        # Plain noise shows none of them and keeps its budget for the likelihood decoder.
-        looks = (not report.noise or bool(report.only_public_moves)
-                 or abs(report.baseline_offset) <= report.tolerance)
-        if name == "thresholdout" and (view.withheld or plan.attack == "thresholdout" or (left or 101) <= 100
-                                       or not looks):
-            continue
-        if name == "budgeted":
-            if not (view.withheld and report.noise):
-                continue
-            accounts = BoardFacts.of(view).accounts
-            params.update(scale=max(report.noise_spread, report.tolerance), prior=None,
-                          first_account=view.account + 1 if view.account + 1 < accounts else view.account)
+    """After every exact plan failed: the catalogue's rescue plans (:func:`attacks.plan.rescues` — a privacy
+    budget's withheld releases for ``budgeted``, Thresholdout's signs for ``thresholdout``), best-ranked first, each
+    sized to what is then left of the budget; the first that gives labels, else ``None``."""
+    tried: set[str] = set()
+    while True:
+        facts = replace(BoardFacts.of(view, report, budget_left=_guess_budget(view, reserve), seed=seed),
+                        exact_failed=True, failed=plan.attack, withheld=view.withheld)
+        options = [option for option in rescues(facts) if option.attack not in tried]
+        if not options:
+            return None
+        option = options[0]
+        tried.add(option.attack)
         before = view.used
         try:
-            result = run(name, view, **params)
+            result = run(option.attack, view, **option.params)
         except AttackFailed as exc:
-            reasoning.append(f"{name} (fallback) gave nothing after {view.used - before} queries: {exc}")
+            reasoning.append(f"{option.attack} (fallback) gave nothing after {view.used - before} queries: {exc}")
             continue
         decoded = int((result.fill_confidence() >= 0.99).sum())
-        reasoning.append(f"{name} (fallback): {decoded} row(s) decoded with confidence >= 0.99 in "
+        reasoning.append(f"{option.attack} (fallback): {decoded} row(s) decoded with confidence >= 0.99 in "
                          f"{view.used - before} queries")
         return result
-    return None
 
 
 def _guess_budget(view: BudgetedView, reserve: int) -> int | None:

@@ -66,8 +66,17 @@ def posterior(released: float, means: np.ndarray, scale: float, prior: float, z:
 
 
 def budgeted_fits(facts: BoardFacts) -> Plan | Refusal:
-    """Noisy releases that stop (a privacy budget) on binary log loss scoring every row: rank 10."""
+    """Noisy releases that stop (a privacy budget) on binary log loss scoring every row: rank 10. As a rescue,
+    once every exact plan failed and the board withheld releases under noise (rank 42): what is left of the
+    budget, and a fresh account's, spent on rows, the balance measured at the clipping edge."""
     seen = facts.seen
+    if facts.exact_failed:
+        if not facts.rescue_board or seen is None or not (facts.withheld and seen.noise):
+            return Refusal("budgeted", "a rescue only where releases were withheld under noise")
+        first = facts.fresh_account if facts.fresh_account is not None else facts.account
+        return Plan("budgeted", {"budget": facts.budget_left, "prior": None, "scale": facts.spread,
+                                 "first_account": first}, "releases withheld under noise: a privacy budget",
+                    rank=42, rescue=True)
     if seen is None or not (seen.released_nothing and seen.noise and not seen.rejected):
         return Refusal("budgeted", "no noisy releases that stop (a privacy budget) were seen")
     if not facts.binary_logloss or facts.split:

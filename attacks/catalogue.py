@@ -81,6 +81,9 @@ class BoardFacts:
     #: Learned by playing: every exact plan has failed on this board (the likelihood decoders then also read
     #: noise below the released resolution, and a public split).
     exact_failed: bool = False
+    #: … the attack whose plan failed, and how many releases the board withheld while it played.
+    failed: str | None = None
+    withheld: int = 0
 
     @classmethod
     def of(cls, oracle: Any, seen: Fingerprint | None = None, *, budget_left: int | None = None,
@@ -190,6 +193,15 @@ class BoardFacts:
         return bool(self.seen is not None and self.seen.decimals is not None and not self.seen.full_precision)
 
     @property
+    def rescue_board(self) -> bool:
+        """Every exact plan failed on a float64 binary log-loss board that scores every row, without a Ladder, and
+        a couple of queries are left: where the rescue plans (a privacy budget, Thresholdout) apply."""
+        seen = self.seen
+        return (self.exact_failed and self.binary_logloss and seen is not None and not seen.ladder
+                and seen.public_fraction is None and self.float64
+                and (self.budget_left is None or self.budget_left >= 2))
+
+    @property
     def prior(self) -> float | None:
         """The measured share of class 1 (binary boards), ``None`` when unmeasured."""
         balance = None if self.seen is None else self.seen.balance
@@ -209,6 +221,8 @@ class Plan:
     cost: float = math.inf
     stage: Stage = Stage.EXACT
     tiebreak: int = 0
+    #: A plan only for after the exact plans failed (``auto``'s rescue stage), never a first choice.
+    rescue: bool = False
 
     @property
     def exact(self) -> bool:

@@ -47,6 +47,12 @@ def load_attacks() -> list[str]:
     return available()
 
 
+def rescues(facts: BoardFacts) -> list[Plan]:
+    """The plans for after every exact plan failed (``facts.exact_failed``), best-ranked first: the attacks that
+    read what the failure suggests (a privacy budget's withheld releases, Thresholdout's reference side)."""
+    return [answer for answer in explain(facts) if isinstance(answer, Plan) and answer.rescue]
+
+
 def explain(facts: BoardFacts) -> list[Plan | Refusal]:
     """Every registered attack's answer for ``facts``: its plan (with rank and cost) or why it does not fit,
     the plans first, best-ranked first."""
@@ -65,7 +71,7 @@ def choose_for(facts: BoardFacts, *, forced: str | None = None, params: dict[str
             raise ValueError(f"unknown attack {forced!r}; available: {', '.join(sorted(names))}")
         return Plan(forced, params, "forced by the caller", forced=True, stage=spec(forced).stage)
     answers = explain(facts)
-    plans = [answer for answer in answers if isinstance(answer, Plan)]
+    plans = [answer for answer in answers if isinstance(answer, Plan) and not answer.rescue]
     if not plans:
         raise ValueError("no registered attack fits this board (is majority registered?)")
     best = plans[0]
@@ -94,7 +100,8 @@ def choose(
 def best_guess(facts: BoardFacts, reason: str) -> Plan:
     """The best-ranked best guess for this board (``boosting`` on a binary board, else ``majority``), with
     ``reason``: what ``auto`` plays when every exact plan failed."""
-    guesses = [answer for answer in explain(facts) if isinstance(answer, Plan) and answer.stage == Stage.GUESS]
+    guesses = [answer for answer in explain(facts)
+               if isinstance(answer, Plan) and answer.stage == Stage.GUESS and not answer.rescue]
     if not guesses:
         return Plan("majority", {"rates": None if facts.seen is None else facts.seen.balance}, reason,
                     stage=Stage.GUESS)

@@ -85,7 +85,11 @@ def design(m: int, gap: float, eps: float) -> tuple[np.ndarray, np.ndarray]:
 
 def thresholdout_fits(facts: BoardFacts) -> Plan | Refusal:
     """Rows that never move the score although none is private (Thresholdout's secret reference side), binary
-    log loss: rank 40."""
+    log loss: rank 40. As a rescue, once every exact plan failed (rank 41): where the board looked clean, rows
+    never moved, or noise came and went — Thresholdout's signs; plain noise shows none of them and keeps its budget
+    for the likelihood decoder. It reads the reference count first and gives up after at most 150 probes."""
+    if facts.exact_failed:
+        return _rescue(facts)
     if facts.refusing or facts.sticky or facts.subsetting:
         return Refusal("thresholdout", "needs every score released afresh over the same rows")
     if not facts.hidden_split:
@@ -95,6 +99,17 @@ def thresholdout_fits(facts: BoardFacts) -> Plan | Refusal:
     return Plan("thresholdout", {"budget": facts.budget_left, "prior": facts.prior}, "some rows never move the score "
                 "although none is private: a secret reference side (Thresholdout); three states a row (holdout, "
                 "reference 0, reference 1) decoded by blocks", rank=40)
+
+
+def _rescue(facts: BoardFacts) -> Plan | Refusal:
+    seen = facts.seen
+    if not facts.rescue_board or seen is None:
+        return Refusal("thresholdout", "a rescue on float64 binary log loss scoring every row, without a Ladder")
+    looks = not seen.noise or bool(seen.only_public_moves) or abs(seen.baseline_offset) <= seen.tolerance
+    if facts.withheld or facts.failed == "thresholdout" or (facts.budget_left or 101) <= 100 or not looks:
+        return Refusal("thresholdout", "no sign of Thresholdout (or it failed already, or too few queries left)")
+    return Plan("thresholdout", {"budget": facts.budget_left, "prior": facts.prior}, "an exact plan failed where "
+                "Thresholdout's reference side may hide", rank=41, rescue=True)
 
 
 @register("thresholdout", exact=False, truncatable=True, fits=thresholdout_fits,

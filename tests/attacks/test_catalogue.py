@@ -153,3 +153,20 @@ def test_every_attack_documents_its_paper_queries_precision_and_a_runnable_examp
             missing.append(f"{entry.name}: no >>> example in {entry.fn.__module__}.{entry.fn.__qualname__}")
     assert not missing, "\n".join(missing)
     assert {entry.name for entry in catalogue()} == set(attacks.available())
+
+
+def test_rescue_plans_come_only_after_every_exact_plan_failed() -> None:
+    from dataclasses import replace
+
+    from attacks.plan import rescues
+
+    oracle = LocalOracle(np.arange(200) % 2, decimals=5, accounts=2)
+    clean = BoardFacts.of(oracle, Fingerprint(decimals=5, noise=False, balance=[0.5, 0.5]), budget_left=500)
+    assert rescues(clean) == [] and all(not p.rescue for p in explain(clean) if isinstance(p, Plan))
+    failed = replace(clean, exact_failed=True, failed="capacity")
+    assert [p.attack for p in rescues(failed)] == ["thresholdout"]  # a clean board where an exact plan failed
+    assert rescues(replace(failed, failed="thresholdout")) == []
+    withheld = BoardFacts.of(oracle, Fingerprint(decimals=5, noise=True, noise_spread=1e-3), budget_left=500)
+    options = rescues(replace(withheld, exact_failed=True, failed="capacity", withheld=3))
+    assert [p.attack for p in options] == ["budgeted"] and options[0].params["first_account"] == 1
+    assert rescues(replace(failed, budget_left=1)) == []  # no queries left to rescue with
