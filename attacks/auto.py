@@ -249,31 +249,9 @@ def auto(
         course.attack = course.fallback = hopeless.attack
         reasoning.append(f"chose {hopeless.attack}: {hopeless.reason}")
     elif plan.exact:
-        capped = _cap_for_noise(view, plan, report, reserve, seed, reasoning)
-        played, cut = _play_exact(view, plan, outer_reserve, reasoning)
-        if played is None:
-            # The failed plan's declared fallbacks, in order (its spec's): rows or labels redrawn per submission on a
-            # board that looked plain, noise below the resolution, paper 001's doubling on K-class cross entropy,
-            # the split design with growing noise bounds, the log loss alone after paper 004's AUC decoders.
-            facts = BoardFacts.of(view, report, seed=seed)
-            for second in spec(plan.attack).fallbacks_for(facts, plan):
-                reasoning.append(f"chose {second.attack}: {second.reason}")
-                course.attack = second.attack
-                plan = second
-                played, cut = _play_exact(view, second, outer_reserve, reasoning)
-                if played is not None:
-                    break
-        course.cut_by_budget = cut
-        if played is not None and cut and capped:
-            # The exact design did not finish within its share: the likelihood decoder takes the other rows.
-            guess_plan = _likelihood_plan(view, report, reserve, seed)
-            if guess_plan is not None:
-                course.fallback = guess_plan.attack
-                reasoning.append(f"the rows {plan.attack} left open go to noisy, with {_left_text(view, reserve)}")
-        if played is None:
-            played = _rescue(view, plan, report, reserve, seed, reasoning)
-            if played is not None:
-                course.fallback = played.attack  # its labels are taken below, as the exact attack's are
+        played, plan, rest = _exact_stage(view, plan, report, reserve, outer_reserve, seed, reasoning, course)
+        if rest is not None:
+            guess_plan = rest
         if played is None and getattr(view, "exact_only", False):
             # A MutNet hash carrier with hash seeds left: a broken decoding means two public rows share a
             # fingerprint, and another seed does better than a best guess (attacks.mutnet.attack).
@@ -325,6 +303,43 @@ def auto(
 
 #: The share of the counting bound's labels per query an exact design is assumed to realise under noise.
 EXACT_REALIZED = 0.6
+
+
+def _exact_stage(
+    view: BudgetedView, plan: Plan, report: Fingerprint, reserve: int, outer_reserve: int, seed: int,
+    reasoning: list[str], course: Course,
+) -> tuple[AttackResult | None, Plan, Plan | None]:
+    """The exact plan, then its spec's declared fallbacks in order (rows or labels redrawn per submission on a board
+    that looked plain, noise below the resolution, paper 001's doubling on K-class cross entropy, the split design
+    with growing noise bounds, the log loss alone after paper 004's AUC decoders), then the catalogue's rescues.
+    (the result, or ``None`` when all failed; the last plan tried; the likelihood decoder for the rows an exact
+    design capped under noise left open, if any)."""
+    capped = _cap_for_noise(view, plan, report, reserve, seed, reasoning)
+    played, cut = _play_exact(view, plan, outer_reserve, reasoning)
+    if played is None:
+        facts = BoardFacts.of(view, report, seed=seed)
+        for second in spec(plan.attack).fallbacks_for(facts, plan):
+            reasoning.append(f"chose {second.attack}: {second.reason}")
+            course.attack = second.attack
+            plan = second
+            played, cut = _play_exact(view, second, outer_reserve, reasoning)
+            if played is not None:
+                break
+    course.cut_by_budget = cut
+    rest = None
+    if played is not None and cut and capped:
+        # The exact design did not finish within its share: the likelihood decoder takes the other rows.
+        rest = _likelihood_plan(view, report, reserve, seed)
+        if rest is not None:
+            course.fallback = rest.attack
+            reasoning.append(f"the rows {plan.attack} left open go to noisy, with {_left_text(view, reserve)}")
+    if played is None:
+        played = _rescue(view, plan, report, reserve, seed, reasoning)
+        if played is not None:
+            course.fallback = played.attack  # its labels are taken below, as the exact attack's are
+    return played, plan, rest
+
+
 def _likelihood_plan(
     view: BudgetedView, report: Fingerprint, reserve: int, seed: int, *, exact_failed: bool = False
 ) -> Plan | None:
