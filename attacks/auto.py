@@ -315,14 +315,14 @@ def _exact_stage(
     (the result, or ``None`` when all failed; the last plan tried; the likelihood decoder for the rows an exact
     design capped under noise left open, if any)."""
     capped = _cap_for_noise(view, plan, report, reserve, seed, reasoning)
-    played, cut = _play_exact(view, plan, outer_reserve, reasoning)
+    played, cut = _play_exact(view, plan, outer_reserve, reasoning, noisy=bool(report.noise))
     if played is None:
         facts = BoardFacts.of(view, report, seed=seed)
         for second in spec(plan.attack).fallbacks_for(facts, plan):
             reasoning.append(f"chose {second.attack}: {second.reason}")
             course.attack = second.attack
             plan = second
-            played, cut = _play_exact(view, second, outer_reserve, reasoning)
+            played, cut = _play_exact(view, second, outer_reserve, reasoning, noisy=bool(report.noise))
             if played is not None:
                 break
     course.cut_by_budget = cut
@@ -383,7 +383,8 @@ def _cap_for_noise(
     per_query = counting_bound(view.n_rows, view.decimals, eps=view.eps, noise_bound=float(bound or 0.0))
     if view.n_rows / max(EXACT_REALIZED * per_query, 0.5) <= left:
         return False  # the exact design should finish within the budget: let it (its labels are vouched for)
-    cap = left - math.ceil(NOISY_SHARE * view.n_rows + NOISY_PROBES)  # all the slack the decoder leaves
+    # All the slack the decoder leaves, less the query that confirms the design's labels if it is cut short.
+    cap = left - math.ceil(NOISY_SHARE * view.n_rows + NOISY_PROBES) - int(confirmed(plan.attack))
     if cap < 10:
         return False
     plan.params["budget"] = cap
@@ -430,16 +431,22 @@ def _left_text(view: BudgetedView, reserve: int) -> str:
 
 
 def _play_exact(
-    view: BudgetedView, plan: Plan, reserve: int, reasoning: list[str]
+    view: BudgetedView, plan: Plan, reserve: int, reasoning: list[str], *, noisy: bool = False
 ) -> tuple[AttackResult | None, bool]:
-    """Run an exact attack within the budget; (its result, or ``None`` if it failed; whether it was cut)."""
+    """Run an exact attack within the budget; (its result, or ``None`` if it failed; whether it was cut).
+
+    ``noisy``: the board showed noise. A design cut short there vouches for nothing by itself — the probes cannot
+    see a label-side randomization (fresh randomized response leaves the label-free probes alone), so its bound
+    may not hold — and keeps one query to confirm the labels it decoded; unconfirmed, they are dropped (the
+    likelihood decoder or the best guess takes those rows), never called exact."""
     params = dict(plan.params)
     left = view.left
     if left is not None and left <= 0:
         reasoning.append(f"no query left for {plan.attack}")
         return None, False
+    vouch = noisy and confirmed(plan.attack) and truncatable(plan.attack)
     if truncatable(plan.attack) and left is not None and "budget" not in params:
-        params["budget"] = left
+        params["budget"] = left - 1 if vouch and left >= 2 else left
     before = view.used
     started = time.perf_counter()
     while True:
@@ -472,7 +479,23 @@ def _play_exact(
     else:
         reasoning.append(f"{plan.attack} decoded {result.recovered}/{view.n_rows} labels in {spent} queries "
                          f"({time.perf_counter() - started:.2f} s)")
-    if cut:
+    if cut and vouch and result.recovered:
+        reasoning.append(f"cut by the budget after {spent} queries under noise: {result.recovered} labels decoded, "
+                         "to be confirmed")
+        if view.left == 0:
+            reasoning.append(f"{plan.attack}'s labels dropped: no query left to confirm them under noise")
+            return None, False
+        try:
+            confirm_claims(view, result, slack=slack_from(params))
+        except (AttackFailed, SubmissionRefused) as exc:
+            reasoning.append(f"{plan.attack}'s labels failed their confirmation: {exc}")
+            return None, False
+        verdict = str(result.details.get("confirmed"))
+        reasoning.append(f"confirmation query: {verdict}")
+        if verdict != "passed":
+            reasoning.append(f"{plan.attack}'s labels dropped: the confirmation cannot vouch for them")
+            return None, False
+    elif cut:
         how = ("decoded exactly, not confirmed (no query left)" if confirmed(plan.attack) else
                "decided by the likelihood decoder at its error target")
         reasoning.append(f"cut by the budget after {spent} queries: {result.recovered} labels {how}; "

@@ -18,6 +18,15 @@ OUTCOMES: dict[str, dict[str, Any]] = RECORDED["cells"]
 AT = RECORDED["header"]["short"]
 
 
+#: Cells where a deliberate change trades labels for a true word, each with the labels right it must still reach
+#: and why. Every entry is a cost the note of its change states; the grid holds every other cell to the record.
+TRADED: dict[str, tuple[int, str]] = {
+    "binary_logloss-k2-laplace_5e-3-all-a1-bal-n120-q100-s1": (
+        106, "a design cut short under noise keeps one query to confirm its labels (unconfirmed, they are never "
+        "called exact: the probes cannot see a fresh randomized response): one label fewer decoded, 92 vouched"),
+}
+
+
 def _played(outcome: dict[str, Any]) -> str:
     fallback = outcome.get("fallback")
     return f"{outcome['attack']}" + ("" if fallback is None else f" (fallback {fallback})")
@@ -45,6 +54,10 @@ def test_auto_matches_or_beats_its_recorded_outcome(cell: Cell) -> None:
     message = _describe(cell, then, now)
     if then["wrong_exact"] == 0:
         assert now["wrong_exact"] == 0, f"a wrong label vouched for (confidence 1.0): {message}"
+    if cell.id in TRADED:
+        floor, why = TRADED[cell.id]
+        assert now["right"] >= floor and now["wrong_exact"] == 0, f"{message} (traded: {why})"
+        return
     assert now["right"] >= then["right"], f"fewer labels right: {message}"
     if now["right"] == then["right"]:
         assert now["queries"] <= then["queries"], f"as many labels right for more queries: {message}"
