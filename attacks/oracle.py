@@ -276,6 +276,9 @@ class LocalOracle:
     next submission is made as; each has its own defense state, while submission ids (hence fresh noise draws)
     stay global as on the site. ``queries`` counts every account's submissions, ``queries_by_account`` each one's.
 
+    ``disclosed`` is what the host tells participants of its chain (the parameters a page may state: a privacy
+    budget's ε, the Ladder's step, a randomized response's p), kept beside ``same_file_same_score``.
+
     ``also_report`` names further metrics the leaderboard shows for every submission (paper 004, Section 3:
     AUC beside log loss). Every submission is released by :func:`scoring.release_submission`, the function
     the site's worker calls: each reported metric through the same chain, with its own defense state and
@@ -312,6 +315,7 @@ class LocalOracle:
         ids: Sequence[str] | None = None,
         also_report: Sequence[str] = (),
         accounts: int = 1,
+        disclosed: dict[str, Any] | None = None,
     ) -> None:
         if isinstance(accounts, bool) or not isinstance(accounts, int) or accounts < 1:
             raise ValueError(f"accounts must be a positive integer, got {accounts!r}")
@@ -350,6 +354,9 @@ class LocalOracle:
             {name: {} for name in self.specs} for _ in range(accounts)
         ]
         self.queries_by_account = [0] * accounts
+        #: What the host tells participants of the chain (e.g. ``{"epsilon": 10}``, ``{"eta": 0.01}``), beside
+        #: whether the same file gets the same score; attacks read it through ``BoardFacts.disclosed``.
+        self.disclosed: dict[str, Any] = {"same_file_same_score": same_file_same_score, **(disclosed or {})}
 
     @property
     def _states(self) -> dict[str, dict[str, list[dict[str, Any]]]]:

@@ -276,6 +276,8 @@ class HttpOracle:
         self.daily_limit: int | None = competition_meta.daily_limit
         self.total_limit: int | None = competition_meta.total_limit
         self.disclosed_defenses = competition_meta.disclosed_defenses
+        # What the host tells participants of the chain (attacks read it through BoardFacts.disclosed).
+        self.disclosed: dict[str, Any] = {"text": self.disclosed_defenses} if self.disclosed_defenses else {}
         # What a released value is (a score, or a hard label: attacks.hard_label reads it); older sites: a score.
         feedback = self.metadata.get("feedback")
         self.feedback: dict[str, Any] = dict(feedback) if isinstance(feedback, dict) else {"kind": "score"}

@@ -170,3 +170,10 @@ def test_rescue_plans_come_only_after_every_exact_plan_failed() -> None:
     options = rescues(replace(withheld, exact_failed=True, failed="capacity", withheld=3))
     assert [p.attack for p in options] == ["budgeted"] and options[0].params["first_account"] == 1
     assert rescues(replace(failed, budget_left=1)) == []  # no queries left to rescue with
+
+
+def test_what_the_host_discloses_reaches_the_board_facts() -> None:
+    told = LocalOracle([0, 1, 1, 0], decimals=5, same_file_same_score=True, disclosed={"epsilon": 10.0})
+    facts = BoardFacts.of(told)
+    assert facts.disclosed == {"same_file_same_score": True, "epsilon": 10.0}
+    assert BoardFacts.of(LocalOracle([0, 1])).disclosed == {"same_file_same_score": False}
