@@ -142,7 +142,7 @@ def budgeted(
     weights = a / 2.0 ** np.arange(m)
     p_design = 1.0 / (1.0 + np.exp(-weights))  # logit w: loss −ln p (label 1) vs −ln(1 − p) (label 0)
     accounts = BoardFacts.of(oracle).accounts
-    account = int(getattr(oracle, "account", 0)) if first_account is None else first_account
+    account = BoardFacts.of(oracle).account if first_account is None else first_account
     limit = budget if budget is not None else 10 * n
     marginals = np.full(n, np.nan)
     used = releases = withheld = 0

@@ -146,7 +146,7 @@ def thresholdout(oracle: Oracle, *, budget: int | None = None, block: int = BLOC
     holdout_answers = 0
 
     accounts = BoardFacts.of(oracle).accounts
-    account = int(getattr(oracle, "account", 0))
+    account = BoardFacts.of(oracle).account
     switching = False  # only once the reference count is read: before that, silence is no Thresholdout sign
 
     def ask(p: np.ndarray) -> float | None:

@@ -165,7 +165,7 @@ def ladder(
         if free.opening is None:
             raise
         result = FixedLadderAttack(oracle, eta=eta, budget=budget, block=DEFAULT_BLOCK,
-                                   first_account=int(getattr(oracle, "account", 0)), prior=prior).run(
+                                   first_account=BoardFacts.of(oracle).account, prior=prior).run(
             opening=free.opening)
         result.details["mode"] = "fixed"
         result.details["told_apart"] = f"first release not exact ({exc})"
@@ -266,7 +266,7 @@ def _resume(
             told = told or "releases fit a count and a step's grid: a constant below the grid was released on it"
             start = {**start, "leader": fixed_release}
     result = FixedLadderAttack(oracle, eta=eta, budget=left_of(budget, spent), block=DEFAULT_BLOCK,
-                               first_account=int(getattr(oracle, "account", 0)), prior=prior).run(start=start)
+                               first_account=BoardFacts.of(oracle).account, prior=prior).run(start=start)
     result.details["mode"] = "fixed"
     result.details["told_apart"] = told
     result.details["queries"] = int(result.details.get("queries", 0)) + spent

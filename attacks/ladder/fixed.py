@@ -191,7 +191,7 @@ class FixedLadderAttack:
         self.budget = budget if budget is not None else DEFAULT_QUERIES_PER_ROW * self.n
         self.block = max(1, min(block, 30))
         self.accounts = BoardFacts.of(oracle).accounts
-        self.next_account = int(getattr(oracle, "account", 0)) if first_account is None else first_account
+        self.next_account = BoardFacts.of(oracle).account if first_account is None else first_account
         self.prior = prior
         self.labels = np.full(self.n, -1, dtype=np.int64)
         self.count: int | None = None  # ones among all rows, once exact
@@ -584,7 +584,7 @@ class FixedLadderAttack:
         count, step, released, used, counts = identify(self.oracle, start, steps,
                                                        budget=max(self.budget - self.used, 0))
         self.used += used
-        self.next_account = int(getattr(self.oracle, "account", 0)) + 1
+        self.next_account = BoardFacts.of(self.oracle).account + 1
         if step is None:
             raise AttackFailed("the step could not be told apart from the releases within the budget; give 'eta'")
         if step not in candidate_steps(self.n, None) and not self.given_eta:
