@@ -55,14 +55,18 @@ def test_too_few_accounts_leave_the_board_to_the_one_account_plans() -> None:
 
 
 @pytest.mark.parametrize("chain", [FREE, FIXED])
-def test_more_accounts_never_read_fewer_labels(chain: list[dict[str, object]]) -> None:
-    labels = _labels(120, 21, share=0.6)
+@pytest.mark.parametrize("fraction", [None, 0.3])
+def test_more_accounts_never_read_fewer_labels(chain: list[dict[str, object]], fraction: float | None) -> None:
+    labels = _labels(200, 21, share=0.6)
+    scored = np.ones(200, bool) if fraction is None else public_split_mask(200, fraction, 4)
     right = []
-    for accounts in (1, 2, 60):
-        board = LocalOracle(labels, decimals=5, defenses=chain, seed=4, accounts=accounts)
-        right.append(int((attacks.run("auto", board, budget=600).labels == labels).sum()))
+    for accounts in (1, 2, 12, 150):
+        board = LocalOracle(labels, decimals=5, defenses=chain, seed=4, accounts=accounts, public_fraction=fraction)
+        result = attacks.run("auto", board, budget=2000)
+        right.append(int((result.labels == labels)[scored].sum()))
+        assert not ((result.fill_confidence() >= 1.0) & (result.labels != labels)).any()  # never a false exact
     assert right == sorted(right), right
-    assert right[-1] == 120
+    assert right[-1] == int(scored.sum())
 
 
 def test_fresh_accounts_submits_once_per_account_and_stops_at_the_last() -> None:
