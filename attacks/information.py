@@ -146,6 +146,43 @@ def ladder_bits(step: float, queries: int, eps: float = 1e-15, *, initial: float
     return (math.lgamma(queries + levels + 1) - math.lgamma(levels + 1) - math.lgamma(queries + 1)) / math.log(2)
 
 
+def accounts_ladder_bits(accounts: int, queries: int, step: float | None, n_rows: int, decimals: int | None,
+                         eps: float = 1e-15) -> float:
+    """Bits ``queries`` submissions spread over ``accounts`` per-account Ladders can carry: each account holds its
+    own transcript, whose first release is unconditional (at most one release's bits, :func:`rounding_bits`; at the
+    fixed step ``η`` the release count of ``⌊A/η⌋ + 2`` levels) and whose further releases are the Ladder's (for a
+    fixed step, :func:`ladder_bits` of the rest; for the parameter-free Ladder no tighter bound than a release
+    each). Maximised over how the submissions are shared between the accounts, at most ``queries`` of them.
+
+    >>> round(accounts_ladder_bits(30, 30, None, 306, 5), 1) == round(30 * rounding_bits(306, 5), 1)
+    True
+    >>> accounts_ladder_bits(1, 100, 0.01, 306, 5) == ladder_bits(0.01, 100)
+    True
+    """
+    accounts = max(0, min(accounts, queries))
+    if accounts == 0:
+        return 0.0
+    per_release = rounding_bits(n_rows, decimals, eps)
+    if step is None:
+        return queries * per_release
+    # Every account's transcript is a fixed-step Ladder's: concave in its length, so an even share is the maximum.
+    share, extra = divmod(queries, accounts)
+    return (accounts - extra) * ladder_bits(step, share, eps) + extra * ladder_bits(step, share + 1, eps)
+
+
+def accounts_needed(n_rows: int, balance: float, step: float | None, decimals: int | None,
+                    eps: float = 1e-15) -> int:
+    """The fewest accounts, one first release each, whose releases can carry ``n_rows`` labels of share
+    ``balance``: the entropy of the labels over one first release's bits (at the Ladder's step ``η`` when fixed).
+
+    >>> accounts_needed(92, 0.68, None, 5) <= 30
+    True
+    """
+    levels_bits = rounding_bits(n_rows, decimals, eps) if step is None else math.log2(
+        math.floor(loss_range(eps) / step) + 2)
+    return math.ceil(label_entropy_bits(n_rows, balance) / min(levels_bits, float(n_rows)))
+
+
 def privacy_budget_bits(released: int, per_query_bits: float) -> float:
     """A privacy budget that releases ``released`` scores and then withholds: at most ``released × C``."""
     return released * per_query_bits

@@ -17,14 +17,13 @@ scored rows' labels (their entropy over the bits one release at the board's prec
 from __future__ import annotations
 
 import argparse
-import math
 import time
 
 import numpy as np
 from sklearn.datasets import load_breast_cancer, load_digits
 
 from attacks import LocalOracle, run
-from attacks.information import label_entropy_bits, rounding_bits
+from attacks.information import accounts_needed
 from scoring import public_split_mask
 
 DECIMALS = 5
@@ -49,9 +48,8 @@ def label_sets() -> dict[str, np.ndarray]:
 
 def first_release_bound(rows: int, chain: str, positives: int) -> int:
     """The fewest first releases that can carry the labels of ``rows`` scored rows (``positives`` of them 1)."""
-    decimals = 2 if chain == "ladder-fixed-0.01" else DECIMALS
-    bits = label_entropy_bits(rows, positives / rows)
-    return math.ceil(bits / rounding_bits(rows, decimals))
+    step = 0.01 if chain == "ladder-fixed-0.01" else None
+    return accounts_needed(rows, positives / rows, step, DECIMALS)
 
 
 def main() -> None:

@@ -83,3 +83,27 @@ def test_ladder_transcripts_counted_by_brute_force() -> None:
     grid = np.linspace(0, top, 17)
     transcripts = {_ladder_transcript(s, step) for s in itertools.product(grid, repeat=queries)}
     assert math.log2(len(transcripts)) <= info.ladder_bits(step, queries, initial=top)
+
+
+def test_the_accounts_bound_splits_submissions_over_per_account_ladders() -> None:
+    # One account: the Ladder's own transcript bound; more accounts never carry fewer bits, and never more than
+    # a release each at the board's precision.
+    one = info.accounts_ladder_bits(1, 200, 0.01, 306, 5)
+    assert one == info.ladder_bits(0.01, 200)
+    bits = [info.accounts_ladder_bits(k, 200, 0.01, 306, 5) for k in (1, 2, 10, 100, 200, 1000)]
+    assert bits == sorted(bits) and bits[-1] == bits[-2]  # past one submission an account, no more accounts help
+    assert bits[-1] <= 200 * info.rounding_bits(306, 5)
+    # Brute force over every share of 12 submissions between 3 accounts: the even share is the maximum.
+    from itertools import product
+
+    best = max(sum(info.ladder_bits(0.01, q) for q in shares)
+               for shares in product(range(13), repeat=3) if sum(shares) == 12)
+    assert abs(info.accounts_ladder_bits(3, 12, 0.01, 306, 5) - best) < 1e-9
+
+
+def test_what_fresh_accounts_read_stays_within_the_accounts_bound() -> None:
+    # 306 rows, 30 % public, parameter-free Ladder: the public labels read through 34 accounts (36 submissions,
+    # tests/attacks/test_fresh_accounts.py) carry no more bits than those accounts' releases can.
+    public, share = 92, 0.68
+    assert info.accounts_needed(public, share, None, 5) <= 34
+    assert info.accounts_ladder_bits(34, 36, None, 306, 5) >= info.label_entropy_bits(public, share)
