@@ -101,6 +101,7 @@ def summarize(cells: Sequence[Cell]) -> list[dict[str, Any]]:
             "accounts": group[0].accounts,
             "cells": len(group),
             "ok": sum(c.status == "ok" for c in group),
+            "error": next((c.error for c in group if c.status != "ok" and c.error), None),
             "label_accuracy": _round(_mean([r["label_accuracy"] for r in flat]), 4),
             "majority_rate": _round(_mean([r["majority_rate"] for r in flat]), 4),
             "exact_fraction": _round(_mean([r["exact_fraction"] for r in flat]), 4),
@@ -134,6 +135,11 @@ def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
         cells[2] = row["attack"] + (f" ({row['accounts']} accounts)" if row.get("accounts", 1) > 1 else "")
         cells[3] = "none" if row["budget"] is None else f"{row['budget']:,}"
         cells[4] = f"{row['ok']}/{row['cells']}"
+        if row["ok"] == 0:
+            # A failed attack measured nothing: its reason, never an accuracy of 0.
+            reason = str(row.get("error") or "no labels")
+            cells[5] = "failed (" + (reason if len(reason) <= 60 else reason[:59] + "…") + ")"
+            cells[7] = "–"
         cells[10] = f"{text(row['attacker_public_rank'])}/{row['n_participants']}"
         cells[11] = f"{text(row['attacker_private_rank'])}/{row['n_participants']}"
         lines.append("| " + " | ".join(cells) + " |")

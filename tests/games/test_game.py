@@ -573,3 +573,16 @@ def test_a_model_competition_needs_features(entry: str, message: str) -> None:
     """
     with pytest.raises(GameFileError, match=message):
         parse_game(text)
+
+
+def test_the_summary_table_shows_a_failed_attack_as_failed_with_its_reason() -> None:
+    from games.report import markdown_table
+
+    row = {"dataset": "d", "defense": "c", "attack": "capacity", "budget": None, "accounts": 1, "cells": 2, "ok": 0,
+           "error": "no labeling is consistent with the released score", "label_accuracy": 0.0,
+           "majority_rate": 0.6, "exact_recovery_rate": 0.0, "queries": 8.0, "seconds": 0.1,
+           "attacker_public_rank": 12, "attacker_private_rank": 12, "n_participants": 14, "honest_kendall_tau": 1.0,
+           "honest_best_wins_rate": 1.0, "honest_mean_abs_error": 0.0}
+    cells = [cell.strip() for cell in markdown_table([row]).splitlines()[-1].strip("|").split("|")]
+    assert cells[4] == "0/2" and cells[5] == "failed (no labeling is consistent with the released score)"
+    assert cells[7] == "–"  # no exact-recovery rate for an attack that measured nothing
