@@ -3,14 +3,16 @@ itself (:class:`AttackSpec`), and its answer for a board (a :class:`Plan`, or a 
 
 Every attack registers an :class:`AttackSpec` beside its function (:func:`attacks.registry.register`); the
 registry is the catalogue. ``auto`` asks every spec whether it fits the board and plays the best-ranked plan
-(:func:`attacks.plan.choose`), then the failed plan's declared fallbacks; the audit's battery, the attacks a
+(:func:`attacks.plan.choose`); the audit's battery, the attacks a
 budget can cut short and the documentation's attack table are read off the same specs. Adding an attack is one
 module: its function, its spec, and nothing else.
 
 A plan's rank is ``(rank, cost)``: ``rank`` orders the kinds of evidence a board gives (an attack made for a
-board's defense before a general one; an exact design before a best guess), ``cost`` the expected queries
-(:mod:`attacks.information`'s bounds where one exists), so that of two attacks made for the same board the
-cheaper plays (paper 004's AUC + log-loss attacks against ``capacity``).
+board's defense before a general one; an exact design before a likelihood decoder before a best guess), ``cost``
+the expected queries (from the counting bound, or an attack's own plan), so that of two attacks made for the same
+board the cheaper plays (paper 004's AUC + log-loss attacks against ``capacity``). After the first choice ``auto``
+plays the failed plan's declared fallbacks, the rescue plans, the likelihood decoders and the best guess, each
+read off the specs (:mod:`attacks.auto`).
 """
 
 from __future__ import annotations
