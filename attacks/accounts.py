@@ -25,16 +25,15 @@ from typing import Any
 
 import numpy as np
 
+from attacks.capacity import CAPACITY_METRICS
 from attacks.capacity.design import counting_bound
 from attacks.catalogue import BoardFacts, Plan, Refusal
 from attacks.ladder.fixed import candidate_steps
-from attacks.oracle import Oracle, Released
+from attacks.oracle import Oracle, ReducedOracle, Released
 from attacks.registry import register, run
 from attacks.result import AttackFailed, AttackResult
 from attacks.seen import Fingerprint
 
-#: Metrics the inner exact designs read through fresh accounts (``capacity`` and ``capacity_split``'s).
-METRICS = frozenset({"binary_logloss", "multiclass_logloss", "kl", "brier", "norm_like", "itakura_saito"})
 #: Probes of the inner fingerprint, an account each: the released precision, noise (two identical probes) and
 #: the class balance; the outer fingerprint saw the rest (a Ladder).
 FINGERPRINT = 4
@@ -45,15 +44,15 @@ SLACK = FINGERPRINT + 6
 RANK = 29
 
 
-class FreshAccounts:
+class FreshAccounts(ReducedOracle):
     """``inner`` with every submission made as the next account nothing was submitted from: a board whose
     per-account state never builds up. ``decimals`` is the precision a first release carries (the board's, or
     the Ladder step's when coarser); past the last account a submission raises :class:`AttackFailed`."""
 
     def __init__(self, inner: Oracle, first: int, decimals: int | None) -> None:
+        super().__init__(inner)
         facts = BoardFacts.of(inner)
-        self.inner = inner
-        self.n_rows, self.n_classes, self.metric, self.eps = inner.n_rows, inner.n_classes, inner.metric, inner.eps
+        self.n_classes, self.metric, self.eps = inner.n_classes, inner.metric, inner.eps
         self.public_fraction = facts.public_fraction
         self.arithmetic = facts.arithmetic
         self.feedback = {"kind": "score"}
@@ -65,14 +64,6 @@ class FreshAccounts:
     @property
     def decimals(self) -> int | None:
         return self._decimals
-
-    @property
-    def queries(self) -> int:
-        return self.inner.queries
-
-    @queries.setter
-    def queries(self, value: int) -> None:
-        self.inner.queries = value
 
     @property
     def accounts_left(self) -> int:
@@ -153,7 +144,7 @@ def fresh_accounts_fits(facts: BoardFacts) -> Plan | Refusal:
     attack."""
     if not facts.sticky or facts.refusing:
         return Refusal("fresh_accounts", "no per-account Ladder seen (or probes refused)")
-    if facts.family not in METRICS or not facts.float64 or facts.feedback != "score":
+    if facts.family not in CAPACITY_METRICS or not facts.float64 or facts.feedback != "score":
         return Refusal("fresh_accounts", "a float64 score board of a metric capacity reads only")
     scored = facts.n_rows if facts.public_fraction is None else round(facts.n_rows * facts.public_fraction)
     step = release_step(ladder_releases(facts.seen), facts.decimals, scored)

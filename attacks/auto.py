@@ -485,14 +485,9 @@ def _play_exact(
         if view.left == 0:
             reasoning.append(f"{plan.attack}'s labels dropped: no query left to confirm them under noise")
             return None, False
-        try:
-            confirm_claims(view, result, slack=slack_from(params))
-        except (AttackFailed, SubmissionRefused) as exc:
-            reasoning.append(f"{plan.attack}'s labels failed their confirmation: {exc}")
+        if not _confirmed(view, plan, result, params, reasoning):
             return None, False
-        verdict = str(result.details.get("confirmed"))
-        reasoning.append(f"confirmation query: {verdict}")
-        if verdict != "passed":
+        if result.details.get("confirmed") != "passed":
             reasoning.append(f"{plan.attack}'s labels dropped: the confirmation cannot vouch for them")
             return None, False
     elif cut:
@@ -503,15 +498,25 @@ def _play_exact(
     elif result.recovered and confirmed(plan.attack):
         left = view.left
         if left is None or left > reserve:
-            try:
-                confirm_claims(view, result, slack=slack_from(params))
-            except (AttackFailed, SubmissionRefused) as exc:
-                reasoning.append(f"{plan.attack}'s labels failed their confirmation: {exc}")
+            if not _confirmed(view, plan, result, params, reasoning):
                 return None, False
-            reasoning.append(f"confirmation query: {result.details.get('confirmed')}")
         else:
             reasoning.append("not confirmed: no query left in the budget")
     return result, cut
+
+
+def _confirmed(
+    view: BudgetedView, plan: Plan, result: AttackResult, params: dict[str, Any], reasoning: list[str]
+) -> bool:
+    """One query checking ``result``'s claims (:mod:`attacks.confirm`, widened by the plan's noise bound); whether
+    the board did not contradict them (``result.details["confirmed"]`` says how it went)."""
+    try:
+        confirm_claims(view, result, slack=slack_from(params))
+    except (AttackFailed, SubmissionRefused) as exc:
+        reasoning.append(f"{plan.attack}'s labels failed their confirmation: {exc}")
+        return False
+    reasoning.append(f"confirmation query: {result.details.get('confirmed')}")
+    return True
 
 
 def _play_guess(

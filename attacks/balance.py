@@ -200,7 +200,6 @@ def majority_labels(n_rows: int, rates: np.ndarray | None) -> tuple[np.ndarray, 
     return np.full(n_rows, int(np.argmax(rates)), dtype=np.int64), np.full(n_rows, float(np.max(rates)))
 
 
-
 def majority_fits(facts: BoardFacts) -> Plan | Refusal:
     """Every board: the majority class, the floor of every guess (rank 1001)."""
     return Plan("majority", {"rates": None if facts.seen is None else facts.seen.balance}, why_guess(facts),

@@ -104,7 +104,6 @@ def floored_labels(
     return labels, confidence, info
 
 
-
 #: Random vectors boosting plays when no budget is given.
 BOOSTING_K = 100
 #: Margin of boosting's vectors when the board refuses probes: ±0.25 around 1/2 is not a 0/1 vector.

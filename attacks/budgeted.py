@@ -64,7 +64,6 @@ def posterior(released: float, means: np.ndarray, scale: float, prior: float, z:
     return np.asarray(w @ z)
 
 
-
 def budgeted_fits(facts: BoardFacts) -> Plan | Refusal:
     """Noisy releases that stop (a privacy budget) on binary log loss scoring every row: rank 10. As a rescue,
     once every exact plan failed and the board withheld releases under noise (rank 42): what is left of the

@@ -184,6 +184,14 @@ class BoardFacts:
         return not (self.refusing or self.sticky or self.subsetting)
 
     @property
+    def quiet_binary(self) -> bool:
+        """A float64 binary log-loss board whose probes were all released, without noise or a Ladder: where rows
+        or labels redrawn per submission are the likely cause of an exact design's failure."""
+        seen = self.seen
+        return (seen is not None and self.binary_logloss and not seen.noise and not seen.ladder and not seen.rejected
+                and not seen.released_nothing and self.float64)
+
+    @property
     def fresh_release(self) -> bool:
         """A release the likelihood decoders model: a fresh score per submission over the same rows (no Ladder,
         no subset, nothing refused or withheld) in float64."""

@@ -4,10 +4,8 @@
 from __future__ import annotations
 
 from attacks.catalogue import BoardFacts, Plan, noise_bound
+from attacks.paper001.attacks import BREGMAN_METRICS
 from attacks.registry import available
-
-#: Losses paper 001's constructions decode (``norm_like:α`` by its base name); binary log loss keeps ``capacity``.
-BREGMAN_METRICS = frozenset({"kl", "itakura_saito", "brier", "norm_like", "multiclass_logloss"})
 
 
 def after_failure_plans(facts: BoardFacts) -> list[Plan]:
@@ -27,9 +25,7 @@ def after_failure_plans(facts: BoardFacts) -> list[Plan]:
             and "bregman_powers" in names and report.public_fraction is None and not report.only_public_moves):
         return [Plan("bregman_powers", {"doubling": True}, f"capacity's labels did not hold on {facts.metric}: noise "
                      "below the released resolution is likely; the powers construction doubles its noise bound")]
-    plain = (facts.binary_logloss and not report.noise and not report.ladder and not report.rejected
-             and not report.released_nothing and facts.float64)
-    if not plain or report.public_fraction is not None:
+    if not facts.quiet_binary or report.public_fraction is not None:
         return []
     plans = []
     if "randomized_response" in names:

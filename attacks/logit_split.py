@@ -55,7 +55,6 @@ class LogitBoard(ReducedOracle):
         return self.inner.submit(self.logits(predictions))
 
 
-
 def logits_split_fits(facts: BoardFacts) -> Plan | Refusal:
     """softmax or sigmoid cross-entropy on logits with only a public split scored, float64: rank 90."""
     if not facts.open_release or facts.family not in ("softmax_ce", "sigmoid_ce") or not facts.split:

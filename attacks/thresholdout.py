@@ -82,7 +82,6 @@ def design(m: int, gap: float, eps: float) -> tuple[np.ndarray, np.ndarray]:
     return p_grid[chosen], moves
 
 
-
 def thresholdout_fits(facts: BoardFacts) -> Plan | Refusal:
     """Rows that never move the score although none is private (Thresholdout's secret reference side), binary
     log loss: rank 40. As a rescue, once every exact plan failed (rank 41): where the board looked clean, rows

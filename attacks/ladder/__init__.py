@@ -71,7 +71,6 @@ def ladder_free(oracle: Oracle, *, budget: int | None = None, **params: Any) -> 
     return ladder_free_attack(limited(oracle, budget), budget=budget, **params)
 
 
-
 def ladder_fits(facts: BoardFacts) -> Plan | Refusal:
     """Released scores that stick (a Ladder) on binary log loss scoring every row, continuing the account the
     fingerprint's edge probes opened at a high leader, else on a fresh account: rank 30."""

@@ -92,8 +92,6 @@ def prime_decoder(
     return None
 
 
-
-
 def paper_prime_batch(phi: int) -> int:
     """Algorithm 1, step 4: the largest m with ``p_m ≤ 2^((φ−5)/4)``.
 
@@ -307,7 +305,6 @@ def prime_single(oracle: Oracle, *, budget: int | None = None) -> AttackResult:
     )
 
 
-
 def prime_batched_fits(facts: BoardFacts) -> Plan | Refusal:
     """Binary log loss on an MPFR server, no noise: rank 70."""
     if not facts.open_release or not facts.binary_logloss:
@@ -492,7 +489,6 @@ def robust_single(
     )
 
 
-
 def robust_batched_fits(facts: BoardFacts) -> Plan | Refusal:
     """Binary log loss under noise where capacity's lattice does not run (an MPFR server): rank 71."""
     if not facts.open_release or not facts.binary_logloss:
@@ -626,7 +622,6 @@ def robust_batched(
         "robust_batched", labels, batch_size=size, batches=batches,
         tau=full[1].tau, spacing=full[2], verified=verified, decode_seconds=decode_seconds,
     )
-
 
 
 def prime_powers_fits(facts: BoardFacts) -> Plan | Refusal:

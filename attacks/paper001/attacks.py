@@ -256,7 +256,6 @@ def play(
     return AttackResult(attack=name, labels=labels, details=details)
 
 
-
 #: Losses paper 001's constructions decode (``norm_like:α`` by its base name); binary log loss keeps ``capacity``.
 BREGMAN_METRICS = frozenset({"kl", "itakura_saito", "brier", "norm_like", "multiclass_logloss"})
 

@@ -29,9 +29,6 @@ def _construction(construction: str) -> str:
     return construction
 
 
-
-
-
 @register("ce_robust", exact=False, truncatable=True,
           paper="paper 001 §4, Theorem 3 (τ-robust cross-entropy rows); §7's doubling",
           board="K-class log loss or kl under noise, every row scored (capacity's fallback)",
@@ -102,7 +99,6 @@ def _logit_attack(
                 decoder=decoder, verify=verify, budget=budget, logits=name, family=CROSS_ENTROPY)
 
 
-
 def _logit_fits(name: str) -> Callable[[BoardFacts], Plan | Refusal]:
     def fits(facts: BoardFacts) -> Plan | Refusal:
         """The loss of the same name on logits, every row scored, float64: rank 100."""
@@ -166,9 +162,6 @@ def softmax_ce(
     """
     return _logit_attack("softmax_ce", oracle, construction, tau, noise, scale, delta, doubling, tau_start,
                          batch_size, headroom, decoder, verify, budget)
-
-
-
 
 
 @register("sigmoid_ce", exact=False, truncatable=True, fits=_logit_fits("sigmoid_ce"),

@@ -29,16 +29,9 @@ __all__ = ["randomized_response_attack", "subsetting_attack"]
 # Both check themselves (every label comes out of an exhaustive decode of its own release); a confirmation query
 # as ``attacks.run`` adds for exact attacks would see another subset / other flips and prove nothing.
 
-def _plain_binary(facts: BoardFacts) -> bool:
-    """A float64 binary log-loss board that released every probe, without noise or a Ladder."""
-    seen = facts.seen
-    return (seen is not None and facts.binary_logloss and not seen.noise and not seen.ladder and not seen.rejected
-            and not seen.released_nothing and facts.float64)
-
-
 def subsetting_fits(facts: BoardFacts) -> Plan | Refusal:
     """A fresh random subset of rows scored per submission, without noise: rank 50."""
-    if not _plain_binary(facts):
+    if not facts.quiet_binary:
         return Refusal("subsetting", "float64 binary log loss without noise, a Ladder or refusals only")
     if not facts.subsetting:
         return Refusal("subsetting", "no fresh subset seen")
@@ -70,10 +63,9 @@ def subsetting(oracle: Oracle, *, budget: int | None = None, **params: Any) -> A
     return subsetting_attack(oracle, budget=budget, **params)
 
 
-
 def randomized_response_fits(facts: BoardFacts) -> Plan | Refusal:
     """The same row's label flipping between submissions (fresh randomized response), no noise: rank 51."""
-    if not _plain_binary(facts):
+    if not facts.quiet_binary:
         return Refusal("randomized_response", "float64 binary log loss without noise, a Ladder or refusals only")
     if facts.seen is None or not facts.seen.fresh_flips:
         return Refusal("randomized_response", "no fresh flips seen")
