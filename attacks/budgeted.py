@@ -76,6 +76,16 @@ def budgeted_fits(facts: BoardFacts) -> Plan | Refusal:
         return Plan("budgeted", {"budget": facts.budget_left, "prior": None, "scale": facts.spread,
                                  "first_account": first}, "releases withheld under noise: a privacy budget",
                     rank=42, rescue=True)
+    told_scale = facts.told_budget_scale
+    if told_scale is not None and not facts.split and not (seen is not None and (seen.ladder or seen.rejected)):
+        # The host discloses the budget and the noise: no release is spent measuring them, every one reads rows.
+        told = facts.told
+        per_account = told.releases_per_account()
+        return Plan("budgeted", {"scale": told_scale, "prior": facts.prior, "budget": facts.budget_left,
+                                 "first_account": facts.account, "releases_per_account": per_account},
+                    f"a disclosed privacy budget (ε {told.budget_epsilon:g}) over disclosed noise (scale "
+                    f"{told_scale:.3g} on the mean): every release spent on a few rows"
+                    + (f", {per_account} per account over {facts.accounts} account(s)" if per_account else ""), rank=10)
     if seen is None or not (seen.released_nothing and seen.noise and not seen.rejected):
         return Refusal("budgeted", "no noisy releases that stop (a privacy budget) were seen")
     if not facts.binary_logloss or facts.split:
@@ -104,12 +114,21 @@ def budgeted(
     prior: float | None = None,
     budget: int | None = None,
     first_account: int | None = None,
+    releases_per_account: int | None = None,
 ) -> AttackResult:
     """Spend every release of a privacy budget on a few rows at a time (module docstring). ``scale``: the
     Laplace scale on the released mean if known; else ``epsilon`` (the ε each release spends, disclosed by the
     host) gives ``b = Δ/ε`` with ``Δ = A/N`` (the log-loss sensitivity). ``prior``: the share of ones (the
     fingerprint's balance); if unknown, the first release measures it. Submits until every account's budget
-    withholds or ``budget`` submissions are spent (every account's together; ``None``: ``10·N``).
+    withholds or ``budget`` submissions are spent (every account's together; ``None``: ``10·N``): each account's
+    budget is its own (the defense keeps one per participant), so ``k`` accounts read ``k`` times the rows, each
+    account going on where the last one stopped. ``releases_per_account``: what the disclosure says one account's
+    budget allows, checked against the releases (an account withheld earlier says so in ``details``).
+
+    The noise is checked against the releases: each must lie within :data:`BELIEVED` scales of a labeling's
+    score, and on average within :data:`BELIEVED_MEAN`; a release beyond that (a host disclosing less noise than
+    it adds, or a chain other than disclosed) makes the attack fit the scale to the releases instead (maximum
+    likelihood over the labelings' mixture) and say so in ``details["scale_check"]``.
 
     Paper: ours (against a privacy budget, Dwork–Rothblum–Vadhan composition). Queries: ``⌈N / m⌉`` releases
     of ``m`` rows while the budget releases. Precision: Laplace noise of scale ``b`` on the released mean.
@@ -143,8 +162,10 @@ def budgeted(
     accounts = BoardFacts.of(oracle).accounts
     account = BoardFacts.of(oracle).account if first_account is None else first_account
     limit = budget if budget is not None else 10 * n
-    marginals = np.full(n, np.nan)
+    reads: list[tuple[np.ndarray, np.ndarray, float]] = []  # (rows, their labelings' mean scores, the release)
     used = releases = withheld = 0
+    per_account: list[int] = []
+    on_account = 0
     row = 0
     while row < n and used < limit and account < accounts:
         oracle.account = account  # type: ignore[attr-defined]
@@ -157,9 +178,11 @@ def budgeted(
                 value = None
             used += 1
             if value is None:
-                account += 1
+                per_account.append(on_account)
+                account, on_account = account + 1, 0
                 continue
             releases += 1
+            on_account += 1
             measure_balance = False
             share = min(max(float(value) / a, 0.0), 1.0)
             continue
@@ -174,17 +197,25 @@ def budgeted(
         used += 1
         if released is None:
             withheld += 1
-            account += 1  # this account's budget is spent: the next one's is fresh
+            per_account.append(on_account)
+            account, on_account = account + 1, 0  # this account's budget is spent: the next one's is fresh
             continue
         releases += 1
+        on_account += 1
         zk = z[: 1 << k, :k]
         losses = np.where(zk == 1, row_losses(p[rows], np.ones(k, dtype=np.int64), eps),
                           row_losses(p[rows], np.zeros(k, dtype=np.int64), eps))
-        means = (losses.sum(axis=1) + (n - k) * math.log(2.0)) / n
-        marginals[rows] = posterior(float(released), means, scale, share, zk)
+        reads.append((rows, (losses.sum(axis=1) + (n - k) * math.log(2.0)) / n, float(released)))
         row += k
     if releases == 0 or (prior is None and measure_balance):
         raise AttackFailed("the privacy budget released nothing more (on every account left)")
+    check = _check_scale(reads, scale)
+    if check is not None:
+        scale = _fit_scale(reads, scale, share, z)
+        check += f"; the scale fitted to the releases instead: {scale:.3g}"
+    marginals = np.full(n, np.nan)
+    for rows, means, released in reads:
+        marginals[rows] = posterior(released, means, scale, share, z[: 1 << len(rows), : len(rows)])
     queried = ~np.isnan(marginals)
     # Each queried row's evidence as a log-likelihood ratio, weighed against the balance and floored at the
     # majority labeling unless it is confidently better (boosting's floor: never below the majority class).
@@ -195,5 +226,54 @@ def budgeted(
     labels, confidence, floor = floored_labels(share, evidence, ties)
     details: dict[str, Any] = {"rows_per_release": m, "releases": releases, "withheld": withheld,
                                "queries": used, "rows_queried": int(queried.sum()), "scale": scale,
-                               "accounts_used": min(account + 1, accounts), "floored": floor.get("floored")}
+                               "accounts_used": min(account + 1, accounts), "floored": floor.get("floored"),
+                               "scale_check": check or "the releases fit the noise scale"}
+    if releases_per_account is not None:
+        short = [count for count in per_account if count < releases_per_account]
+        details["releases_per_account"] = releases_per_account
+        if short:
+            details["budget_check"] = (f"{len(short)} account(s) withheld after fewer releases than the disclosed "
+                                       f"{releases_per_account} (as few as {min(short)})")
     return AttackResult("budgeted", labels, details=details, confidence=confidence)
+
+
+#: A release more than this many noise scales from every labeling's score contradicts the scale (Laplace:
+#: probability e^-25 a release) …
+BELIEVED = 25.0
+#: … and so do releases at least :data:`CHECKED` of them, on average more than this many scales from their
+#: nearest labeling's score (the nearest is at most the draw away: a mean of 4 scales over 5 releases has
+#: probability below 2e-5).
+BELIEVED_MEAN = 4.0
+CHECKED = 5
+
+
+def _check_scale(reads: list[tuple[np.ndarray, np.ndarray, float]], scale: float) -> str | None:
+    """Why the releases contradict the noise ``scale`` (``None``: they fit it); see :data:`BELIEVED`."""
+    if not reads or scale <= 0:
+        return None
+    gaps = np.array([float(np.abs(means - released).min()) for _, means, released in reads]) / scale
+    if gaps.max() > BELIEVED:
+        return f"a release lay {gaps.max():.0f} noise scales from every labeling's score"
+    if len(gaps) >= CHECKED and gaps.mean() > BELIEVED_MEAN:
+        return f"the releases lay on average {gaps.mean():.1f} noise scales from the nearest labeling's score"
+    return None
+
+
+def _fit_scale(reads: list[tuple[np.ndarray, np.ndarray, float]], scale: float, share: float,
+               z: np.ndarray) -> float:
+    """The Laplace scale that best explains the releases: EM over each release's labelings (their prior from the
+    balance), started at ``scale``."""
+    p = min(max(share, 1e-9), 1 - 1e-9)
+    for _ in range(50):
+        total = 0.0
+        for rows, means, released in reads:
+            zk = z[: 1 << len(rows), : len(rows)]
+            ones = zk.sum(axis=1)
+            w = -np.abs(released - means) / scale + ones * math.log(p) + (len(rows) - ones) * math.log(1 - p)
+            w = np.exp(w - w.max())
+            total += float((w / w.sum()) @ np.abs(released - means))
+        fitted = max(total / len(reads), 1e-12)
+        if abs(fitted - scale) <= 1e-6 * scale:
+            return fitted
+        scale = fitted
+    return scale

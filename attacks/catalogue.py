@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from attacks.disclosure import Disclosure
 from attacks.seen import Fingerprint
 
 #: Observed spread of two identical probes → a Laplace scale with room to spare. For Laplace noise of scale
@@ -137,6 +138,24 @@ class BoardFacts:
     def split(self) -> bool:
         """Only a public split is scored (disclosed, or seen as rows that never move)."""
         return self.public_fraction is not None or self.hidden_split
+
+    @property
+    def told(self) -> Disclosure:
+        """The chain parameters the host discloses (:mod:`attacks.disclosure`), less any the fingerprint found
+        contradicted by a release (then measured instead)."""
+        told = Disclosure.parse(self.disclosed)
+        if self.seen is not None and self.seen.contradicted:
+            return Disclosure()
+        return told
+
+    @property
+    def told_budget_scale(self) -> float | None:
+        """The Laplace scale on the released mean a disclosed privacy budget's noise has (binary log loss scoring
+        every row), ``None`` unless both the budget and the per-release noise are disclosed (and not contradicted)."""
+        told = self.told
+        if not (told.privacy_budget and self.binary_logloss and self.public_fraction is None):
+            return None
+        return told.noise_scale_on(math.log1p(-self.eps) - math.log(self.eps), self.n_rows)
 
     @property
     def fresh_account(self) -> int | None:

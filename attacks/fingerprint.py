@@ -54,6 +54,7 @@ import numpy as np
 
 from attacks.balance import Balance, measure_balance, rates_from_shares
 from attacks.catalogue import BoardFacts
+from attacks.disclosure import Disclosure
 from attacks.oracle import Oracle, Released
 from attacks.result import SubmissionRefused
 from attacks.seen import Fingerprint
@@ -119,6 +120,10 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
     prober = _Prober(oracle, budget, report)
     n, k = oracle.n_rows, oracle.n_classes
     binary = oracle.metric == "binary_logloss" and k == 2
+    facts = BoardFacts.of(oracle)
+    budget_scale = facts.told_budget_scale
+    if budget_scale is not None and _budget_probe(prober, report, n, oracle.eps, budget_scale, facts.told):
+        return report
     if binary:
         _edge_probes(prober, report, n, oracle.eps)
         if report.ladder:
@@ -129,10 +134,11 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
             return report
     base: Released = None
     repeat: Released = None
+    told_scale = _told_noise(facts) if binary else None
     if prober.left > 0:
         baseline = np.full(n, 0.5) if k == 2 else np.full((n, k), 1.0 / k)
         base = prober.send(baseline)
-        if prober.left > 0:
+        if prober.left > 0 and told_scale is None:
             nudged: np.ndarray
             if oracle.metric == "auc":
                 nudged = np.full(n, 0.25)  # another file, the same ranking: AUC 1/2 again
@@ -146,6 +152,25 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
     if base is not None and repeat is not None:
         report.noise_spread = abs(float(base) - float(repeat))
         report.noise = report.noise_spread > 2 * tol
+    if told_scale is not None and base is not None:
+        # The disclosed noise stands in for the repeat probe, as far as the ½ probe (ln 2 plus one noise draw)
+        # agrees with it; a draw beyond BELIEVED scales contradicts it, and the repeat probe measures instead.
+        draw = abs(float(base) - LN2)
+        if draw <= BELIEVED * told_scale + 2 * tol:
+            report.told.append(f"noise scale {told_scale:.3g} on the mean")
+            report.noise_spread = max(told_scale, draw)
+            report.noise = report.noise_spread > 2 * tol
+            repeat = base  # the row probes compare with this one release
+        else:
+            report.contradicted.append(f"the ½ probe released {float(base):.6g}, {draw / told_scale:.0f} disclosed "
+                                       "noise scales off ln 2")
+            if prober.left > 0:
+                nudged = np.full(n, 0.5)
+                nudged[0] = np.nextafter(0.5, 1.0)
+                repeat = prober.send(nudged)
+                if repeat is not None:
+                    report.noise_spread = abs(float(base) - float(repeat))
+                    report.noise = report.noise_spread > 2 * tol
     if not binary:
         row_metric = oracle.metric.partition(":")[0] in CLASS_ROW_METRICS
         if row_metric and base is not None and not report.noise and prober.left >= 2:
@@ -185,6 +210,51 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
         previous = next(float(v) for v in (repeat, base) if v is not None)
         _row_probes(prober, report, n, reference, previous, seed, spread)
     return report
+
+
+#: A disclosed noise scale is believed while every release it explains stays within this many scales of its
+#: value (a Laplace draw beyond 25 scales has probability e^-25).
+BELIEVED = 25.0
+
+
+def _told_noise(facts: BoardFacts) -> float | None:
+    """The disclosed Laplace scale on the released mean of a binary log-loss board (``None``: not disclosed)."""
+    n_scored = facts.n_public if facts.public_fraction is not None and facts.n_public else facts.n_rows
+    scale = facts.told.noise_scale_on(math.log1p(-facts.eps) - math.log(facts.eps), int(n_scored))
+    return scale if scale is not None and scale > 0 else None
+
+
+def _budget_probe(
+    prober: _Prober, report: Fingerprint, n: int, eps: float, scale: float, told: Disclosure
+) -> bool:
+    """A disclosed privacy budget over disclosed noise: every release spends the budget, so the fingerprint sends
+    only the edge probe (every row at ``eps``: the class balance, which the floor and the decoder's prior need, at
+    ``1/(N·ε)`` of a share) and takes the noise and the budget from the disclosure. Whether the board is read
+    this way (``True``), or the release contradicts the disclosure and the usual probes measure (``False``)."""
+    low = prober.send(np.full(n, eps))
+    _read_decimals(prober, report)
+    told_text = [f"privacy budget ε {told.budget_epsilon:g}",
+                 f"Laplace noise of scale {scale:.3g} on the mean (ε {told.noise_epsilon:g} a release)"
+                 if told.noise_epsilon is not None else f"Laplace noise of scale {scale:.3g}"]
+    if low is None:
+        report.told.extend(told_text)
+        report.noise, report.noise_spread = True, scale
+        report.notes.append("the edge probe was withheld: this account's budget is spent already")
+        return True
+    one_low, zero_low, _, _ = edge_losses(eps)
+    span = one_low - zero_low
+    value = float(low)
+    slack = BELIEVED * scale + 2 * report.tolerance
+    if not zero_low - slack <= value <= one_low + slack:
+        report.contradicted.append(f"the edge probe released {value:.6g}, outside [0, {span:.4g}] by more than "
+                                   f"{BELIEVED:g} disclosed noise scales")
+        return False
+    report.told.extend(told_text)
+    report.noise, report.noise_spread = True, scale
+    report.balance = _rates([edge_share(eps, 0, value)])
+    report.ladder_start = None
+    report.notes.append("no further probes: each release spends the disclosed privacy budget")
+    return True
 
 
 def _measure_balance(prober: _Prober, report: Fingerprint, oracle: Oracle) -> None:

@@ -43,6 +43,10 @@ class Fingerprint:
     #: The Ladder was found by a probe it accepted that is not an edge probe: its leader is no edge file, so
     #: the Ladder attack cannot continue this account (a fresh one can).
     ladder_accepted_off_edge: bool = False
+    #: Parameters taken from the host's disclosure instead of measured (:mod:`attacks.disclosure`), and the
+    #: disclosed values a release contradicted (then measured; the attacks then ignore the disclosure).
+    told: list[str] = field(default_factory=list)
+    contradicted: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -58,14 +62,19 @@ class Fingerprint:
 
     def describe(self) -> list[str]:
         """What the probes showed, as human-readable lines (``auto``'s reasoning starts with them)."""
+        told = [f"disclosed by the host, not measured: {', '.join(self.told)}"] if self.told else []
+        told += [f"disclosure contradicted by a release, measured instead: {line}" for line in self.contradicted]
         if self.probes == 0:
-            return [f"no fingerprint probes: trusting the metadata ({_decimals_text(self.decimals)})"]
+            return [f"no fingerprint probes: trusting the metadata ({_decimals_text(self.decimals)})", *told]
         lines = [f"fingerprint: {self.probes} probe(s); released precision {_decimals_text(self.decimals)}"
                  + ("" if self.metadata_decimals == self.decimals else f" (metadata: {self.metadata_decimals})")]
+        lines.extend(told)
         if self.rejected or self.released_nothing:
             lines.append(f"{self.rejected} probe(s) refused by the board"
                          + ("; some released nothing (withheld)" if self.released_nothing else ""))
-        if self.noise is True:
+        if self.noise is True and any("noise" in line for line in self.told):
+            lines.append(f"noise: scale {self.noise_spread:.3g} on the mean, as disclosed")
+        elif self.noise is True:
             lines.append(f"noise: the label-free probes moved by up to {self.noise_spread:.3g}")
         elif self.noise is False:
             lines.append("no noise: repeated label-free probes released the same score")
