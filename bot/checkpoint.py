@@ -11,6 +11,12 @@ written in query order, and as soon as the site accepts an upload a ``posted`` l
 a run killed with queries in flight resumes by polling those submissions instead of uploading them again, so
 even an interrupted pipelined run never submits a query twice.
 
+With several accounts (the bot given several tokens), each line also records the account the query was made as
+(``"account"``, its index in the token list; absent means the first, so checkpoints written before accounts
+existed load as account 0). A replayed query must be made as the same account as recorded, or the run is
+refused as changed; the header records how many accounts the run plays, and a resume with another number is
+refused too. No token is ever written.
+
 Resumption needs no cooperation from the attacks: every attack here is deterministic given its parameters,
 seeds and the answers it receives, so on resume :class:`ReplayOracle` answers the first queries from the
 checkpoint, in order, checking that each prediction vector hashes to the recorded one (so a changed attack,
@@ -89,15 +95,25 @@ class Entry:
     #: The released texts of the board's other metrics (``also_report``), for a query asked through
     #: ``submit_all`` (paper 004's AUC + log-loss attacks); ``None`` for a one-score query.
     extra: dict[str, str | None] | None = None
+    #: The account the query was made as (an index into the bot's tokens; 0 for a one-token run).
+    account: int = 0
 
     def record(self, index: int) -> dict[str, Any]:
-        """The entry as a line of the file (query number ``index``)."""
+        """The entry as a line of the file (query number ``index``); the account only when not the first."""
         record: dict[str, Any] = {"i": index, "sha256": self.digest, "released": self.released, "kind": self.kind}
         if self.submission_id is not None:
             record["submission_id"] = self.submission_id
         if self.extra is not None:
             record["extra"] = self.extra
+        if self.account:
+            record["account"] = self.account
         return record
+
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> Entry:
+        """An entry read back from a line (no ``account``: the first account, as before accounts existed)."""
+        return cls(record["sha256"], record.get("released"), record["kind"], record.get("submission_id"),
+                   record.get("extra"), int(record.get("account", 0)))
 
     def value(self) -> Released:
         if self.kind == "failed":
@@ -132,7 +148,8 @@ class Checkpoint:
     @classmethod
     def open(cls, path: Path, header: dict[str, Any], *, restart: bool = False) -> Checkpoint:
         """The checkpoint at ``path`` if one exists for the same competition (``header["competition"]`` and
-        ``header["n_rows"]``), else a new one; ``restart`` discards an existing one."""
+        ``header["n_rows"]``) and, when both headers say, the same number of ``accounts``, else a new one;
+        ``restart`` discards an existing one."""
         if restart and path.exists():
             path.unlink()
         if not path.exists():
@@ -155,10 +172,15 @@ class Checkpoint:
                     f"{path} belongs to {key}={old.get(key)!r}, not {header.get(key)!r}; "
                     "use another --checkpoint or --restart"
                 )
+        if "accounts" in old and "accounts" in header and old["accounts"] != header["accounts"]:
+            raise CheckpointMismatch(
+                f"{path} was written by a run with {old['accounts']} account(s), this one has {header['accounts']}; "
+                "resume with the same tokens in the same order, or use another --checkpoint or --restart"
+            )
         answered: dict[int, Entry] = {}
         posted: dict[int, Entry] = {}
         for position, r in enumerate(records[1:]):
-            entry = Entry(r["sha256"], r.get("released"), r["kind"], r.get("submission_id"), r.get("extra"))
+            entry = Entry.from_record(r)
             index = int(r.get("i", position))
             (posted if entry.kind == "posted" else answered)[index] = entry
         entries: list[Entry] = []
@@ -219,10 +241,11 @@ def new_header(competition: str, n_rows: int, url: str, **extra: Any) -> dict[st
 class ReplayOracle:
     """An :class:`Oracle` that answers already-made queries from ``checkpoint`` and records new ones.
 
-    Every attribute other than ``submit``/``queries`` is the inner oracle's (metadata, ``ids``, ...).
-    ``budget`` caps the run's total queries, replayed ones included: the query past it raises
-    :class:`BudgetExhausted` before anything is sent. ``on_query(replayed)`` is called after every query
-    (e.g. to advance a progress bar).
+    Every attribute other than ``submit``/``queries`` is the inner oracle's (metadata, ``ids``, ``accounts``,
+    ...); ``account`` is read from and set on the inner oracle, and every query is recorded with it and replayed
+    only as the same account (``queries_by_account`` counts replayed and fresh queries alike). ``budget`` caps
+    the run's total queries, replayed ones included: the query past it raises :class:`BudgetExhausted` before
+    anything is sent. ``on_query(replayed)`` is called after every query (e.g. to advance a progress bar).
 
     >>> from attacks import LocalOracle
     >>> import tempfile
@@ -234,6 +257,7 @@ class ReplayOracle:
     >>> again = ReplayOracle(server, Checkpoint.open(path, {"competition": "c", "n_rows": 3}))
     >>> again.submit([0.5, 0.9, 0.9]), server.queries, again.replayed
     (0.30129, 0, 1)
+    >>> again.checkpoint.close()
     """
 
     def __init__(
@@ -256,12 +280,41 @@ class ReplayOracle:
         self.queries = 0
         self.replayed = 0
         self.last_released_text: str | None = None
+        self.queries_by_account = [0] * int(getattr(inner, "accounts", 1) or 1)
 
     def __getattr__(self, name: str) -> Any:
         # Only reached for attributes not set in __init__: the inner oracle's metadata.
         if name == "inner":
             raise AttributeError(name)
         return getattr(self.inner, name)
+
+    @property
+    def account(self) -> int:
+        """The account the next query is made as: the inner oracle's (0 for an oracle of one account)."""
+        return int(getattr(self.inner, "account", 0))
+
+    @account.setter
+    def account(self, value: int) -> None:
+        self.inner.account = value  # type: ignore[attr-defined]
+
+    def _count(self, account: int, *, replayed: bool) -> None:
+        """One more query, made as ``account``: counted, and reported to ``on_query``."""
+        self.queries += 1
+        if 0 <= account < len(self.queries_by_account):
+            self.queries_by_account[account] += 1
+        if replayed:
+            self.replayed += 1
+        if self.on_query is not None:
+            self.on_query(replayed)
+
+    def _recorded(self, digest: str) -> Entry:
+        """The checkpoint's entry for the next query, which must be this one (``digest``) made as this account."""
+        entry = self.checkpoint.entries[self.queries]
+        if entry.digest != digest:
+            raise self._mismatch(self.queries)
+        if entry.account != self.account:
+            raise self._account_mismatch(self.queries, entry.account)
+        return entry
 
     def submit_all(self, predictions: Any) -> dict[str, Released]:
         """One query answering every metric the board releases (``also_report``: paper 004's AUC + log-loss
@@ -272,32 +325,27 @@ class ReplayOracle:
             raise BudgetExhausted(f"the query budget of {self.budget} is used up")
         digest = prediction_digest(predictions)
         if self.queries < len(self.checkpoint.entries):
-            entry = self.checkpoint.entries[self.queries]
-            if entry.digest != digest or (entry.extra is None and entry.kind != "failed"):
+            entry = self._recorded(digest)
+            if entry.extra is None and entry.kind != "failed":
                 raise self._mismatch(self.queries)
-            self.queries += 1
-            self.replayed += 1
             self.last_released_text = entry.released if entry.kind != "failed" else None
-            if self.on_query is not None:
-                self.on_query(True)
+            self._count(entry.account, replayed=True)
             return entry.values(self.metric)
+        account = self.account
         try:
             released = self.inner.submit_all(predictions)  # type: ignore[attr-defined]
         except SubmissionFailed as exc:
-            self.checkpoint.append(Entry(digest, exc.message, "failed", exc.submission_id))
-            self.queries += 1
-            if self.on_query is not None:
-                self.on_query(False)
+            self.checkpoint.append(Entry(digest, exc.message, "failed", exc.submission_id, account=account))
+            self._count(account, replayed=False)
             raise
         value = released[self.metric]
         text = released_text(value, getattr(self.inner, "last_released_text", None))
         kind = "decimal" if isinstance(value, Decimal) else "float"
         extra = {name: released_text(other) for name, other in released.items() if name != self.metric}
-        self.checkpoint.append(Entry(digest, text, kind, getattr(self.inner, "last_submission_id", None), extra))
-        self.queries += 1
+        self.checkpoint.append(
+            Entry(digest, text, kind, getattr(self.inner, "last_submission_id", None), extra, account))
         self.last_released_text = text
-        if self.on_query is not None:
-            self.on_query(False)
+        self._count(account, replayed=False)
         return released
 
     @property
@@ -324,17 +372,12 @@ class ReplayOracle:
         failure: SubmissionFailed | None = None
         position = 0
         while position < len(fits) and self.queries < len(self.checkpoint.entries):
-            entry = self.checkpoint.entries[self.queries]
-            if entry.digest != digests[position]:
-                if failure is not None:
-                    break  # the live run sent no more of this batch after the failure
-                raise self._mismatch(self.queries)
-            self.queries += 1
-            self.replayed += 1
+            if failure is not None and self.checkpoint.entries[self.queries].digest != digests[position]:
+                break  # the live run sent no more of this batch after the failure
+            entry = self._recorded(digests[position])
             position += 1
             self.last_released_text = entry.released if entry.kind != "failed" else None
-            if self.on_query is not None:
-                self.on_query(True)
+            self._count(entry.account, replayed=True)
             try:
                 values.append(entry.value())
             except SubmissionFailed as exc:
@@ -354,22 +397,34 @@ class ReplayOracle:
             "--checkpoint) to start over"
         )
 
+    def _account_mismatch(self, index: int, recorded: int) -> CheckpointMismatch:
+        return CheckpointMismatch(
+            f"query {index + 1} was made as account {recorded + 1} (token {recorded + 1}) in "
+            f"{self.checkpoint.path}, but this run makes it as account {self.account + 1}: the tokens, the attack "
+            "or its parameters changed since the checkpoint was written; use --restart (or another --checkpoint) "
+            "to start over"
+        )
+
     def _ask(self, vectors: list[Any], digests: list[str]) -> list[Released]:
         """Queries past the checkpoint, asked of the inner oracle and recorded in order."""
         if not isinstance(self.inner, HttpOracle):
             return [self._ask_one(vector, digest) for vector, digest in zip(vectors, digests, strict=True)]
         start = self.queries
+        account = self.account
         known: dict[int, int] = {}
         for offset, digest in enumerate(digests):
             posted = self.checkpoint.posted.get(start + offset)
             if posted is not None:
                 if posted.digest != digest:
                     raise self._mismatch(start + offset)
+                if posted.account != account:
+                    raise self._account_mismatch(start + offset, posted.account)
                 assert posted.submission_id is not None
                 known[offset] = posted.submission_id
 
         def record_posted(offset: int, submission_id: int) -> None:
-            self.checkpoint.append_posted(start + offset, Entry(digests[offset], None, "posted", submission_id))
+            self.checkpoint.append_posted(
+                start + offset, Entry(digests[offset], None, "posted", submission_id, account=account))
 
         gap = False
 
@@ -384,16 +439,16 @@ class ReplayOracle:
                 record_posted(offset, answer.submission_id)
                 return
             if isinstance(answer.error, SubmissionFailed):
-                entry = Entry(digests[offset], answer.error.message, "failed", answer.submission_id)
+                entry = Entry(digests[offset], answer.error.message, "failed", answer.submission_id,
+                              account=answer.account)
             else:
                 value = (answer.released or {}).get(self.inner.metric)
                 kind = "decimal" if isinstance(value, Decimal) else "float"
-                entry = Entry(digests[offset], released_text(value, answer.text), kind, answer.submission_id)
+                entry = Entry(digests[offset], released_text(value, answer.text), kind, answer.submission_id,
+                              account=answer.account)
             self.checkpoint.append(entry)
-            self.queries += 1
             self.last_released_text = entry.released if entry.kind != "failed" else None
-            if self.on_query is not None:
-                self.on_query(False)
+            self._count(answer.account, replayed=False)
 
         answers = self.inner.answers(vectors, known=known, on_posted=record_posted, on_answer=record_answer)
         values: list[Released] = []
@@ -408,19 +463,17 @@ class ReplayOracle:
         return values
 
     def _ask_one(self, predictions: Any, digest: str) -> Released:
+        account = self.account
         try:
             value = self.inner.submit(predictions)
         except SubmissionFailed as exc:
-            self.checkpoint.append(Entry(digest, exc.message, "failed", exc.submission_id))
-            self.queries += 1
-            if self.on_query is not None:
-                self.on_query(False)
+            self.checkpoint.append(Entry(digest, exc.message, "failed", exc.submission_id, account=account))
+            self._count(account, replayed=False)
             raise
         text = released_text(value, getattr(self.inner, "last_released_text", None))
         kind = "decimal" if isinstance(value, Decimal) else "float"
-        self.checkpoint.append(Entry(digest, text, kind, getattr(self.inner, "last_submission_id", None)))
-        self.queries += 1
+        self.checkpoint.append(
+            Entry(digest, text, kind, getattr(self.inner, "last_submission_id", None), account=account))
         self.last_released_text = text
-        if self.on_query is not None:
-            self.on_query(False)
+        self._count(account, replayed=False)
         return value

@@ -1,7 +1,7 @@
 """``leaderboard-bot``: point the bundled attacker at a live competition and see what leaks.
 
-    leaderboard-bot --url URL --competition SLUG [--token-file PATH | --token TOKEN] [--attack NAME]
-                    [--budget Q] [--json PATH]      (the token also from $LEADERBOARD_TOKEN)
+    leaderboard-bot --url URL --competition SLUG [--token-file PATH | --token TOKEN ...] [--attack NAME]
+                    [--budget Q] [--json PATH]      (one token also from $LEADERBOARD_TOKEN)
                     [--param KEY=VALUE ...] [--on-quota wait|stop] [--checkpoint PATH] [--restart]
                     [--fingerprint-budget F] [--seed S] [--upload json|csv] [--window N] [--no-progress]
 
@@ -16,6 +16,12 @@ row's confidence (exact labels at ``1 - 1e-15``); write the JSON summary, with `
 On a model competition ``auto`` is ``mutnet`` (:mod:`attacks.mutnet.attack`): every query an honest public-data
 model under the Mutator Network head, labels keyed by rank or feature fingerprint (``--param key=hash``), and
 the final submission the follow-up model that looks them up.
+
+Several accounts: ``--token`` repeated, or a ``--token-file`` of one token per line, gives the bot one account per
+token (``HttpOracle``'s ``accounts``; the first token's is the main one, which makes the final submission);
+``auto`` then plays them as it plays ``LocalOracle(accounts=k)`` — e.g. one submission per fresh account behind a
+Ladder (``fresh_accounts``) — and the checkpoint records which account made each query. Tokens are never
+printed or written; the bot prints how many accounts it plays.
 
 Exit status: 0 done; 1 error (message on stderr); 75 (``EX_TEMPFAIL``) stopped early — quota reached with
 ``--on-quota stop`` or ``--budget`` used up before the attack finished — with a checkpoint from which the
@@ -49,25 +55,70 @@ EXIT_STOPPED = 75
 CONFIDENT = 1e-15
 
 
-#: The environment variable the token may come from (a command line is visible to every user's ``ps``).
+#: The environment variable a token may come from (a command line is visible to every user's ``ps``).
 TOKEN_ENV = "LEADERBOARD_TOKEN"
 
 
-def resolve_token(args: argparse.Namespace) -> str:
-    """The API token: ``--token``, else ``--token-file``'s first line, else ``$LEADERBOARD_TOKEN``."""
+def resolve_tokens(args: argparse.Namespace) -> list[str]:
+    """The API tokens, one per account, in order: every ``--token``, else the lines of ``--token-file``
+    (:func:`read_token_file`), else ``$LEADERBOARD_TOKEN`` (one token). A token given twice is refused: two
+    accounts would be one participant. Error messages name positions, never a token."""
     if args.token:
-        return str(args.token).strip()
+        tokens = [str(token).strip() for token in args.token]
+        first: dict[str, int] = {}
+        for position, token in enumerate(tokens, start=1):
+            if not token:
+                raise ValueError(f"--token number {position} is empty")
+            if token in first:
+                raise ValueError(f"--token number {position} repeats --token number {first[token]}: each account "
+                                 "needs a token of its own")
+            first[token] = position
+        return tokens
     if args.token_file is not None:
-        try:
-            lines = args.token_file.read_text().splitlines()
-        except OSError as exc:
-            raise ValueError(f"cannot read the token file {args.token_file}: {exc.strerror}") from None
-        if lines and lines[0].strip():
-            return lines[0].strip()
-        raise ValueError(f"the token file {args.token_file} is empty")
+        return read_token_file(args.token_file)
     if os.environ.get(TOKEN_ENV, "").strip():
-        return os.environ[TOKEN_ENV].strip()
+        return [os.environ[TOKEN_ENV].strip()]
     raise ValueError(f"no API token: pass --token-file PATH, set {TOKEN_ENV}, or pass --token")
+
+
+def read_token_file(path: Path) -> list[str]:
+    r"""The tokens of a token file: one per line, surrounding spaces stripped; blank lines and lines starting with
+    ``#`` are ignored. A line of several words or a token repeated on a later line is refused, naming the lines.
+
+    >>> import tempfile
+    >>> path = Path(tempfile.mkdtemp()) / "tokens"
+    >>> _ = path.write_text("# bot accounts\nabc\n\n  def  \n")
+    >>> read_token_file(path)
+    ['abc', 'def']
+    >>> _ = path.write_text("abc\ndef\nabc\n")
+    >>> read_token_file(path)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: line 3 of the token file ... repeats the token of line 1: each account needs a token of its own
+    """
+    try:
+        lines = path.read_text().splitlines()
+    except OSError as exc:
+        raise ValueError(f"cannot read the token file {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"the token file {path} is not text: one token per line") from None
+    tokens: list[str] = []
+    first: dict[str, int] = {}
+    for number, line in enumerate(lines, start=1):
+        token = line.strip()
+        if not token or token.startswith("#"):
+            continue
+        if len(token.split()) > 1:
+            raise ValueError(f"line {number} of the token file {path} holds more than one word: one token per line")
+        if token in first:
+            raise ValueError(f"line {number} of the token file {path} repeats the token of line {first[token]}: "
+                             "each account needs a token of its own")
+        first[token] = number
+        tokens.append(token)
+    if not tokens:
+        raise ValueError(f"the token file {path} is empty: one token per line (blank lines and # comments are "
+                         "ignored)")
+    return tokens
 
 
 def parse_params(pairs: list[str] | None) -> dict[str, Any]:
@@ -96,10 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--url", required=True, help="the site's base URL, e.g. http://127.0.0.1:8000")
     parser.add_argument("--competition", required=True, help="the competition's slug")
-    parser.add_argument("--token", default=None,
-                        help=f"a participant's API token (visible to `ps`: prefer --token-file or ${TOKEN_ENV})")
+    parser.add_argument("--token", action="append", default=None,
+                        help="a participant's API token; repeat it to play several accounts, one per token "
+                        f"(visible to `ps`: prefer --token-file or ${TOKEN_ENV})")
     parser.add_argument("--token-file", type=Path, default=None, metavar="PATH",
-                        help="read the API token from this file (its first line)")
+                        help="read the API tokens from this file, one per line, an account each (blank lines and "
+                        "# comments ignored; used when no --token is given)")
     parser.add_argument("--attack", default="auto",
                         help="auto (default: the strongest attack the fingerprint allows) or an attack to force, "
                         "played after the fingerprint; mutnet (what auto plays on a model competition) carries "
@@ -176,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         params = parse_params(args.param)
-        args.token = resolve_token(args)
+        args.tokens = resolve_tokens(args)
     except ValueError as exc:
         print(f"leaderboard-bot: {exc}", file=sys.stderr)
         return 2
@@ -207,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(oracle, ReplayOracle):
             oracle.checkpoint.close()
             summary.setdefault("queries", oracle.queries)
-            summary.update(replayed=oracle.replayed, fresh=oracle.fresh)
+            summary.update(replayed=oracle.replayed, fresh=oracle.fresh,
+                           accounts_used=sum(1 for count in oracle.queries_by_account if count))
             inner = oracle.inner
             if isinstance(inner, HttpOracle):
                 summary["http"] = vars(inner.stats)
@@ -222,16 +276,18 @@ def _run(
     args: argparse.Namespace, params: dict[str, Any], progress: Progress, summary: dict[str, Any], started: float
 ) -> int:
     progress.phase("metadata")
-    server = HttpOracle(args.url, args.competition, args.token, on_quota=args.on_quota, upload=args.upload,
+    server = HttpOracle(args.url, args.competition, args.tokens, on_quota=args.on_quota, upload=args.upload,
                         on_wait=progress.wait, window=args.window)
     path = checkpoint_path(args)
     checkpoint = Checkpoint.open(
-        path, new_header(args.competition, server.n_rows, args.url, attack=args.attack, params=params, seed=args.seed),
+        path, new_header(args.competition, server.n_rows, args.url, attack=args.attack, params=params, seed=args.seed,
+                         accounts=server.accounts),
         restart=args.restart,
     )
     oracle = ReplayOracle(server, checkpoint, budget=args.budget, on_query=progress.query)
     summary.update(_oracle=oracle, checkpoint=str(path), n_rows=server.n_rows, metric=server.metric,
-                   window=args.window)
+                   window=args.window, accounts=server.accounts)
+    progress.bar.write(f"leaderboard-bot: playing {_accounts(server.accounts)} (one per token)")
     if checkpoint.entries:
         progress.bar.write(f"leaderboard-bot: resuming from {path} ({len(checkpoint.entries)} answered queries)")
 
@@ -270,6 +326,7 @@ def _run(
 
     if not args.no_final:
         progress.phase("final")
+        oracle.account = 0  # the main account (the first token) makes the final submission
         final: Any = confident_predictions(result.labels, server.n_classes, confidence, eps=CONFIDENT)
         if carrier is not None:
             # The follow-up model: the exact labels looked up by key, the honest base's prediction elsewhere.
@@ -277,17 +334,25 @@ def _run(
         released = oracle.submit(final)
         summary.update(final_public_score=None if released is None else float(released),
                        final_public_score_text=oracle.last_released_text)
+    used = sum(1 for count in oracle.queries_by_account if count)
     summary.update(status="complete", queries=oracle.queries, seconds=time.perf_counter() - started)
     progress.close()
     guessed = f" (+{course.guessed} guessed)" if course.guessed else ""
     played = course.attack if carrier is None else f"mutnet ({course.attack} through models)"
+    accounts = f" from {used} of {_accounts(server.accounts)}" if server.accounts > 1 else ""
     print(
         f"leaderboard-bot: {played} recovered {result.exact}/{server.n_rows} labels{guessed} in "
-        f"{oracle.queries} submissions ({course.fingerprint_queries} fingerprint + {course.attack_queries} "
-        f"attack{'' if args.no_final else ' + 1 final'}; {oracle.replayed} replayed from the checkpoint) in "
-        f"{time.perf_counter() - started:.1f} s; final public score {summary.get('final_public_score_text')}"
+        f"{oracle.queries} submissions{accounts} ({course.fingerprint_queries} fingerprint + "
+        f"{course.attack_queries} attack{'' if args.no_final else ' + 1 final'}; {oracle.replayed} replayed from "
+        f"the checkpoint) in {time.perf_counter() - started:.1f} s; final public score "
+        f"{summary.get('final_public_score_text')}"
     )
     return 0
+
+
+def _accounts(count: int) -> str:
+    """``1 account``, ``30 accounts``."""
+    return f"{count} account{'' if count == 1 else 's'}"
 
 
 def _json_default(value: Any) -> Any:

@@ -18,6 +18,11 @@ injectable so tests can pin them.
 uploaded and polled by up to ``window`` threads at once (each with a client and connection of its own, each
 upload under its own ``Idempotency-Key``), never more at once than the quota the site says is left, and
 answered in order. The attack stays sequential; only the waiting overlaps.
+
+Several accounts: given a list of tokens (one participant each), the oracle has ``accounts`` and a settable
+``account``, exactly as :class:`~attacks.oracle.LocalOracle`: each submission is made with the token of the
+current account, through that account's own client (so a 429 waits for, or stops on, that participant's quota
+only), and ``queries_by_account`` counts each one's submissions. Tokens are never printed, logged or stored.
 """
 
 from __future__ import annotations
@@ -63,6 +68,7 @@ __all__ = [
     "Released",
     "SubmissionFailed",
     "TransientHttpError",
+    "account_tokens",
     "exact_text",
     "parse_utc",
 ]
@@ -99,13 +105,15 @@ DEFAULT_WINDOW = 4
 @dataclass(frozen=True)
 class Answer:
     """One query's outcome on the site: its submission id (``None`` when the upload itself failed), every
-    released public value (``None`` on failure), the primary metric's text exactly as released, and the
-    error (:class:`SubmissionFailed`, :class:`QuotaExceeded`, …) that stopped it, if any."""
+    released public value (``None`` on failure), the primary metric's text exactly as released, the
+    error (:class:`SubmissionFailed`, :class:`QuotaExceeded`, …) that stopped it, if any, and the account
+    (index into the oracle's tokens) it was made as."""
 
     submission_id: int | None
     released: dict[str, Released] | None
     text: str | None
     error: BaseException | None = None
+    account: int = 0
 
 
 class NotSent(ClientError):
@@ -189,8 +197,34 @@ def exact_text(value: Any) -> str:
     return str(value)
 
 
+def account_tokens(token: str | Sequence[str]) -> tuple[str, ...]:
+    """The tokens of the accounts an oracle plays, in order: one token, or a list of them (account ``i`` is
+    ``tokens[i]``). An empty list, an empty token or a token given twice is refused; the message names the
+    positions, never a token.
+
+    >>> account_tokens("abc"), account_tokens(["abc", "def"])
+    (('abc',), ('abc', 'def'))
+    >>> account_tokens(["abc", "def", "abc"])
+    Traceback (most recent call last):
+    ...
+    ValueError: token 3 repeats token 1: each account needs a token of its own
+    """
+    tokens = (token,) if isinstance(token, str) else tuple(token)
+    if not tokens:
+        raise ValueError("no API token: an oracle needs at least one account")
+    first: dict[str, int] = {}
+    for position, value in enumerate(tokens, start=1):
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError(f"token {position} is empty")
+        if value in first:
+            raise ValueError(f"token {position} repeats token {first[value]}: each account needs a token of its own")
+        first[value] = position
+    return tokens
+
+
 class HttpOracle:
-    """A competition on a live Leaderboard Lab site, seen by one participant (its ``token``).
+    """A competition on a live Leaderboard Lab site, seen by one participant (its ``token``), or by several
+    (a list of tokens: one account each, :attr:`account` picks the one the next submission is made as).
 
     ``on_quota``: ``"wait"`` sleeps until the reset a 429 names (then resubmits), ``"stop"`` raises
     :class:`QuotaExceeded`; a total limit, which never resets, always raises. ``upload``: ``"json"`` (a
@@ -208,13 +242,20 @@ class HttpOracle:
     :class:`~bot.client.LeaderboardClient`.
 
     ``window`` (default 1: one query at a time) is how many submissions :meth:`submit_many` keeps in flight.
+
+    ``accounts`` (the number of tokens) and ``account`` (default 0; set by attacks that play several accounts,
+    e.g. ``fresh_accounts``) are those of :class:`~attacks.oracle.LocalOracle`: ``queries`` counts every
+    account's submissions, ``queries_by_account`` each one's; a batch of :meth:`submit_many` is made as the
+    account current when it starts. The metadata is read with the first token. ``session`` (optional) is the
+    first account's; the others get sessions of their own (their own ``Authorization`` and cookies) over the
+    same connection pool.
     """
 
     def __init__(
         self,
         url: str,
         competition: str,
-        token: str,
+        token: str | Sequence[str],
         *,
         on_quota: str = "wait",
         upload: str = "csv",
@@ -246,13 +287,19 @@ class HttpOracle:
         self.on_wait = on_wait
         self.max_quota_wait = max_quota_wait
         self.window = window
-        self._token = token
-        self.client = self._new_client(session)
-        self.session = self.client.session
-        # Clients of the pipelined path (one per thread in flight, each with its own connection), made lazily.
-        self._spare_clients: queue.SimpleQueue[LeaderboardClient] = queue.SimpleQueue()
-        self._extra_clients: list[LeaderboardClient] = []
+        self._tokens = account_tokens(token)
+        self.accounts = len(self._tokens)
+        #: The participant the next submission is made as (``0 .. accounts − 1``), as ``LocalOracle.account``.
+        self.account = 0
+        self.queries_by_account = [0] * self.accounts
         self._lock = threading.Lock()
+        # One client per account (made when the account first submits), all on the first one's connection pool.
+        self._clients: dict[int, LeaderboardClient] = {0: self._new_client(0, session)}
+        self.session = self._clients[0].session
+        # Clients of the pipelined path (one per thread in flight, each with its own connection), per account,
+        # made lazily.
+        self._spare_clients: dict[int, queue.SimpleQueue[LeaderboardClient]] = {}
+        self._extra_clients: list[LeaderboardClient] = []
         self.stats = OracleStats()
         self.queries = 0
         self.last_released_text: str | None = None
@@ -321,8 +368,9 @@ class HttpOracle:
     def submit_all(self, predictions: Any) -> dict[str, Released]:
         """One submission (one query), every released public value: the primary metric first, then each
         metric of ``also_report`` (``None`` where the site released nothing), as ``LocalOracle.submit_all``."""
+        account = self._current_account()
         try:
-            answer = self._answer(predictions, self.client)
+            answer = self._answer(predictions, self.client_of(account), account=account)
         finally:
             self._sync_stats()
         return self.take(answer)
@@ -360,19 +408,21 @@ class HttpOracle:
 
         Quota: with a daily or total limit, no more uploads are in flight than the site says are left (asked
         once, then counted down; asked again when it reaches 0); at 0 one upload goes alone, so the client's
-        429 handling (wait for the reset, or stop) applies to it as to a sequential run."""
+        429 handling (wait for the reset, or stop) applies to it as to a sequential run. Every query of the batch
+        is made as the account current when it starts, and the quota is that account's."""
         vectors = list(predictions)
         known = dict(known or {})
         delivered: list[Answer] = []
         if not vectors:
             return delivered
+        account = self._current_account()
         posted: queue.SimpleQueue[tuple[int, int]] = queue.SimpleQueue()
         turnstile = Turnstile()
         polls = InOrderPolls()
         results: dict[int, Answer] = {}
         in_flight: dict[Future[Answer], int] = {}
         # A lone query needs no gate: it goes and meets the 429, if any, as a sequential run's does.
-        quota_left = self._quota_left() if min(self.window, len(vectors) - len(known)) > 1 else None
+        quota_left = self._quota_left(account) if min(self.window, len(vectors) - len(known)) > 1 else None
         launched = 0
         stopped = False
 
@@ -393,11 +443,12 @@ class HttpOracle:
                                 if quota_left <= 0 and in_flight:
                                     break  # wait for the answers in flight before asking the site again
                                 if quota_left <= 0:
-                                    quota_left = max(self._quota_left() or 0, 1)  # at 0, one goes and meets the 429
+                                    # at 0, one goes and meets the 429
+                                    quota_left = max(self._quota_left(account) or 0, 1)
                                 quota_left -= 1
                             future = pool.submit(
                                 self._pipelined, vectors[launched], launched, known.get(launched), posted, turnstile,
-                                polls,
+                                polls, account,
                             )
                             in_flight[future] = launched
                             launched += 1
@@ -434,33 +485,37 @@ class HttpOracle:
         posted: queue.SimpleQueue[tuple[int, int]],
         turnstile: Turnstile,
         polls: InOrderPolls,
+        account: int,
     ) -> Answer:
-        """One query of the pipelined path, in a worker thread with a client of its own: encode and upload in
-        its turn (:class:`Turnstile`), then poll in its turn (:class:`InOrderPolls`) while later queries upload."""
-        client = self._borrow_client()
+        """One query of the pipelined path, in a worker thread with a client of its own (``account``'s): encode
+        and upload in its turn (:class:`Turnstile`), then poll in its turn (:class:`InOrderPolls`) while later
+        queries upload."""
+        client = self._borrow_client(account)
         try:
             with turnstile.turn(position) as go:
                 if not go:
-                    return Answer(None, None, None, NotSent(f"query {position + 1} not sent: an earlier one failed"))
+                    return Answer(None, None, None, NotSent(f"query {position + 1} not sent: an earlier one failed"),
+                                  account)
                 if submission_id is None:
                     # Encoded in its turn, not ahead: one thread at a time does CPU work under the GIL, so the
                     # others' socket I/O is not held up behind it.
                     started = time.perf_counter()
                     body = self._encode(predictions)
                     self._add("encode_seconds", time.perf_counter() - started)
-                    submission_id = self._post_submission(body, client)
+                    submission_id = self._post_submission(body, client, account)
                     posted.put((position, submission_id))
             assert submission_id is not None
             with polls.turns.turn(position):  # after a stop (a failure) the rest poll at once: still answered
                 # One at a time, a query's wait is its own latency: the oracle's default applies.
                 first = polls.first_delay() if self.window > 1 else None
-                answer = self._answer(predictions, client, submission_id=submission_id, first_delay=first)
+                answer = self._answer(predictions, client, submission_id=submission_id, first_delay=first,
+                                      account=account)
                 polls.answered()
                 return answer
         except (ClientError, ValueError) as exc:
-            return Answer(submission_id, None, None, exc)
+            return Answer(submission_id, None, None, exc, account)
         finally:
-            self._spare_clients.put(client)
+            self._spares(account).put(client)
 
     def _answer(
         self,
@@ -470,32 +525,36 @@ class HttpOracle:
         submission_id: int | None = None,
         on_posted: Callable[[int], None] | None = None,
         first_delay: float | None = None,
+        account: int = 0,
     ) -> Answer:
-        """Upload (unless ``submission_id`` names the submission already made for it), wait until scored
-        (``first_delay`` before the first poll; default from the recent latency), and read every released
-        public value; a failed scoring is an :class:`Answer` with its error."""
+        """Upload as ``account`` through its ``client`` (unless ``submission_id`` names the submission already
+        made for it), wait until scored (``first_delay`` before the first poll; default from the recent
+        latency), and read every released public value; a failed scoring is an :class:`Answer` with its error."""
         if submission_id is None:
             started = time.perf_counter()
             body = self._encode(predictions)
             self._add("encode_seconds", time.perf_counter() - started)
-            submission_id = self._post_submission(body, client)
+            submission_id = self._post_submission(body, client, account)
             if on_posted is not None:
                 on_posted(submission_id)
         detail = self._wait_scored(submission_id, client, first_delay)
         if detail.status == "failed":
-            return Answer(submission_id, None, None, SubmissionFailed(submission_id, detail.error or "no reason given"))
+            return Answer(submission_id, None, None, SubmissionFailed(submission_id, detail.error or "no reason given"),
+                          account)
         text = detail.public_score_text
         released: dict[str, Released] = {self.metric: self.released_value(text) if text else None}
         extra = detail.extra_scores
         for metric in self.also_report:
             extra_text = str((extra.get(metric) or {}).get("public_score_text") or "")
             released[metric] = self.released_value(extra_text) if extra_text else None
-        return Answer(submission_id, released, text or None)
+        return Answer(submission_id, released, text or None, None, account)
 
     def take(self, answer: Answer) -> dict[str, Released]:
-        """Count an answered query (when a submission was made) and return its values, or raise its error."""
+        """Count an answered query (when a submission was made; in ``queries`` and its account's
+        ``queries_by_account``) and return its values, or raise its error."""
         if answer.submission_id is not None:
             self.queries += 1
+            self.queries_by_account[answer.account] += 1
             self.last_submission_id = answer.submission_id
             self.submission_ids.append(answer.submission_id)
         if answer.error is not None:
@@ -512,31 +571,69 @@ class HttpOracle:
         return float(text)
 
     def quota(self) -> dict[str, Any]:
-        """``GET …/quota/``: used and remaining submissions and the next UTC reset."""
+        """``GET …/quota/``: the current account's used and remaining submissions and the next UTC reset."""
         return self.client.quota(self.slug).data
 
-    def _quota_left(self) -> int | None:
-        """Submissions the site lets this participant make now (``None``: no limit)."""
+    def _quota_left(self, account: int) -> int | None:
+        """Submissions the site lets ``account`` make now (``None``: no limit)."""
         if self.daily_limit is None and self.total_limit is None:
             return None
-        quota = self.client.quota(self.slug)
+        quota = self.client_of(account).quota(self.slug)
         left = [n for n in (quota.remaining_today, quota.remaining_total) if n is not None]
         return min(left) if left else None
 
     # --- clients ----------------------------------------------------------------------------------------
 
-    def _new_client(self, session: requests.Session | None = None) -> LeaderboardClient:
+    @property
+    def client(self) -> LeaderboardClient:
+        """The current account's :class:`~bot.client.LeaderboardClient` (its token)."""
+        return self.client_of(self._current_account())
+
+    def client_of(self, account: int) -> LeaderboardClient:
+        """Account ``account``'s client, made on first use: a session of its own (its ``Authorization``
+        header, its cookies) over the first account's connection pool, so a thousand accounts share a few
+        connections."""
+        with self._lock:
+            client = self._clients.get(account)
+            if client is None:
+                client = self._clients[account] = self._new_client(account, self._sibling_session())
+            return client
+
+    def _sibling_session(self) -> requests.Session:
+        """A new session that sends its requests through the first account's adapters (connection pools) and
+        settings, without its credentials or cookies."""
+        first = self._clients[0].session
+        session = requests.Session()
+        session.headers.update({k: v for k, v in first.headers.items() if k.lower() != "authorization"})
+        session.verify, session.cert, session.proxies, session.trust_env = (
+            first.verify, first.cert, dict(first.proxies), first.trust_env)
+        for prefix, adapter in first.adapters.items():
+            session.mount(prefix, adapter)
+        return session
+
+    def _current_account(self) -> int:
+        """The current account, checked as ``LocalOracle`` checks it before a submission."""
+        account = self.account
+        if isinstance(account, bool) or not isinstance(account, int | np.integer) or not 0 <= account < self.accounts:
+            raise ValueError(f"account {account} does not exist: this board has {self.accounts} account(s)")
+        return int(account)
+
+    def _new_client(self, account: int, session: requests.Session | None = None) -> LeaderboardClient:
         return LeaderboardClient(
-            self.base, self._token, timeout=self.timeout, backoff=self.backoff, poll=self.poll,
+            self.base, self._tokens[account], timeout=self.timeout, backoff=self.backoff, poll=self.poll,
             on_quota=self.on_quota, max_quota_wait=self.max_quota_wait, session=session,
             clock=lambda: self.clock(), sleep=lambda seconds: self.sleep(seconds), on_wait=self.on_wait,
         )
 
-    def _borrow_client(self) -> LeaderboardClient:
+    def _spares(self, account: int) -> queue.SimpleQueue[LeaderboardClient]:
+        with self._lock:
+            return self._spare_clients.setdefault(account, queue.SimpleQueue())
+
+    def _borrow_client(self, account: int) -> LeaderboardClient:
         try:
-            return self._spare_clients.get_nowait()
+            return self._spares(account).get_nowait()
         except queue.Empty:
-            client = self._new_client()
+            client = self._new_client(account)
             with self._lock:
                 self._extra_clients.append(client)
             return client
@@ -590,20 +687,26 @@ class HttpOracle:
 
     # --- HTTP (through the client) ----------------------------------------------------------------------
 
-    def _post_submission(self, body: bytes, client: LeaderboardClient | None = None) -> int:
-        """Upload through ``client`` (which waits or stops on 429 and retries transient failures under one
-        Idempotency-Key); the submission's id."""
-        client = client or self.client
+    def _post_submission(self, body: bytes, client: LeaderboardClient, account: int) -> int:
+        """Upload through ``client``, ``account``'s (which waits or stops on its 429 and retries transient
+        failures under one Idempotency-Key); the submission's id. With several accounts, a quota stop names
+        its token's position in the list (never the token)."""
         started = time.perf_counter()
         slept = client.stats.slept
-        if self.takes_models:
-            upload = client.submit_model(self.slug, body)
-        elif self.upload == "json":
-            upload = client.submit_json(self.slug, body)
-        else:
-            # A unique name, looked up before re-sending, also keeps a site without Idempotency-Key safe.
-            name = f"bot-{uuid.uuid4().hex}.csv"
-            upload = client.submit_csv(self.slug, body, filename=name, recover_by_name=True)
+        try:
+            if self.takes_models:
+                upload = client.submit_model(self.slug, body)
+            elif self.upload == "json":
+                upload = client.submit_json(self.slug, body)
+            else:
+                # A unique name, looked up before re-sending, also keeps a site without Idempotency-Key safe.
+                name = f"bot-{uuid.uuid4().hex}.csv"
+                upload = client.submit_csv(self.slug, body, filename=name, recover_by_name=True)
+        except QuotaExceeded as exc:
+            if self.accounts == 1:
+                raise
+            raise QuotaExceeded(f"token {account + 1} of {self.accounts}: {exc.message}", exc.resets_at,
+                                exc.retry_after) from None
         # Time on the wire only: the client's backoff and quota sleeps are not the site's latency.
         self._add("post_seconds", max(0.0, time.perf_counter() - started - (client.stats.slept - slept)))
         self._add("posts", 1)
@@ -633,7 +736,8 @@ class HttpOracle:
         return detail
 
     def _sync_stats(self) -> None:
-        clients = [self.client, *self._extra_clients]
+        with self._lock:
+            clients = [*self._clients.values(), *self._extra_clients]
         self.stats.retries = sum(c.stats.retries for c in clients)
         self.stats.quota_waits = sum(c.stats.quota_waits for c in clients)
 

@@ -206,21 +206,21 @@ def test_the_final_prediction_is_confident_where_labels_are_claimed() -> None:
 def test_the_token_comes_from_the_command_line_a_file_or_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from bot.cli import build_parser, main, resolve_token
+    from bot.cli import build_parser, main, resolve_tokens
 
     base = ["--url", "http://127.0.0.1:9", "--competition", "c"]
     monkeypatch.delenv("LEADERBOARD_TOKEN", raising=False)
     assert main(base) == 2 and "no API token" in capsys.readouterr().err  # nothing tried without a token
     token_file = tmp_path / "token"
-    token_file.write_text("from-file\nignored\n")
+    token_file.write_text("from-file\n")
     monkeypatch.setenv("LEADERBOARD_TOKEN", "from-env")
-    assert resolve_token(build_parser().parse_args(base)) == "from-env"
-    assert resolve_token(build_parser().parse_args([*base, "--token-file", str(token_file)])) == "from-file"
+    assert resolve_tokens(build_parser().parse_args(base)) == ["from-env"]
+    assert resolve_tokens(build_parser().parse_args([*base, "--token-file", str(token_file)])) == ["from-file"]
     both = [*base, "--token", "argv", "--token-file", str(token_file)]
-    assert resolve_token(build_parser().parse_args(both)) == "argv"
+    assert resolve_tokens(build_parser().parse_args(both)) == ["argv"]
     token_file.write_text("\n")
     with pytest.raises(ValueError, match="is empty"):
-        resolve_token(build_parser().parse_args([*base, "--token-file", str(token_file)]))
+        resolve_tokens(build_parser().parse_args([*base, "--token-file", str(token_file)]))
 
 
 def test_an_auto_run_cut_by_the_budget_is_a_prefix_of_the_full_run(tmp_path: Path) -> None:
