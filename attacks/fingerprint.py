@@ -126,6 +126,7 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
         return report
     if binary:
         _edge_probes(prober, report, n, oracle.eps)
+        _check_ladder(report, facts.told)
         if report.ladder:
             # Every later probe would score far below the leader (ln 2 against π·A) and be accepted: the
             # leader, the Ladder attack's height, would be gone. The attack takes over from here.
@@ -222,6 +223,28 @@ def _told_noise(facts: BoardFacts) -> float | None:
     n_scored = facts.n_public if facts.public_fraction is not None and facts.n_public else facts.n_rows
     scale = facts.told.noise_scale_on(math.log1p(-facts.eps) - math.log(facts.eps), int(n_scored))
     return scale if scale is not None and scale > 0 else None
+
+
+def _check_ladder(report: Fingerprint, told: Disclosure) -> None:
+    """A disclosed Ladder step against the edge probes: the leader a fixed-step Ladder released is a multiple of
+    its step, and a disclosed Ladder must show as sticky scores. A step the leader contradicts is dropped (the
+    Ladder attack identifies the step itself)."""
+    if told.ladder_mode is None and told.ladder_step is None:
+        return
+    if report.ladder is False:
+        report.contradicted.append("a Ladder was disclosed, but the edge probes were both released as a plain board "
+                                   "releases them")
+        return
+    start = report.ladder_start
+    if not report.ladder or start is None or told.ladder_step is None:
+        if report.ladder:
+            report.told.append(f"Ladder ({told.ladder_mode})")
+        return
+    leader, step = float(start["leader"]), told.ladder_step
+    if abs(leader - round(leader / step) * step) > 2 * report.tolerance + 1e-9 * leader:
+        report.contradicted.append(f"the Ladder's leader {leader:.6g} is no multiple of the disclosed step {step:g}")
+        return
+    report.told.append(f"Ladder step {step:g}")
 
 
 def _budget_probe(

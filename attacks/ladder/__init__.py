@@ -80,7 +80,9 @@ def ladder_fits(facts: BoardFacts) -> Plan | Refusal:
         return Refusal("ladder", "probes refused or withheld")
     if not facts.binary_logloss or facts.split:
         return Refusal("ladder", "binary log loss scoring every row only")
-    common = {"budget": facts.budget_left, "prior": facts.prior}
+    common: dict[str, Any] = {"budget": facts.budget_left, "prior": facts.prior}
+    if facts.told.ladder_step is not None:
+        common["eta"] = facts.told.ladder_step  # disclosed: the resume path need not identify it
     start = None if facts.seen is None else facts.seen.ladder_start
     if start is not None:
         return Plan("ladder", {"start": start, **common}, "released scores stick (Ladder): threshold questions (fixed "

@@ -35,11 +35,21 @@ def subsetting_fits(facts: BoardFacts) -> Plan | Refusal:
         return Refusal("subsetting", "float64 binary log loss without noise, a Ladder or refusals only")
     if not facts.subsetting:
         return Refusal("subsetting", "no fresh subset seen")
-    return Plan("subsetting", {}, "a fresh random subset of rows is scored per submission: exact decoding with the "
+    told = facts.told
+    size = ({"subset_size": told.subset_size} if told.subset_size is not None else
+            {"fraction": told.subset_fraction} if told.subset_fraction is not None else {})
+    return Plan("subsetting", size, "a fresh random subset of rows is scored per submission: exact decoding with the "
                 "not-scored state modelled (ternary and heavy rows, every outcome enumerated)", rank=50)
 
 
-@register("subsetting", exact=False, truncatable=True, fits=subsetting_fits,
+def subsetting_fallbacks(facts: BoardFacts, failed: Plan) -> list[Plan]:
+    """A disclosed subset size the releases contradicted (the decoder fails loudly): measured instead."""
+    if not ({"subset_size", "fraction"} & set(failed.params)):
+        return []
+    return [Plan("subsetting", {}, "the disclosed subset size fits no release: measured instead", rank=50)]
+
+
+@register("subsetting", exact=False, truncatable=True, fits=subsetting_fits, fallbacks=subsetting_fallbacks,
           paper="ours (the not-scored state in the exact design; against paper 000 §6's random subsets)",
           board="float64 binary log loss, a fresh random subset scored per submission, no noise",
           queries="ternary and heavy rows, every outcome enumerated",
@@ -69,7 +79,8 @@ def randomized_response_fits(facts: BoardFacts) -> Plan | Refusal:
         return Refusal("randomized_response", "float64 binary log loss without noise, a Ladder or refusals only")
     if facts.seen is None or not facts.seen.fresh_flips:
         return Refusal("randomized_response", "no fresh flips seen")
-    return Plan("randomized_response", {}, "the same row's label flipped between submissions (fresh randomized "
+    flip = {} if facts.told.rr_p is None else {"p": facts.told.rr_p}
+    return Plan("randomized_response", flip, "the same row's label flipped between submissions (fresh randomized "
                 "response): exact per-query observations voted by a sequential likelihood-ratio test", rank=51)
 
 

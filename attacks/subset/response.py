@@ -44,6 +44,19 @@ GUESS_CEILING = 1.0 - 1e-9
 PRIOR_FLIP = 0.1
 
 
+def contradicts(p: float, fitted: float, pairs: int) -> bool:
+    """Whether ``pairs`` repeated reads whose fitted flip rate is ``fitted`` contradict a disclosed rate ``p``: their
+    disagreement rate ``2f(1−f)`` more than 4 standard errors (and 0.005) from ``2p(1−p)``, with 200 pairs at least.
+
+    >>> contradicts(0.02, 0.1, 500), contradicts(0.02, 0.021, 500), contradicts(0.02, 0.1, 50)
+    (True, False, False)
+    """
+    if pairs < 200:
+        return False
+    d, seen = 2 * p * (1 - p), 2 * fitted * (1 - fitted)
+    return abs(seen - d) > 4 * math.sqrt(max(d * (1 - d), 1e-6) / pairs) + 0.005
+
+
 def estimate_flip(ones: np.ndarray, zeros: np.ndarray, *, iterations: int = 60) -> tuple[float, float, int]:
     """Maximum-likelihood flip rate and class balance from every row's counts of observed 1s and 0s (EM on
     the two-class mixture; the adaptive stopping of the repeats does not bias a likelihood estimate).
@@ -123,7 +136,7 @@ def randomized_response_attack(
         n_obs = ones + zeros
         if len(ones) and (j % 8 == 0 or j < 8):
             fitted, prior, pairs = estimate_flip(ones, zeros)
-            flip = fitted if p is None else p
+            flip = fitted if p is None or contradicts(p, fitted, pairs) else p
         post = posteriors(ones, zeros, flip, prior)
         sure = settled(post, target)
         # Until the flip rate is measured (a few hundred pairs), every row is seen at least twice.
@@ -160,7 +173,8 @@ def randomized_response_attack(
                 zeros[row] += 1
     n_obs = ones + zeros
     fitted, prior, pairs = estimate_flip(ones, zeros)
-    flip = fitted if p is None else p
+    contradicted = p is not None and contradicts(p, fitted, pairs)
+    flip = fitted if p is None or contradicted else p
     post = posteriors(ones, zeros, flip, prior)
     labels = np.where(n_obs > 0, (post >= 0.5).astype(np.int64), -1)
     confidence = np.where(n_obs > 0, np.minimum(np.maximum(post, 1 - post), GUESS_CEILING), 0.0)
@@ -175,6 +189,9 @@ def randomized_response_attack(
         details={
             "flip_rate": flip,
             "flip_rate_disclosed": p is not None,
+            "flip_rate_check": "" if p is None else (
+                f"the disclosed p {p:g} contradicts the {pairs} repeated reads (fitted {fitted:.3g}): the fitted rate "
+                "used" if contradicted else "not contradicted"),
             "pairs": pairs,
             "balance": prior,
             "group_rows": k,
