@@ -36,6 +36,8 @@ The "bits per query" our attacks achieve are ``labels recovered × H(balance) / 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -279,3 +281,170 @@ def discretized_noise_channel(
     rows = [cdf(edges[:, 1] - x) - cdf(edges[:, 0] - x) for x in xs]
     w = np.clip(np.array(rows), 0.0, None)
     return w / w.sum(axis=1, keepdims=True)
+
+
+#: Defenses whose release depends on a state the transcript does not show (the parameter-free Ladder's leader
+#: and its per-row losses, Thresholdout's noisy threshold and holdout budget, the probe detector's history):
+#: each release may carry, besides the score channel's bits, the one bit of whether it was let through.
+HIDDEN_STATE = frozenset({"thresholdout", "probe_detector"})
+#: Defenses that release a hard label (a yes/no, or "withheld"): at most ``log2 3`` bits a release.
+HARD_FEEDBACK = frozenset({"threshold", "accept_reject"})
+
+
+def label_attenuation(chain: Sequence[Mapping[str, Any]], n_rows: int, n_classes: int = 2) -> float:
+    """The strong data-processing coefficient of the label-stage defenses of ``chain``: the fraction of a release's
+    bits about the true labels that survives them (1 when there are none). Fresh or fixed randomized response
+    ``p``: ``(1−2p)²`` for two classes (the binary symmetric channel), ``|1 − pK/(K−1)|`` (Dobrushin's coefficient,
+    which bounds the KL one) for ``K``; subsetting a ``fraction`` ``f`` (or ``count`` rows of ``n_rows``): ``f``.
+    Coefficients of channels in series multiply.
+
+    >>> label_attenuation([{"name": "randomized_response", "p": 0.05}], 100)
+    0.81
+    >>> label_attenuation([{"name": "subsetting", "fraction": 0.5}, {"name": "rounding", "decimals": 3}], 100)
+    0.5
+    """
+    factor = 1.0
+    for step in chain:
+        name = step.get("name")
+        if name == "randomized_response":
+            p = step.get("p")
+            if p is None and step.get("epsilon") is not None:
+                odds = (n_classes - 1) * math.exp(-float(step["epsilon"]))
+                p = odds / (1 + odds)
+            p = 0.05 if p is None else float(p)
+            factor *= (1 - 2 * p) ** 2 if n_classes == 2 else abs(1 - p * n_classes / (n_classes - 1))
+        elif name == "subsetting":
+            fraction = step.get("fraction")
+            if fraction is None and step.get("count") is not None:
+                fraction = min(1.0, float(step["count"]) / max(n_rows, 1))
+            factor *= 0.5 if fraction is None else float(fraction)
+    return factor
+
+
+def _score_amplitude(metric: str, eps: float, n_classes: int) -> float | None:
+    """How far the released score of one submission can move over all labelings: the metric's largest change of
+    one row's value when its label changes (the mean of the rows moves by no more), else the width of its range;
+    ``None`` when neither is finite."""
+    from scoring.metrics import get_metric  # the scoring core, below attacks
+
+    found = get_metric(metric)
+    if found.label_spread is not None:
+        spread = float(found.label_spread(eps, n_classes))
+        if math.isfinite(spread):
+            return spread
+    low, high = found.value_range(n_classes)
+    return high - low if math.isfinite(high - low) else None
+
+
+def release_bits(chain: Sequence[Mapping[str, Any]], *, metric: str, n_rows: int, decimals: int | None,
+                 eps: float = 1e-15, n_classes: int = 2) -> float | None:
+    """Upper bound on the bits one release of ``chain`` carries about the ``n_rows`` scored labels, given what was
+    released before (so summing it over submissions bounds a whole transcript, adaptive or not); ``None`` when a
+    step of the chain has no bound here (an unknown defense, ``rank``, a metric of unbounded range).
+
+    The score channel: at most ``log2(count + 1)`` (the values ``decimals`` leaves in the score's span, and
+    "withheld"), or under additive noise of a fixed scale the Gaussian maximum-entropy bound of
+    :func:`additive_noise_bits`, under Laplace noise calibrated to ``epsilon`` the pure-DP bound
+    ``n_rows·ε·log2 e``, under multiplicative noise :func:`multiplicative_noise_bits` (log losses). Label-stage
+    defenses attenuate it (:func:`label_attenuation`). A defense that lets a release through on a state the
+    transcript does not show (the parameter-free Ladder, Thresholdout, the probe detector) adds one bit and
+    forfeits the attenuation (its decision saw the rows); a hard label caps the release at ``log2 3`` bits.
+
+    >>> release_bits([], metric="binary_logloss", n_rows=306, decimals=5) > rounding_bits(306, 5)
+    True
+    >>> release_bits([{"name": "threshold", "t": 0.5}], metric="binary_logloss", n_rows=306, decimals=5)
+    1.584962500721156
+    """
+    amplitude = _score_amplitude(metric, eps, n_classes)
+    if amplitude is None:
+        return None
+    entropy_cap = n_rows * math.log2(max(n_classes, 2))
+    count = math.log2(release_count(decimals, amplitude + (0.0 if decimals is None else 10.0**-decimals)) + 1)
+    score = count
+    hidden = False
+    for step in chain:
+        name = step.get("name")
+        if name == "noise":
+            kind = step.get("kind", "laplace")
+            if kind in ("laplace", "gaussian") and step.get("scale") is not None:
+                h_noise, var_noise = noise_entropy_bits(kind, float(step["scale"]))
+                span = amplitude + (0.0 if decimals is None else 10.0**-decimals)
+                score = min(score, max(0.0, 0.5 * math.log2(TWO_PI_E * (span * span / 4 + var_noise)) - h_noise))
+            elif kind == "laplace" and step.get("epsilon") is not None:
+                score = min(score, n_rows * float(step["epsilon"]) * math.log2(math.e))
+            elif kind == "multiplicative" and step.get("alpha") is not None and metric.endswith("logloss"):
+                score = min(score, multiplicative_noise_bits(float(step["alpha"]), n_rows, decimals, eps))
+        elif name == "ladder":
+            hidden = hidden or step.get("mode", "fixed") == "parameter_free"
+        elif name in HIDDEN_STATE:
+            hidden = True
+        elif name not in HARD_FEEDBACK and name not in ("rounding", "randomized_response", "subsetting",
+                                                        "privacy_budget"):
+            return None
+    bits = 1.0 + score if hidden else label_attenuation(chain, n_rows, n_classes) * score
+    if any(step.get("name") in HARD_FEEDBACK for step in chain):
+        bits = min(bits, math.log2(3))
+    return min(bits, entropy_cap)
+
+
+def transcript_bits(chain: Sequence[Mapping[str, Any]], *, metric: str, n_rows: int, decimals: int | None,
+                    accounts: int, queries: int, eps: float = 1e-15, n_classes: int = 2,
+                    also_report: Sequence[str] = ()) -> float | None:
+    """Upper bound on the bits ``queries`` submissions made from ``accounts`` accounts can carry about the
+    ``n_rows`` scored labels, whatever the attacker submits: the most labels its releases could tell.
+    ``None`` when :func:`release_bits` has no bound for the chain.
+
+    Every release carries at most :func:`release_bits` (each reported metric its own: ``also_report``). Per-account
+    state tightens it: behind a fixed-step Ladder with no noise before it, each account's transcript is one of the
+    Ladder's (:func:`accounts_ladder_bits` at the step's grid, the submissions shared the best way between the
+    accounts); behind a privacy budget with basic composition and pure-DP noise (Laplace, randomized response)
+    each account's whole transcript is ``ε``-DP in every label, so at most ``n_rows·ε·log2 e`` bits an account.
+    Never more than the labels' entropy at ``K`` classes, ``n_rows·log2 K``.
+
+    >>> transcript_bits([{"name": "ladder", "mode": "fixed", "eta": 0.01}], metric="binary_logloss", n_rows=92,
+    ...                 decimals=5, accounts=1, queries=200) < 200 * rounding_bits(92, 5)
+    True
+    """
+    if queries <= 0 or accounts <= 0:
+        return 0.0
+    per_release = 0.0
+    for name in (metric, *also_report):
+        bits = release_bits(chain, metric=name, n_rows=n_rows, decimals=decimals, eps=eps, n_classes=n_classes)
+        if bits is None:
+            return None
+        per_release += bits
+    total = queries * per_release
+    names = [step.get("name") for step in chain]
+    noisy = "noise" in names
+    for step in chain:
+        if step.get("name") == "ladder" and step.get("mode", "fixed") == "fixed" and not noisy and not also_report \
+                and metric == "binary_logloss":
+            eta = float(step["eta"]) if step.get("eta") is not None else max(n_rows, 1) ** (-1 / 3)
+            top = -math.log(eps) + eta  # the highest score, rounded to the step
+            share, extra = divmod(queries, min(accounts, queries))
+            used = min(accounts, queries)
+            ladder = (used - extra) * ladder_bits(eta, share, eps, initial=top) + extra * ladder_bits(
+                eta, share + 1, eps, initial=top)
+            total = min(total, ladder)
+        if step.get("name") == "privacy_budget" and step.get("composition") == "basic" and not also_report:
+            pure = all(s.get("name") != "noise" or (s.get("kind", "laplace") == "laplace") for s in chain)
+            if pure and step.get("epsilon") is not None:
+                total = min(total, min(accounts, queries) * n_rows * float(step["epsilon"]) * math.log2(math.e))
+    return min(total, n_rows * math.log2(max(n_classes, 2)))
+
+
+def labels_worth(bits: float, class_counts: Sequence[int]) -> float:
+    """How many labels ``bits`` can name, at the entropy per label of the class shares ``class_counts``
+    (``bits / H``), at most all of them.
+
+    >>> labels_worth(46.0, [46, 46]), labels_worth(1e9, [60, 32])
+    (46.0, 92.0)
+    """
+    total = sum(class_counts)
+    if total == 0:
+        return 0.0
+    shares = [c / total for c in class_counts if c > 0]
+    per_label = -sum(s * math.log2(s) for s in shares)
+    if per_label <= 0:
+        return float(total)  # one class only: the balance alone names every label
+    return min(float(total), bits / per_label)

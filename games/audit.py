@@ -35,6 +35,7 @@ import attacks
 import attacks.registry
 from attacks.catalogue import BoardFacts
 from attacks.fingerprint import DEFAULT_BUDGET as FINGERPRINT_PROBES
+from attacks.information import labels_worth, transcript_bits
 from attacks.oracle import LocalOracle
 from attacks.result import Course
 from games.population import simulated_population
@@ -58,6 +59,17 @@ DEFAULT_TIME_LIMIT = 120.0
 HONEST_MODELS = 10
 #: Accuracy within this of the majority rate is "no better than predicting the majority class".
 MAJORITY_MARGIN = 0.005
+#: The account counts of the accounts axis when the host names none: "how many sign-ups does it take".
+DEFAULT_ACCOUNTS = (1, 2, 10, 30, 100, 1000)
+#: The most accounts one count may give the attacker, and the most counts one audit tries.
+MAX_ACCOUNTS = 10_000
+MAX_COUNTS = 12
+#: Up to this many accounts the whole battery plays at the count's budget; above it only ``auto`` (which spends
+#: accounts where they pay: fresh accounts on a Ladder, a privacy budget split across accounts, ...).
+BATTERY_ACCOUNTS = 2
+#: What every verdict says of itself: the audit measures what these attacks read, not what no attack can.
+LOWER_BOUND = ("These are the labels the library's attacks read: a lower bound on the leakage, not a limit on "
+               "what other attacks could read.")
 
 
 class AuditError(ValueError):
@@ -199,6 +211,8 @@ class Point:
     exact_private: float | None = None
     played: str = ""
     error: str = ""
+    #: Each split against its own majority class: ``above``, ``at`` or ``below`` (:func:`compare_majority`).
+    vs_majority: dict[str, str | None] = field(default_factory=dict)
 
 
 @dataclass
@@ -211,8 +225,43 @@ class Curve:
 
 
 @dataclass
+class Cell:
+    """One count of the accounts axis: the attacker holds ``accounts`` accounts and may make ``budget``
+    submissions in all (the quota of that many participants, within the audit's bounds). ``attack`` is the
+    strongest one played there (``auto``; at small counts the battery too), with its point (labels right per split,
+    the exact ones, ``right_public``/``exact_public_rows`` as row counts); ``vs_majority`` compares each split with
+    its own majority class (``above``, ``at`` or ``below``); ``bound`` is the information bound of
+    :func:`attacks.information.transcript_bits` for that account count and budget (``bits``, the public ``labels``
+    that many bits can name, ``rows``), ``None`` where the library has no bound for the chain."""
+
+    accounts: int
+    budget: int
+    quota: int | None
+    status: str = "ok"  # ok | error | skipped
+    attack: str | None = None
+    played: str = ""
+    queries: int = 0
+    seconds: float = 0.0
+    public: float | None = None
+    private: float | None = None
+    exact_public: float | None = None
+    exact_private: float | None = None
+    right_public: int = 0
+    exact_public_rows: int = 0
+    vs_majority: dict[str, str | None] = field(default_factory=dict)
+    bound: dict[str, float] | None = None
+    tried: list[str] = field(default_factory=list)
+    error: str = ""
+
+
+@dataclass
 class AuditReport:
-    """Everything the audit measured; :meth:`as_dict` is what the site stores and the API returns."""
+    """Everything the audit measured; :meth:`as_dict` is what the site stores and the API returns.
+
+    ``accounts`` is the count the battery's budget ladder plays with (the smallest of ``account_counts``);
+    ``axis`` holds one :class:`Cell` per count, ``sign_ups`` the smallest count whose attacks read half, or all, of
+    the public labels exactly (``None``: not within the counts tried) and the fewest whose releases could carry
+    them all (the bound)."""
 
     n_rows: int
     n_public: int
@@ -233,6 +282,9 @@ class AuditReport:
     seconds: float
     notes: list[str]
     attacks_available: list[str]
+    account_counts: list[int] = field(default_factory=list)
+    axis: list[Cell] = field(default_factory=list)
+    sign_ups: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return _jsonable(asdict(self))
@@ -279,11 +331,49 @@ def default_budget(quota: int | None) -> int:
     return max(MIN_RUNG, min(DEFAULT_BUDGET_CAP, BEYOND_QUOTA * quota))
 
 
+def account_counts(accounts: int | Sequence[int]) -> list[int]:
+    """The account counts an audit tries, smallest first (duplicates dropped); raises :class:`AuditError` for a
+    count that is not a whole number from 1 to :data:`MAX_ACCOUNTS` or more than :data:`MAX_COUNTS` counts.
+
+    >>> account_counts(30), account_counts([100, 1, 30, 1])
+    ([30], [1, 30, 100])
+    """
+    values = [accounts] if isinstance(accounts, int) else list(accounts)
+    if not values or len(values) > MAX_COUNTS:
+        raise AuditError(f"give from 1 to {MAX_COUNTS} account counts, got {len(values)}")
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_ACCOUNTS:
+            raise AuditError(f"accounts must be whole numbers from 1 to {MAX_ACCOUNTS:,}, got {value!r}")
+    return sorted(set(values))
+
+
+def axis_budget(accounts: int, per_account: int | None, budget: int) -> int:
+    """The submissions the attacker with ``accounts`` accounts makes in the accounts axis: its quota
+    (``per_account ×`` accounts; unbounded when ``None``), at most the audited ``budget`` but at least one
+    submission an account (a sign-up's first submission), within :data:`MAX_BUDGET`.
+
+    >>> axis_budget(1, 305, 1220), axis_budget(1000, 305, 1220), axis_budget(1000, 1, 200), axis_budget(30, None, 50)
+    (305, 1220, 1000, 50)
+    """
+    allowed = min(MAX_BUDGET, max(budget, accounts))
+    return allowed if per_account is None else max(1, min(per_account * accounts, allowed))
+
+
+@dataclass
+class _Job:
+    """One attack to play: a rung of the battery's ladder (``cell`` ``None``) or a count of the accounts axis."""
+
+    attack: str
+    budget: int
+    accounts: int
+    cell: Cell | None = None
+
+
 def audit(
     setup: AuditSetup,
     *,
     budget: int | None = None,
-    accounts: int = 1,
+    accounts: int | Sequence[int] = DEFAULT_ACCOUNTS,
     seed: int = 0,
     quota: Quota | None = None,
     progress: Progress | None = None,
@@ -293,23 +383,26 @@ def audit(
 ) -> AuditReport:
     """Audit one competition (see the module docstring).
 
-    ``budget``: the most submissions (all accounts together) an attack may make; default
-    :func:`default_budget` of the quota. ``accounts``: participants the attacker controls (the quota is per
-    account, so the attacker's is ``accounts ×`` it). ``attack_names`` overrides :func:`battery`.
-    ``time_limit`` bounds the wall time: rungs predicted not to fit are skipped and listed in ``notes``.
+    ``budget``: the most submissions (all accounts together) an attack of the battery's ladder may make; default
+    :func:`default_budget` of the quota. ``accounts``: the account counts the attacker may hold (default
+    :data:`DEFAULT_ACCOUNTS`; the quota is per account, so the attacker's is ``accounts ×`` it). The battery's
+    budget ladder plays with the smallest count; every count gets a cell of the accounts axis (:class:`Cell`):
+    ``auto`` within :func:`axis_budget`, and up to :data:`BATTERY_ACCOUNTS` accounts the battery too.
+    ``attack_names`` overrides :func:`battery`. ``time_limit`` bounds the wall time: runs predicted not to fit are
+    skipped and listed in ``notes`` (the quota's rung first, then the accounts axis, then the other rungs).
     """
     started = time.perf_counter()
-    if isinstance(accounts, bool) or not isinstance(accounts, int) or accounts < 1:
-        raise AuditError(f"accounts must be a positive integer, got {accounts!r}")
+    counts = account_counts(accounts)
+    base = counts[0]
     quota = quota or Quota()
     per_account = quota.submissions
-    attacker_quota = None if per_account is None else per_account * accounts
+    attacker_quota = None if per_account is None else per_account * base
     if budget is None:
         budget = default_budget(attacker_quota)
     if isinstance(budget, bool) or not isinstance(budget, int) or not 1 <= budget <= MAX_BUDGET:
         raise AuditError(f"the budget must be a whole number of submissions from 1 to {MAX_BUDGET:,}, got {budget!r}")
     say = progress or (lambda fraction, message: None)
-    probe = setup.oracle(accounts=accounts)
+    probe = setup.oracle(accounts=base)
     truth = np.asarray(setup.labels, dtype=np.int64)
     public = probe.spec.hidden.public_mask if probe.public_fraction is not None else np.ones(len(truth), bool)
     names = list(attack_names) if attack_names is not None else battery(probe)
@@ -325,57 +418,158 @@ def audit(
     unknown = sorted(set(names) - set(attacks.available()))
     if unknown:
         raise AuditError(f"unknown attack(s) {', '.join(unknown)}; available: {', '.join(attacks.available())}")
+    majority = {"public": _majority_rate(truth[public]), "private": _majority_rate(truth[~public])}
     ladder = budget_ladder(budget, attacker_quota)
     curves = {name: Curve(name) for name in names}
-    # The quota's rung first (the verdict's), then small to large, so a time limit cuts the least useful runs.
     quota_rung = _quota_rung(ladder, attacker_quota)
-    order = [(rung, name) for rung in [quota_rung, *(r for r in ladder if r != quota_rung)] for name in names]
-    total_work = sum(rung for rung, _ in order) + _honest_work(len(truth), honest_models)
+    chain = [dict(step) for step in probe.spec.chain.to_json()]
+    n_classes = int(probe.n_classes)
+    public_counts = np.bincount(truth[public], minlength=n_classes).tolist()
+    cells = [Cell(k, axis_budget(k, per_account, budget), None if per_account is None else per_account * k)
+             for k in counts]
+    for cell in cells:
+        bits = transcript_bits(chain, metric=setup.metric, n_rows=int(public.sum()), decimals=probe.decimals,
+                               accounts=cell.accounts, queries=cell.budget, eps=setup.eps, n_classes=n_classes,
+                               also_report=tuple(setup.also_report))
+        if bits is not None:
+            # Rounded up: an upper bound is never shown below itself.
+            cell.bound = {"bits": _up(bits), "labels": _up(labels_worth(bits, public_counts)),
+                          "rows": int(public.sum())}
+    # Most useful first, so a time limit cuts the least useful runs: the quota's rung, the accounts axis (auto, then
+    # the battery at small counts; the base count's cell reuses the ladder's run at the same budget), the rest.
+    jobs = [_Job(name, quota_rung, base) for name in names]
+    for cell in cells:
+        if not (cell.accounts == base and cell.budget in ladder):
+            jobs.append(_Job("auto", cell.budget, cell.accounts, cell))
+    for cell in cells:
+        if cell.accounts <= BATTERY_ACCOUNTS and not (cell.accounts == base and cell.budget in ladder):
+            jobs.extend(_Job(name, cell.budget, cell.accounts, cell) for name in names if name != "auto")
+    jobs.extend(_Job(name, rung, base) for rung in ladder if rung != quota_rung for name in names)
+    axis_points: dict[int, list[tuple[str, Point]]] = {cell.accounts: [] for cell in cells}
+    total_work = sum(job.budget for job in jobs) + _honest_work(len(truth), honest_models)
     done_work = 0.0
     seconds_per_query: dict[str, float] = {}
     reasoning: list[str] = []
-    say(0.0, f"auditing {len(names)} attack(s) at {len(ladder)} budget(s) up to {budget:,} submissions")
-    for rung, name in order:
+    say(0.0, f"auditing {len(names)} attack(s) at {len(ladder)} budget(s) up to {budget:,} submissions and "
+             f"{len(counts)} account count(s)")
+    for job in jobs:
+        name, rung = job.attack, job.budget
+        where = f"{rung:,} submissions" + ("" if job.cell is None else f", {job.accounts:,} accounts")
         elapsed = time.perf_counter() - started
         predicted = seconds_per_query.get(name, 0.0) * rung
         if elapsed + predicted > time_limit:
-            curves[name].points.append(Point(rung, status="skipped", error=f"over the audit's time limit of "
-                                             f"{time_limit:.0f} s"))
-            notes.append(f"{name} at {rung:,} submissions skipped: it would not finish within the audit's "
-                         f"time limit of {time_limit:.0f} s")
+            point = Point(rung, status="skipped", error=f"over the audit's time limit of {time_limit:.0f} s")
+            notes.append(f"{name} at {where} skipped: it would not finish within the audit's time limit of "
+                         f"{time_limit:.0f} s")
         else:
-            say(done_work / total_work, f"{name}: {rung:,} submissions")
-            point, course = _play(setup, name, rung, accounts=accounts, seed=seed, truth=attack_truth,
+            say(done_work / total_work, f"{name}: {where}")
+            point, course = _play(setup, name, rung, accounts=job.accounts, seed=seed, truth=attack_truth,
                                   public=attack_public)
-            curves[name].points.append(point)
+            point.vs_majority = {split: compare_majority(getattr(point, split), majority[split])
+                                 for split in ("public", "private")}
             if point.status == "ok" and point.queries:
                 seconds_per_query[name] = max(seconds_per_query.get(name, 0.0), point.seconds / point.queries)
-            if name == "auto" and rung == quota_rung:
+            if name == "auto" and job.cell is None and rung == quota_rung:
                 reasoning = [] if course is None else [str(line) for line in course.reasoning]
+        if job.cell is None:
+            curves[name].points.append(point)
+        else:
+            axis_points[job.accounts].append((name, point))
         done_work += rung
-        say(done_work / total_work, f"{name}: {rung:,} submissions done")
+        say(done_work / total_work, f"{name}: {where} done")
     for curve in curves.values():
         curve.points.sort(key=lambda p: p.budget)
+    for cell in cells:
+        played = axis_points[cell.accounts]
+        if cell.accounts == base and cell.budget in ladder:
+            played = [(curve.attack, p) for curve in curves.values() for p in curve.points if p.budget == cell.budget]
+        _fill_cell(cell, played, rows=int(public.sum()), majority=majority)
     say(done_work / total_work, "honest population")
     honest = honest_cost(setup, seed=seed, n_models=honest_models)
-    majority = {"public": _majority_rate(truth[public]), "private": _majority_rate(truth[~public])}
     at_quota = _best_at(list(curves.values()), quota_rung)
     quota_info = {
         "daily_limit": quota.daily_limit, "total_limit": quota.total_limit, "days": quota.days,
-        "per_account": per_account, "accounts": accounts, "submissions": attacker_quota, "text": quota.describe(),
+        "per_account": per_account, "accounts": base, "submissions": attacker_quota, "text": quota.describe(),
         "summary": quota.summary(),
     }
     report = AuditReport(
         n_rows=len(truth), n_public=int(public.sum()), n_private=int((~public).sum()), metric=setup.metric,
-        decimals=probe.decimals, chain=[dict(step) for step in probe.spec.chain.to_json()], accounts=accounts,
+        decimals=probe.decimals, chain=chain, accounts=base,
         budget=budget, ladder=ladder, quota=quota_info, majority=majority, curves=list(curves.values()),
         at_quota=at_quota, honest=honest, reasoning=reasoning, verdict="", seconds=0.0, notes=notes,
-        attacks_available=attacks.available(),
+        attacks_available=attacks.available(), account_counts=counts, axis=cells,
+        sign_ups=sign_ups(cells, n_public=int(public.sum()), entropy=_entropy_bits(public_counts)),
     )
     report.verdict = verdict(report)
     report.seconds = round(time.perf_counter() - started, 3)
     say(1.0, "done")
     return report
+
+
+def _fill_cell(cell: Cell, played: list[tuple[str, Point]], *, rows: int, majority: dict[str, float | None]) -> None:
+    """The cell's figures from the strongest point played at its count (by public accuracy; ``auto`` on ties)."""
+    cell.tried = [name for name, point in played if point.status == "ok"]
+    finished = [(name, point) for name, point in played if point.status == "ok" and point.public is not None]
+    if not finished:
+        failed = next((point for _, point in played), None)
+        cell.status = "skipped" if failed is None else failed.status
+        cell.error = "not played" if failed is None else failed.error
+        return
+    name, point = max(finished, key=lambda item: (item[1].public or 0.0, item[0] == "auto"))
+    cell.attack, cell.played, cell.queries, cell.seconds = name, point.played, point.queries, point.seconds
+    cell.public, cell.private = point.public, point.private
+    cell.exact_public, cell.exact_private = point.exact_public, point.exact_private
+    cell.right_public = round((point.public or 0.0) * rows)
+    cell.exact_public_rows = round((point.exact_public or 0.0) * rows)
+    cell.vs_majority = {split: compare_majority(getattr(point, split), majority[split])
+                        for split in ("public", "private")}
+
+
+def _up(value: float) -> float:
+    """``value`` rounded up to 3 decimals."""
+    return math.ceil(value * 1000) / 1000
+
+
+def compare_majority(accuracy: float | None, majority_rate: float | None) -> str | None:
+    """``above``, ``at`` (within :data:`MAJORITY_MARGIN`) or ``below`` the split's own majority class; ``None``
+    where either is unknown.
+
+    >>> compare_majority(0.25, 0.75), compare_majority(0.752, 0.75), compare_majority(1.0, 0.75)
+    ('below', 'at', 'above')
+    """
+    if accuracy is None or majority_rate is None:
+        return None
+    if accuracy < majority_rate - MAJORITY_MARGIN:
+        return "below"
+    return "at" if accuracy <= majority_rate + MAJORITY_MARGIN else "above"
+
+
+def _entropy_bits(counts: Sequence[int]) -> float:
+    """The bits naming labels of these class counts take (``N·H`` of their shares)."""
+    total = sum(counts)
+    return -sum(c * math.log2(c / total) for c in counts if c) if total else 0.0
+
+
+def sign_ups(cells: Sequence[Cell], *, n_public: int, entropy: float) -> dict[str, Any]:
+    """The smallest account count whose cell read (exactly, vouched for by the attack) half of the public labels,
+    and all of them; the smallest whose attack got every public label right (vouched for or not); the smallest
+    whose releases could carry every public label (the bound); ``None`` for each where no count tried did.
+    ``tried``: the largest count played.
+    """
+    done = [cell for cell in cells if cell.status == "ok"]
+
+    def first(test: Callable[[Cell], bool]) -> int | None:
+        return next((cell.accounts for cell in done if test(cell)), None)
+
+    return {
+        "tried": max((cell.accounts for cell in done), default=None),
+        "half": first(lambda c: n_public > 0 and c.exact_public_rows * 2 >= n_public),
+        "all": first(lambda c: n_public > 0 and c.exact_public_rows >= n_public),
+        "all_right": first(lambda c: n_public > 0 and c.right_public >= n_public),
+        "bound_all": next((cell.accounts for cell in cells if cell.bound is not None
+                           and cell.bound["bits"] >= entropy - 1e-9), None),
+        "entropy_bits": round(entropy, 3),
+    }
 
 
 def _quota_rung(ladder: list[int], quota: int | None) -> int:
@@ -496,11 +690,13 @@ def percent(value: float) -> str:
 
 
 def verdict(report: AuditReport) -> str:
-    """One line: what an attacker recovers within the quota, against what the majority class gives."""
+    """What the library's attacks read within the quota (each split against its own majority class), how many
+    sign-ups they needed to read half or all of the public labels, and that this is a lower bound on the leakage
+    (:data:`LOWER_BOUND`): never a limit on what other attacks could read."""
     quota = report.quota
     best = report.at_quota
     accounts = report.accounts
-    who = "an attacker" if accounts == 1 else f"an attacker with {accounts} accounts"
+    who = "the library's attacks" + ("" if accounts == 1 else f" with {accounts:,} accounts")
     limit = quota["submissions"]
     rung = best["budget"]
     daily = quota["daily_limit"]
@@ -515,24 +711,84 @@ def verdict(report: AuditReport) -> str:
                   f"{quota['text']}{_per_account(accounts)})")
     else:
         within = f"Within your quota of {limit:,} submissions ({quota['text']}{_per_account(accounts)})"
-    majority_public = report.majority["public"]
+    majority_public, majority_private = report.majority["public"], report.majority["private"]
+    sentences = []
     if best.get("attack") is None or best.get("public") is None:
-        return f"{within} no attack finished: see the notes."
-    public = float(best["public"])
-    private = best.get("private")
-    by = best["attack"] if best["attack"] != "auto" else f"auto, playing {best['played']}"
-    if best.get("reached_at", rung) < rung:
-        by += f"; reached within {best['reached_at']:,} submissions"
-    lead = f"{within} {who}"
-    majority_text = "" if majority_public is None else f"predicting the majority class gives {percent(majority_public)}"
-    if majority_public is not None and public <= majority_public + MAJORITY_MARGIN:
-        return f"{lead} recovers no more than the majority class: {percent(public)} of public labels ({majority_text})."
-    if limit is not None and limit > report.budget:
-        lead += " recovers at least"
+        sentences.append(f"{within} no attack finished: see the notes.")
     else:
-        lead += " recovers"
-    private_text = "" if private is None else f"; {percent(float(private))} of private labels"
-    return f"{lead} {percent(public)} of public labels ({by}{private_text}; {majority_text})."
+        public = float(best["public"])
+        by = best["attack"] if best["attack"] != "auto" else f"auto, playing {best['played']}"
+        if best.get("reached_at", rung) < rung:
+            by += f"; reached within {best['reached_at']:,} submissions"
+        where = compare_majority(public, majority_public)
+        if where == "below":
+            sentences.append(f"{within} {who} read nothing of the public labels: their best, {percent(public)} "
+                             f"right, is below the majority class ({percent(float(majority_public or 0))}).")
+        elif where == "at":
+            sentences.append(f"{within} {who} read nothing beyond the majority class: {percent(public)} of public "
+                             f"labels right, what predicting the majority class gives "
+                             f"({percent(float(majority_public or 0))}).")
+        else:
+            at_least = "at least " if limit is not None and limit > report.budget else ""
+            majority_text = "" if majority_public is None else \
+                f"; the majority class gives {percent(majority_public)}"
+            sentences.append(f"{within} {who} read {at_least}{percent(public)} of public labels right ({by}"
+                             f"{majority_text}).")
+        private = best.get("private")
+        if private is not None and majority_private is not None:
+            sentences.append(_private_text(float(private), majority_private))
+    axis = sign_ups_text(report.sign_ups, report.axis)
+    if axis:
+        sentences.append(axis)
+    sentences.append(LOWER_BOUND)
+    return " ".join(sentences)
+
+
+def _private_text(private: float, majority_private: float) -> str:
+    where = compare_majority(private, majority_private)
+    if where == "above":
+        return f"Private rows: {percent(private)} right, above their own majority class ({percent(majority_private)})."
+    if where == "at":
+        return (f"Private rows: {percent(private)} right, no more than their own majority class "
+                f"({percent(majority_private)}).")
+    return (f"Private rows: {percent(private)} right, below their own majority class ({percent(majority_private)}): "
+            "nothing read there.")
+
+
+def _accounts_text(count: int) -> str:
+    return f"{count:,} account{'s' if count != 1 else ''}"
+
+
+def sign_ups_text(found: dict[str, Any], axis: Sequence[Cell]) -> str:
+    """The accounts axis in a sentence: the sign-ups the library's attacks needed to read half, and all, of the
+    public labels exactly (or "not within" the most tried), and from how many accounts the releases could carry
+    every public label (the information bound). Empty when no count was played."""
+    tried = found.get("tried")
+    if tried is None:
+        return "The accounts axis did not finish: see the notes." if axis else ""
+
+    def needed(key: str) -> str:
+        count = found.get(key)
+        return _accounts_text(count) if count is not None else f"not within {_accounts_text(tried)} (the most tried)"
+
+    text = (f"Sign-ups the library's attacks needed to read half of your public labels exactly: {needed('half')}; "
+            f"all of them: {needed('all')}")
+    right, every = found.get("all_right"), found.get("all")
+    if right is not None and (every is None or right < every):
+        text += f" (every public label right, not all vouched for, with {_accounts_text(right)})"
+    bound = found.get("bound_all")
+    if bound is not None:
+        text += (f". By the information bound, the releases of {_accounts_text(bound)} within their budget could "
+                 "already carry every public label.")
+    elif any(cell.bound is not None for cell in axis):
+        top = max((cell for cell in axis if cell.bound is not None), key=lambda cell: cell.accounts)
+        assert top.bound is not None
+        text += (f". By the information bound, no count tried lets the releases carry every public label (at most "
+                 f"{top.bound['labels']:,.0f} of {int(top.bound['rows']):,} labels' worth with "
+                 f"{_accounts_text(top.accounts)}).")
+    else:
+        text += "."
+    return text
 
 
 def _per_account(accounts: int) -> str:
@@ -576,10 +832,36 @@ def format_table(result: dict[str, Any]) -> str:
             lines.append(
                 f"{curve['attack']:<16}{point['budget']:>12,}{point['queries']:>8,}{_pct(point['public']):>9}"
                 f"{_pct(point['private']):>9}{_pct(point['exact_public']):>11}{mark}{point['played']}"
+                + majority_note(point.get("vs_majority") or {})
             )
     lines.append("")
     majority = result["majority"]
-    lines.append(f"majority class: {_pct(majority['public'])} of public rows, {_pct(majority['private'])} of private")
+    lines.append(f"majority class: {_pct(majority['public'])} of public rows, {_pct(majority['private'])} of private "
+                 "(each split is compared with its own)")
+    axis = result.get("axis") or []
+    if axis:
+        lines.append("")
+        lines.append(f"accounts axis (auto at every count, the battery too up to {BATTERY_ACCOUNTS} accounts; "
+                     "bound: the most bits the releases could carry, and the public labels' worth):")
+        head = (f"{'accounts':>9}{'submissions':>13}{'used':>8}{'public':>9}{'exact pub':>11}{'private':>9}"
+                f"{'bound':>24}  played")
+        lines.append(head)
+        lines.append("-" * len(head))
+        for cell in axis:
+            bound = "–" if cell["bound"] is None else \
+                f"{cell['bound']['bits']:,.1f} bits, {cell['bound']['labels']:,.1f} of {cell['bound']['rows']:,}"
+            if cell["status"] != "ok":
+                lines.append(f"{cell['accounts']:>9,}{cell['budget']:>13,}{'':>8}  {cell['status']}: {cell['error']}"
+                             f"{'':>4}{bound}")
+                continue
+            lines.append(
+                f"{cell['accounts']:>9,}{cell['budget']:>13,}{cell['queries']:>8,}{_pct(cell['public']):>9}"
+                f"{_pct(cell['exact_public']):>11}{_pct(cell['private']):>9}{bound:>24}  {cell['played']}"
+                + majority_note(cell.get("vs_majority") or {})
+            )
+        text = sign_ups_text(result.get("sign_ups") or {}, [])
+        if text:
+            lines.append(text)
     honest = result["honest"]
     if "error" in honest:
         lines.append(f"honest utility: not measured ({honest['error']})")
@@ -597,6 +879,19 @@ def format_table(result: dict[str, Any]) -> str:
     lines.append(f"verdict: {result['verdict']}")
     lines.append(f"({result['seconds']:.1f} s; * marks the quota's rung)")
     return "\n".join(lines)
+
+
+def majority_note(vs_majority: dict[str, str | None]) -> str:
+    """What a point's or cell's comparison with each split's own majority class says, in words (empty when it
+    is above it on the public rows and not below it on the private ones).
+
+    >>> majority_note({"public": "below", "private": "at"})
+    ' (public: below the majority class: read nothing)'
+    """
+    words = {"below": "below the majority class: read nothing", "at": "no more than the majority class"}
+    parts = [f"{split}: {words[where]}" for split, where in vs_majority.items()
+             if where in words and (split == "public" or where == "below")]
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def _step_text(step: dict[str, Any]) -> str:

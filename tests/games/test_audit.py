@@ -4,20 +4,25 @@ progress reports and the stored-split check behave as documented."""
 
 from __future__ import annotations
 
+import math
 from datetime import UTC, datetime
 
 import numpy as np
 import pytest
 
 from games.audit import (
+    LOWER_BOUND,
     AuditError,
     AuditSetup,
     Quota,
+    account_counts,
     audit,
     battery,
     budget_ladder,
+    compare_majority,
     default_budget,
     format_table,
+    percent,
     quota_from_schedule,
 )
 
@@ -41,7 +46,8 @@ def test_a_board_that_leaks_fully_is_audited_at_100_percent(labels: np.ndarray) 
     result = report.as_dict()
     assert report.at_quota["budget"] == 60 and report.at_quota["public"] == 1.0
     assert report.verdict.startswith(
-        "Within your quota of 60 submissions (total limit 60) an attacker recovers 100 %")
+        "Within your quota of 60 submissions (total limit 60) the library's attacks read 100 % of public labels")
+    assert report.verdict.endswith(LOWER_BOUND)
     auto = next(curve for curve in report.curves if curve.attack == "auto")
     assert [p.budget for p in auto.points] == report.ladder == [10, 20, 40, 60, 80]
     # 40 rows at 5 decimals take capacity a handful of queries: the verdict says how early it is all over.
@@ -62,7 +68,14 @@ def test_a_board_that_withholds_everything_leaves_the_majority_rate(labels: np.n
             # Nothing released: no attack recovers more than the majority class's share (nor, with no balance
             # measured, even that: unrecovered rows count as wrong).
             assert point.status == "ok" and point.public is not None and point.public <= public_majority
-    assert "recovers no more than the majority class" in report.verdict
+    assert "read nothing beyond the majority class" in report.verdict or "read nothing of" in report.verdict
+    assert "no more than" not in report.verdict.split("Private rows")[0]  # never a limit on every attacker
+    # The bound: each account's transcript is 0.5-DP in every label (basic composition of Laplace releases), so
+    # one account's releases carry less than the 20 public labels; more accounts, more bits.
+    one = report.axis[0].bound
+    assert one is not None and one["bits"] <= 20 * 0.5 * math.log2(math.e) + 1e-3 and one["labels"] < 20
+    bits = [cell.bound["bits"] for cell in report.axis if cell.bound is not None]
+    assert bits == sorted(bits) and len(bits) == len(report.axis)
     assert report.at_quota["budget"] == 20  # 5 a day × 4 days
     assert report.honest["chain"]["honest_withheld"] == 4  # every honest model's score withheld too
 
@@ -91,17 +104,20 @@ def test_several_accounts_multiply_the_quota(labels: np.ndarray) -> None:
     report = audit(AuditSetup(labels, public_fraction=None), budget=40, accounts=2, quota=Quota(total_limit=10),
                    attack_names=["auto"], honest_models=2)
     assert report.quota["submissions"] == 20 and report.at_quota["budget"] == 20
-    assert "per account × 2 accounts" in report.verdict and "with 2 accounts" in report.verdict
+    assert "per account × 2 accounts" in report.verdict and "attacks with 2 accounts" in report.verdict
+    assert report.account_counts == [2] and [cell.budget for cell in report.axis] == [20]
 
 
 def test_progress_rises_to_one_and_the_time_limit_skips_what_would_not_fit(labels: np.ndarray) -> None:
     seen: list[float] = []
-    report = audit(AuditSetup(labels, public_fraction=None), budget=80, time_limit=0.0,
+    report = audit(AuditSetup(labels, public_fraction=None), budget=80, time_limit=0.0, accounts=[1, 30],
                    progress=lambda fraction, step: seen.append(fraction), honest_models=2)
     assert seen[0] == 0.0 and seen[-1] == 1.0 and seen == sorted(seen)
     skipped = [p for curve in report.curves for p in curve.points if p.status == "skipped"]
-    assert skipped and len(report.notes) == len(skipped)
-    assert "no attack finished" in report.verdict
+    assert skipped and len(report.notes) == len(skipped) + 1  # and the 30 accounts' auto
+
+    assert "no attack finished" in report.verdict and "accounts axis did not finish" in report.verdict
+    assert all(cell.status == "skipped" for cell in report.axis) and report.sign_ups["half"] is None
 
 
 def test_the_battery_fits_the_board(labels: np.ndarray) -> None:
@@ -173,3 +189,63 @@ def test_a_model_competition_is_audited_through_mutnet_models() -> None:
     ranks = feature_ranks(features)
     assert sorted(ranks) == list(range(30))
     assert (in_rank_order(labels, ranks)[ranks] == labels).all()
+
+
+def test_the_accounts_axis_counts_the_sign_ups_a_ladder_board_takes() -> None:
+    """200 rows, 30 % public, 5 decimals, the parameter-free Ladder: with one account the library's attacks read
+    nothing beyond the public majority class; thirty sign-ups, one submission each, read every public label
+    exactly. The verdict says how many sign-ups that took and that it is a lower bound, never a limit."""
+    labels = (np.random.default_rng(200).random(200) < 0.7).astype(np.int64)
+    setup = AuditSetup(labels, defenses=[{"name": "ladder", "mode": "parameter_free"}], public_fraction=0.3, secret=3)
+    report = audit(setup, accounts=[30, 1], quota=Quota(daily_limit=5, days=10), attack_names=["auto"],
+                   honest_models=2)
+    one, thirty = report.axis
+    assert report.account_counts == [1, 30] and (one.accounts, thirty.accounts) == (1, 30)
+    assert (one.budget, thirty.budget) == (50, 200)  # each count's quota, within the audited budget
+    public_majority = report.majority["public"]
+    assert public_majority is not None and one.public is not None
+    assert abs(one.public - public_majority) <= 0.005 and one.vs_majority["public"] == "at"
+    assert thirty.public == 1.0 and thirty.exact_public == 1.0 and thirty.vs_majority["public"] == "above"
+    assert thirty.exact_public_rows == report.n_public == 60
+    assert report.sign_ups["half"] == 30 and report.sign_ups["all"] == 30
+    # The bound beside each cell: what was read exactly fits in it.
+    for cell in report.axis:
+        assert cell.bound is not None and cell.bound["rows"] == 60
+        if cell.exact_public_rows == 60:
+            assert cell.bound["bits"] >= report.sign_ups["entropy_bits"] - 1e-3
+    text = report.verdict
+    assert "read nothing beyond the majority class" in text
+    assert "half of your public labels exactly: 30 accounts; all of them: 30 accounts" in text
+    assert text.endswith(LOWER_BOUND) and "recovers" not in text and "no more than the majority" not in text
+    table = format_table(report.as_dict())
+    assert "accounts axis" in table and "Sign-ups the library's attacks needed" in table
+
+
+def test_each_split_is_compared_with_its_own_majority_and_below_it_reads_nothing() -> None:
+    """A forced attack below the majority class is marked so, on each split against that split's own majority."""
+    labels = np.zeros(60, dtype=np.int64)
+    labels[:12] = 1  # public and private majorities differ with the split below
+    labels = np.random.default_rng(3).permutation(labels)
+    setup = AuditSetup(labels, public_fraction=0.5, secret=5, defenses=WITHHOLD_ALL)
+    report = audit(setup, budget=20, accounts=[1], quota=Quota(total_limit=20), honest_models=2)
+    result = report.as_dict()
+    for curve in result["curves"]:
+        for point in curve["points"]:
+            if point["status"] == "ok":
+                for split in ("public", "private"):
+                    assert point["vs_majority"][split] == compare_majority(point[split], result["majority"][split])
+    private = report.majority["private"]
+    assert private is not None and f"their own majority class ({percent(private)})" in report.verdict
+    marked = [point for curve in result["curves"] for point in curve["points"]
+              if point["status"] == "ok" and point["vs_majority"]["public"] == "below"]
+    assert all("below the majority class" in line for line in format_table(result).splitlines()
+               if any(f"{100 * p['public']:.1f} %" in line and line.strip().startswith(c["attack"])
+                      for c in result["curves"] for p in c["points"] if p in marked))
+
+
+def test_account_counts_are_checked() -> None:
+    assert account_counts([1000, 1, 30]) == [1, 30, 1000]
+    with pytest.raises(AuditError, match="accounts"):
+        account_counts([0])
+    with pytest.raises(AuditError, match="account counts"):
+        account_counts(list(range(1, 20)))
