@@ -159,6 +159,16 @@ def fresh_accounts_fits(facts: BoardFacts) -> Plan | Refusal:
     # play only when they suffice; elsewhere the one-account plans guess, and the labels a few fresh accounts
     # decode exactly are a gain over a guess: with k accounts never worse than with one.
     alone = facts.binary_logloss and not facts.split
+    if alone and facts.exact_failed and facts.failed == "ladder" and left >= MIN_FRESH:
+        # The one-account Ladder attack failed (noise or flips behind the Ladder): what fresh accounts read is a
+        # gain over the guess that is left, however few they are.
+        # An exact design inside would fail as the Ladder attack did (and spend the few accounts): the block reads
+        # model noise and fresh flips and read a few rows a submission.
+        return Plan("fresh_accounts", {"first_account": fresh, "decimals": decimals, "budget": facts.budget_left,
+                                       "seed": facts.seed, "attack": "blocks"},
+                    f"the one-account Ladder attack failed (noise or flips behind the Ladder); {left} fresh accounts, "
+                    "one submission each, read what they can in blocks (noise and flips measured inside)",
+                    rank=RANK, cost=need, rescue=True)
     if left < (need if alone else MIN_FRESH):
         return Refusal("fresh_accounts", f"fresh_accounts: {left} fresh account(s), ~{need:.0f} would read the "
                        "board, a first release each", close=True)
@@ -169,8 +179,8 @@ def fresh_accounts_fits(facts: BoardFacts) -> Plan | Refusal:
     return Plan("fresh_accounts", {"first_account": fresh, "decimals": decimals, "budget": facts.budget_left,
                                    "seed": facts.seed},
                 f"released scores stick (a Ladder), but each account's first submission is released {grid}: "
-                f"{left} fresh accounts, one submission each, read the board as a plain one (~{need:.0f} needed"
-                + (")" if left >= need else "; fewer decode what they can exactly, the rest is guessed)"),
+                f"{left} fresh accounts, one submission each, read the board as a plain one (~{need:.0f} needed "
+                "without noise" + (")" if left >= need else "; fewer decode what they can, the rest is guessed)"),
                 rank=RANK, cost=need)
 
 

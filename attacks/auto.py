@@ -287,7 +287,9 @@ def auto(
             course.attack_details = course.attack_details or guessed.details
             open_rows = labels < 0
             labels[open_rows] = guessed.labels[open_rows]
-            confidence[open_rows] = guessed.fill_confidence()[open_rows]
+            # A guess is never exact, whatever it reports (a decoder that sets no confidence reads as 1.0):
+            # 1.0 marks the labels an exact attack vouches for, guaranteed at its noise bound or confirmed.
+            confidence[open_rows] = np.minimum(guessed.fill_confidence()[open_rows], GUESS_CEILING)
     _floor(view, labels, confidence, report, played, outer_reserve, reasoning, course)
     _fill_majority(labels, confidence, report, played, reasoning)
     n_exact = int(((labels >= 0) & (confidence >= 1.0)).sum())
@@ -376,20 +378,26 @@ def _cap_for_noise(
     the rows; the decoder's stay near 0.45·N)."""
     if not truncatable(plan.attack) or "budget" in plan.params or view.left is None:
         return False
-    if _likelihood_plan(view, report, reserve, seed) is None:
+    likely = _likelihood_plan(view, report, reserve, seed)
+    if likely is None:
         return False
     left = _guess_budget(view, reserve) or 0
     bound = plan.params.get("noise_bound", 0.0)
     per_query = counting_bound(view.n_rows, view.decimals, eps=view.eps, noise_bound=float(bound or 0.0))
     if view.n_rows / max(EXACT_REALIZED * per_query, 0.5) <= left:
         return False  # the exact design should finish within the budget: let it (its labels are vouched for)
-    # All the slack the decoder leaves, less the query that confirms the design's labels if it is cut short.
-    cap = left - math.ceil(NOISY_SHARE * view.n_rows + NOISY_PROBES) - int(confirmed(plan.attack))
-    if cap < 10:
+    if likely.attack == "blocks":
+        # The block reads decode whatever the budget leaves them, a few rows a query, where an exact design cut
+        # short under noise most often fails its confirmation and leaves nothing: it gets a tenth.
+        cap = max(10, left // 10)
+    else:
+        # All the slack the decoder leaves, less the query that confirms the design's labels if it is cut short.
+        cap = left - math.ceil(NOISY_SHARE * view.n_rows + NOISY_PROBES) - int(confirmed(plan.attack))
+    if cap < 10 or cap >= left:
         return False
     plan.params["budget"] = cap
     reasoning.append(f"noise seen: {plan.attack} gets {cap} queries; if it has not finished, the likelihood decoder "
-                     "(noisy) decodes the rest within the budget")
+                     f"({likely.attack}) decodes the rest within the budget")
     return True
 
 

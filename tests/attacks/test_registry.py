@@ -86,6 +86,8 @@ CASES: dict[str, Case] = {
     "auc_logloss_ranks": Case(lambda: LocalOracle(_binary(40, 2), decimals=5, also_report=("auc",)), generous=40),
     "auto": Case(lambda: LocalOracle(_binary(40, 3), decimals=5), generous=120),
     "binary_representation": Case(lambda: LocalOracle(_binary(40, 4), decimals=5), generous=20),
+    "blocks": Case(lambda: LocalOracle(_binary(40, 41), decimals=5, defenses=[
+        {"name": "randomized_response", "p": 0.02, "mode": "fresh"}, *LAPLACE], seed=3), generous=60),
     "boosting": Case(lambda: LocalOracle(_binary(40, 5, 0.7), metric="accuracy", decimals=5), generous=30),
     "bregman_powers": Case(lambda: LocalOracle(_classes(30, 3, 6), metric="brier", n_classes=3, decimals=5),
                            generous=60),
