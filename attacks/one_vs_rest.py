@@ -372,6 +372,8 @@ def one_vs_rest(
         labels=labels,
         queries=oracle.queries - start,
         attack="one_vs_rest",
+        # Posteriors, never vouched for (unset, ``attacks.run`` would read every label as exact).
+        confidence=confidence,
         details={"attack": attack, "code": code, "runs": runs, "confidence": confidence,
                  "complete": all(r["complete"] for r in runs),
                  "mean_posterior": float(np.mean(confidence)) if n else math.nan, **extra},
