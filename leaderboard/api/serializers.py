@@ -6,6 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.validators import UnicodeUsernameValidator
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 import defenses
@@ -402,6 +403,29 @@ class ParticipantCreatedSerializer(serializers.Serializer):
     created = serializers.BooleanField(help_text="False when this host had made the account before.")
 
 
+@extend_schema_field({"oneOf": [{"type": "integer", "minimum": 1, "maximum": 10_000},
+                               {"type": "array", "items": {"type": "integer", "minimum": 1, "maximum": 10_000},
+                                "minItems": 1, "maxItems": 12}]})
+class AccountCountsField(serializers.Field):
+    """One account count or a list of them, as a list of whole numbers, each checked as the audit checks them."""
+
+    default_error_messages = {"invalid": "give a whole number of accounts or a list of them"}
+
+    def to_internal_value(self, data: Any) -> list[int]:
+        from games.audit import AuditError, account_counts
+
+        values = data if isinstance(data, list) else [data]
+        if not values or any(isinstance(v, bool) or not isinstance(v, int) for v in values):
+            self.fail("invalid")
+        try:
+            return account_counts([int(v) for v in values])
+        except AuditError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
 class AuditStartInputSerializer(serializers.Serializer):
     """The body of ``POST host/competitions/{slug}/audit/`` (every field optional)."""
 
@@ -410,9 +434,11 @@ class AuditStartInputSerializer(serializers.Serializer):
         help_text="The most submissions an attack may make (all accounts together). Default: four times the "
         "participants' quota, at most 2,000 (2,000 when the quota is unbounded).",
     )
-    accounts = serializers.IntegerField(
-        required=False, default=1, min_value=1, max_value=100,
-        help_text="Accounts the attacker controls; the quota is per account, so the attacker's is this many times it.",
+    accounts = AccountCountsField(
+        required=False, default=None,
+        help_text="The account counts of the accounts axis: one whole number or a list of them (at most 12, each "
+        "from 1 to 10,000; default [1, 2, 10, 30, 100, 1000]). The quota is per account, so an attacker with k "
+        "accounts has k times it; the battery's budget ladder plays with the smallest count.",
     )
     seed = serializers.IntegerField(required=False, default=0, min_value=0, max_value=2**31 - 1,
                                     help_text="Seed of the attacks' random choices.")
@@ -429,13 +455,17 @@ class AuditSerializer(serializers.Serializer):
     progress = serializers.IntegerField(source="percent", help_text="Percent done (100 once done).")
     step = serializers.CharField(help_text="What the audit is doing now.")
     budget = serializers.IntegerField(allow_null=True, help_text="As asked; null: the default for the quota.")
-    accounts = serializers.IntegerField()
+    accounts = serializers.IntegerField(help_text="The smallest account count: the one the battery's ladder plays.")
+    account_counts = serializers.ListField(child=serializers.IntegerField(), source="counts",
+                                           help_text="Every account count of the accounts axis, smallest first.")
     seed = serializers.IntegerField()
     created_at = serializers.DateTimeField()
     started_at = serializers.DateTimeField(allow_null=True)
     finished_at = serializers.DateTimeField(allow_null=True)
     error = serializers.CharField(help_text="Why it failed (empty otherwise).")
-    verdict = serializers.CharField(help_text="One line: what an attacker recovers within the quota.")
+    verdict = serializers.CharField(help_text="What the library's attacks read within the quota (each split against "
+                                    "its own majority class) and the sign-ups they needed: a lower bound on the "
+                                    "leakage, not a limit on every attacker.")
     result = serializers.JSONField(allow_null=True, help_text="The full result once done, else null.")
     url = serializers.SerializerMethodField()
     page = serializers.SerializerMethodField(help_text="The host page showing this audit with its charts.")

@@ -535,7 +535,8 @@ class HostAuditApi(APIView):
     @extend_schema(
         summary="Start a leakage audit",
         description="Runs the attack battery offline against the competition's own labels, split, chain and "
-        "precision on a worker (`manage.py audit_competition` does the same in process). Poll the returned `url` "
+        "precision on a worker (`manage.py audit_competition` does the same in process), and `auto` at every "
+        "account count of the accounts axis (`result.axis`, `result.sign_ups`). Poll the returned `url` "
         "until `status` is `done` or `failed`; one audit per competition runs at a time (409 names the running one).",
         request=s.AuditStartInputSerializer,
         responses={
@@ -543,8 +544,8 @@ class HostAuditApi(APIView):
             409: OpenApiResponse(description="an audit of this competition is queued or running (`id`, `url`)"),
             **HOST_ERRORS,
         },
-        examples=[OpenApiExample("Three accounts, 1,000 submissions", value={"budget": 1000, "accounts": 3},
-                                 request_only=True)],
+        examples=[OpenApiExample("1, 30 and 1,000 accounts, 1,000 submissions",
+                                 value={"budget": 1000, "accounts": [1, 30, 1000]}, request_only=True)],
     )
     def post(self, request: Request, slug: str) -> Response:
         competition = _host_competition(request, slug)

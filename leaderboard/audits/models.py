@@ -34,6 +34,9 @@ class Audit(models.Model):
     status = models.CharField(max_length=10, choices=AuditStatus.choices, default=AuditStatus.QUEUED, db_index=True)
     budget = models.PositiveIntegerField(null=True, blank=True)
     accounts = models.PositiveSmallIntegerField(default=1)
+    #: The account counts of the accounts axis (smallest first; ``accounts`` is the smallest, the one the battery's
+    #: budget ladder plays with). Empty on audits stored before the axis: ``[accounts]``.
+    account_counts = models.JSONField(default=list, blank=True)
     seed = models.PositiveIntegerField(default=0)
     progress = models.FloatField(default=0.0)
     step = models.CharField(max_length=200, blank=True)
@@ -62,6 +65,11 @@ class Audit(models.Model):
         if self.status == AuditStatus.DONE:
             return 100
         return min(99, max(0, int(100 * self.progress)))
+
+    @property
+    def counts(self) -> list[int]:
+        """The account counts the audit tries (``[accounts]`` for an audit stored before the accounts axis)."""
+        return [int(k) for k in self.account_counts] if self.account_counts else [int(self.accounts)]
 
     @property
     def verdict(self) -> str:

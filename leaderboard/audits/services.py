@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
@@ -31,8 +31,10 @@ logger = logging.getLogger(__name__)
 
 #: The audit task's registered name (:mod:`leaderboard.audits.tasks`, which imports this module).
 AUDIT_TASK = "leaderboard.audits.tasks.audit_run"
-#: Most accounts an audit may give the attacker (the quota is per account).
-MAX_ACCOUNTS = 100
+#: Most accounts one count of the accounts axis may give the attacker (the quota is per account).
+MAX_ACCOUNTS = audit_core.MAX_ACCOUNTS
+#: The account counts an audit tries when the host names none.
+DEFAULT_ACCOUNTS = list(audit_core.DEFAULT_ACCOUNTS)
 MAX_BUDGET = audit_core.MAX_BUDGET
 #: Progress is written at most this often (seconds), besides the start and the end.
 PROGRESS_EVERY = 0.5
@@ -71,26 +73,29 @@ def _whole(value: object, lo: int, hi: int) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
 
 
-def _check_options(budget: int | None, accounts: int) -> None:
+def _check_options(budget: int | None, accounts: int | Sequence[int]) -> list[int]:
+    """The account counts, checked (smallest first); raises :class:`AuditRequestError` naming the bad option."""
     if budget is not None and not _whole(budget, 1, MAX_BUDGET):
         raise AuditRequestError(f"budget must be a whole number of submissions from 1 to {MAX_BUDGET}",
                                 extra={"field": "budget"})
-    if not _whole(accounts, 1, MAX_ACCOUNTS):
-        raise AuditRequestError(f"accounts must be a whole number from 1 to {MAX_ACCOUNTS}",
-                                extra={"field": "accounts"})
+    try:
+        return audit_core.account_counts(accounts)
+    except audit_core.AuditError as exc:
+        raise AuditRequestError(str(exc), extra={"field": "accounts"}) from None
 
 
 def audit_request(
-    *, competition: Competition, user: Any = None, budget: int | None = None, accounts: int = 1, seed: int = 0,
-    enqueue: bool = True,
+    *, competition: Competition, user: Any = None, budget: int | None = None,
+    accounts: int | Sequence[int] | None = None, seed: int = 0, enqueue: bool = True,
 ) -> Audit:
     """A new queued audit of ``competition``, published to the workers when the transaction commits.
 
+    ``accounts``: one account count or the counts of the accounts axis (default :data:`DEFAULT_ACCOUNTS`).
     Raises :class:`AuditRequestError` for a budget or account count out of range and :class:`AuditBusy` while
     another audit of the competition is queued or running (an audit takes up to a minute of a worker).
     ``enqueue=False`` leaves the row for the caller to run (the management command runs it in process).
     """
-    _check_options(budget, accounts)
+    counts = _check_options(budget, DEFAULT_ACCOUNTS if accounts is None else accounts)
     audits_expire(competition=competition)
     with transaction.atomic():
         Competition.objects.select_for_update().filter(pk=competition.pk).first()  # one request at a time
@@ -102,7 +107,7 @@ def audit_request(
             )
         audit = Audit.objects.create(
             competition=competition, requested_by=user if getattr(user, "is_authenticated", False) else None,
-            budget=budget, accounts=accounts, seed=seed,
+            budget=budget, accounts=counts[0], account_counts=counts, seed=seed,
         )
         if enqueue:
             transaction.on_commit(partial(audit_enqueue, audit_id=audit.pk))
@@ -141,7 +146,7 @@ def audit_run(*, audit_id: int, echo: Callable[[float, str], None] | None = None
         audit = Audit.objects.select_related("competition").get(pk=audit_id)
         competition = audit.competition
         report = audit_core.audit(
-            audit_setup(competition=competition), budget=audit.budget, accounts=audit.accounts, seed=audit.seed,
+            audit_setup(competition=competition), budget=audit.budget, accounts=audit.counts, seed=audit.seed,
             quota=audit_quota(competition=competition, now=now), progress=_Reporter(audit_id, echo),
             time_limit=float(settings.LEADERBOARD_AUDIT_TIME_LIMIT),
         )

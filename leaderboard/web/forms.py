@@ -79,4 +79,17 @@ class AuditStartForm(forms.Form):
 
     budget = forms.IntegerField(required=False, min_value=1, max_value=20_000,
                                 widget=forms.NumberInput(attrs={"placeholder": "from the quota"}))
-    accounts = forms.IntegerField(min_value=1, max_value=100, initial=1)
+    accounts = forms.CharField(initial="1, 2, 10, 30, 100, 1000", max_length=120,
+                               help_text="account counts, separated by commas")
+
+    def clean_accounts(self) -> list[int]:
+        """``"1, 30, 1000"`` → ``[1, 30, 1000]``, checked as the audit checks them."""
+        from games.audit import AuditError, account_counts
+
+        text = str(self.cleaned_data["accounts"])
+        try:
+            return account_counts([int(part) for part in text.replace(" ", "").split(",") if part])
+        except ValueError:
+            raise forms.ValidationError("accounts: whole numbers separated by commas") from None
+        except AuditError as exc:
+            raise forms.ValidationError(str(exc)) from None

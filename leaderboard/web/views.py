@@ -23,7 +23,7 @@ from django.urls import reverse_lazy
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
 
-from games.audit import MAJORITY_MARGIN
+from games.audit import compare_majority, majority_note, sign_ups_text
 from leaderboard.audits.selectors import audit_latest
 from leaderboard.audits.services import audit_quota, audit_request, audits_expire
 from leaderboard.competitions.models import Competition
@@ -318,14 +318,17 @@ def _audit_context(result: dict[str, Any]) -> dict[str, Any]:
         if (chart := charts_module.accuracy_vs_submissions(
             result["curves"], split=split, quota=quota, majority=result["majority"][split])) is not None
     ]
-    rows = [{"attack": curve["attack"], "point": point, "at_quota": point["budget"] == at_quota["budget"]}
+    rows = [{"attack": curve["attack"], "point": point, "at_quota": point["budget"] == at_quota["budget"],
+             "note": majority_note(point.get("vs_majority") or {})}
             for curve in result["curves"] for point in curve["points"]]
-    majority = result["majority"]["public"]
     best = at_quota.get("public")
     return {
         "charts": charts, "rows": rows, "honest": result["honest"],
         "chain": [_chain_step(step) for step in result["chain"]],
-        "safe": best is not None and majority is not None and best <= majority + MAJORITY_MARGIN,
+        # Not "safe": nothing found by these attacks is a lower bound on the leakage, so it is shown plainly.
+        "nothing_found": compare_majority(best, result["majority"]["public"]) in ("at", "below"),
+        "axis": [{**cell, "note": majority_note(cell.get("vs_majority") or {})} for cell in result.get("axis") or []],
+        "sign_ups_text": sign_ups_text(result.get("sign_ups") or {}, []),
     }
 
 

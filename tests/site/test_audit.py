@@ -123,7 +123,8 @@ def test_the_host_starts_an_audit_and_reads_it(leaky: Any, host: Any, audits_enq
 
 @pytest.mark.parametrize("payload, field", [
     ({"budget": 0}, "budget"), ({"budget": 20_001}, "budget"), ({"budget": "many"}, "budget"),
-    ({"accounts": 0}, "accounts"), ({"accounts": 101}, "accounts"), ({"seed": -1}, "seed"),
+    ({"accounts": 0}, "accounts"), ({"accounts": 10_001}, "accounts"), ({"accounts": []}, "accounts"),
+    ({"accounts": [1, "x"]}, "accounts"), ({"accounts": list(range(1, 14))}, "accounts"), ({"seed": -1}, "seed"),
 ])
 def test_audit_options_out_of_range_are_a_400_naming_them(leaky: Any, host: Any, payload: dict[str, Any],
                                                           field: str) -> None:
@@ -193,3 +194,43 @@ def test_a_participant_never_sees_the_audit_page(leaky: Any, participant: Any) -
     assert client.post(url, {"budget": "10", "accounts": "1"}).status_code == 403
     assert Audit.objects.count() == 1
     assert url not in client.get(f"/c/{leaky.slug}/").content.decode()
+
+
+def test_the_accounts_axis_is_asked_stored_and_shown(make_competition: Callable[..., Any], host: Any,
+                                                    audits_enqueued: list[int],
+                                                    django_capture_on_commit_callbacks: Any) -> None:
+    """A parameter-free Ladder board (200 rows, 30 % public, 10 submissions per participant): the host asks for
+    1 and 30 accounts; the API returns both counts and a cell per count with its information bound, and the page
+    shows the labels read against accounts and how many sign-ups it took, worded as a lower bound."""
+    import numpy as np
+
+    labels = (np.random.default_rng(200).random(200) < 0.7).astype(np.int64)
+    ladder = make_competition(slug="ladder", labels=labels, total_limit=10,
+                              defenses=[{"name": "ladder", "mode": "parameter_free"}])
+    client = api_client(host)
+    base = f"/api/v1/host/competitions/{ladder.slug}/audit/"
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = client.post(base, {"budget": 40, "accounts": [30, 1]}, format="json")
+    assert answer.status_code == 202, answer.content
+    body = answer.json()
+    assert body["account_counts"] == [1, 30] and body["accounts"] == 1
+    assert audit_run(audit_id=body["id"]) == "done"
+    result = client.get(body["url"]).json()["result"]
+    assert result["account_counts"] == [1, 30]
+    one, thirty = result["axis"]
+    assert (one["accounts"], one["budget"], thirty["accounts"], thirty["budget"]) == (1, 10, 30, 40)
+    assert one["bound"]["rows"] == thirty["bound"]["rows"] == result["n_public"]
+    assert thirty["exact_public"] > one["exact_public"]  # more sign-ups, more labels read
+    assert result["sign_ups"]["tried"] == 30
+    assert result["verdict"].endswith("a lower bound on the leakage, not a limit on what other attacks could read.")
+    page = Client()
+    page.force_login(host)
+    html = page.get(f"/c/{ladder.slug}/host/audit/").content.decode()
+    assert 'id="accounts-axis"' in html and "Labels read against accounts" in html and 'id="sign-ups"' in html
+    assert "Sign-ups the library&#x27;s attacks needed" in html or "Sign-ups the library's attacks needed" in html
+    assert "safe" not in html.lower().split("<body", 1)[-1]  # nothing on the page calls a board safe
+    out = StringIO()
+    call_command("audit_competition", ladder.slug, "--budget", "20", "--accounts", "1,2", "--json", stdout=out)
+    assert json.loads(out.getvalue())["account_counts"] == [1, 2]
+    with pytest.raises(CommandError):
+        call_command("audit_competition", ladder.slug, "--accounts", "1,x", stderr=StringIO())
