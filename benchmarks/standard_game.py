@@ -7,6 +7,7 @@ The README section names the recommended chain per data set with its measured le
 each chain does not protect, with this run's figures.
 
     .venv/bin/python -m benchmarks.standard_game [--jobs 2] [--out var/games/standard] [--game PATH] [--no-readme]
+        [--seeds 0] [--budgets ...] [--accounts ...] [--keep FILE | --replay FILE]
 """
 
 from __future__ import annotations
@@ -47,35 +48,48 @@ def splice_readme(readme: Path, section: str) -> None:
 
 
 def answer_text(result: GameResult) -> str:
-    """The README's answer: the frontier table, then per data set the recommended chain and what each chain does
-    not protect (with this run's figures)."""
-    from games.frontier import chain_points, recommend
+    """The README's answer: the frontier table (with a column per account count beside its information bound),
+    then per data set the recommended chain — with the budget and the accounts it was measured with, as what the
+    library's attacks found, never as "safe" — and what each chain does not protect (with this run's figures)."""
+    from games.frontier import accounts_cells, attack_label, chain_points, recommend
 
     lines = attack_lines(result.cells)
     points = chain_points(result, lines)
     recommended = recommend(points, result.game.utility_tolerance)
-    out = [frontier_table(points, recommended)]
+    by_accounts = accounts_cells(result, lines)
+    tried = ", ".join(f"{k:,}" for k in result.game.account_levels)
+    out = [frontier_table(points, recommended, by_accounts)]
     for dataset, choice in recommended.items():
         budget = "no cap" if choice.budget is None else f"{choice.budget:,} submissions"
         if choice.point is None:
             out.append(f"\n**{dataset}**: no chain keeps the honest cost within {choice.tolerance}.\n")
         else:
             p = choice.point
-            accuracy = "every attack failed" if p.label_accuracy is None else (
-                f"{100 * p.label_accuracy:.1f} % of labels right ({p.attack})")
+            most = p.accounts_tried
+            accounts = "one account" if most == 1 else f"up to {most:,} accounts (tried: {tried})"
+            accuracy = f"every attack {p.failure or 'failed'}" if p.label_accuracy is None else (
+                f"{100 * p.label_accuracy:.1f} % of labels right ({attack_label(p.attack or '', p.accounts)})")
+            widest = next((c for c in by_accounts if (c.dataset, c.defense) == (dataset, p.defense)
+                           and c.accounts == result.game.account_levels[-1]), None)
+            bound = "" if widest is None or widest.bound is None else (
+                f" The releases could carry {widest.bound.text()} to an attacker with {widest.accounts:,} "
+                f"account{'s' if widest.accounts > 1 else ''} ({widest.bound.bits:,.0f} bits at most).")
             if p.leakage >= 0.99:
                 out.append(
                     f"\n**{dataset}: no chain within the honest-cost tolerance ({choice.tolerance}) protects the "
-                    f"labels** — the least leaky of them still leaks {p.leakage:.2f} at {budget}, so the frontier's "
-                    f"pick is the cheapest, `{p.defense}` ({accuracy} against {100 * (p.majority_rate or 0):.1f} % "
-                    "for the majority class). The chains that do protect cost honest players more (see the table).\n"
+                    f"labels** — the least leaky of them still leaks {p.leakage:.2f} at {budget} with {accounts}, "
+                    f"so the frontier's pick is the cheapest, `{p.defense}` ({accuracy} against "
+                    f"{100 * (p.majority_rate or 0):.1f} % for the majority class). The chains that do protect cost "
+                    "honest players more (see the table).\n"
                 )
                 continue
+            found = ("no label beyond the majority class" if p.leakage == 0 else f"leakage {p.leakage:.2f}")
             out.append(
-                f"\n**{dataset}: recommended `{p.defense}`** — at {budget}, {accuracy} against "
-                f"{100 * (p.majority_rate or 0):.1f} % for the majority class: leakage {p.leakage:.2f}; honest cost "
-                f"1 − τ = {p.cost:.3f} (tolerance {choice.tolerance}), best model wins in "
-                f"{100 * (p.best_wins_rate or 0):.0f} % of seeds.\n"
+                f"\n**{dataset}: recommended `{p.defense}`** — at {budget} with {accounts}, the strongest of our "
+                f"attacks got {accuracy} against {100 * (p.majority_rate or 0):.1f} % for the majority class: "
+                f"{found}. That is what the library's attacks found, a lower bound on what leaks, not a limit on "
+                f"every attacker.{bound} Honest cost 1 − τ = {p.cost:.3f} (tolerance {choice.tolerance}), best "
+                f"model wins in {100 * (p.best_wins_rate or 0):.0f} % of seeds.\n"
             )
     out.append("\nWhat each defense does not protect, and what this run measured through it:\n")
     for note in notes_of(chain_verdicts(result, lines, points)):
@@ -96,6 +110,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="play only these data sets (a reduced run; the figures then say so)")
     parser.add_argument("--budgets", type=int, nargs="+", default=None,
                         help="attacker budgets instead of the game's (a reduced run; the figures then say so)")
+    parser.add_argument("--accounts", type=int, nargs="+", default=None,
+                        help="attacker account counts instead of the game's (a reduced run; the figures then say so)")
     parser.add_argument("--keep", default=None,
                         help="also pickle the played game here (re-render a report without re-playing it)")
     parser.add_argument("--replay", default=None,
@@ -106,6 +122,8 @@ def main(argv: list[str] | None = None) -> int:
         spec = dataclasses.replace(spec, seeds=list(args.seeds))
     if args.budgets:
         spec = dataclasses.replace(spec, budgets=sorted(set(args.budgets)))
+    if args.accounts:
+        spec = dataclasses.replace(spec, accounts=sorted(set(args.accounts)))
     if args.datasets:
         unknown = set(args.datasets) - {d.name for d in spec.datasets}
         if unknown:
@@ -121,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
     paths = write_report(result, args.out)
     figures = Path(args.figures)
     figures.mkdir(parents=True, exist_ok=True)
-    table = markdown_table(summarize(result.cells))
+    table = markdown_table(summarize(result.cells, result.game))
     cores = f"{args.jobs} worker process{'es' if args.jobs > 1 else ''}"
     (figures / "standard_game.md").write_text(
         f"Standard game (`games/files/standard.toml`, {result.mode}): {spec.n_cells} cells, "
@@ -136,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     seeds = f"{len(spec.seeds)} seeds each" if len(spec.seeds) > 1 else f"seed {spec.seeds[0]} only: a reduced run"
     section = (
         f"{spec.n_cells} cells ({seeds}; attacker budgets "
-        f"{', '.join(f'{b:,}' for b in spec.levels if b is not None) or 'uncapped'}) in "
+        f"{', '.join(f'{b:,}' for b in spec.levels if b is not None) or 'uncapped'}; attacker accounts "
+        f"{', '.join(f'{k:,}' for k in spec.account_levels)}, sharing each budget) in "
         f"{result.seconds:.0f} s with {cores}; the full table is "
         "[docs/figures/standard_game.md](docs/figures/standard_game.md), the frontier's figures "
         "[docs/figures/standard_game_frontier.json](docs/figures/standard_game_frontier.json), the HTML report is "

@@ -162,14 +162,20 @@ def defense_notes(chains: Sequence[tuple[list[dict[str, Any]], ChainPoint]]) -> 
     return list(notes.values())
 
 
+def _attack(point: ChainPoint) -> str:
+    return "" if point.attack is None else (
+        point.attack if point.accounts == 1 else f"{point.attack} with {point.accounts:,} accounts")
+
+
 def short_measure(point: ChainPoint) -> str:
     """One chain's figures at its budget, in one line."""
     budget = "without a cap" if point.budget is None else f"within {point.budget:,} submissions"
     majority = "–" if point.majority_rate is None else f"{100 * point.majority_rate:.1f} %"
     if point.attack is None or point.label_accuracy is None:
-        return f"{point.dataset} · {point.defense}: every attack failed {budget} (majority class {majority})"
+        why = f": {point.failure}" if point.failure else ""
+        return f"{point.dataset} · {point.defense}: every attack failed {budget}{why} (majority class {majority})"
     return (f"{point.dataset} · {point.defense}: {100 * point.label_accuracy:.1f} % of the labels right {budget} "
-            f"({point.attack}; majority class {majority}), leakage {point.leakage:.2f}")
+            f"({_attack(point)}; majority class {majority}), leakage {point.leakage:.2f}")
 
 
 def measured(point: ChainPoint) -> str:
@@ -177,11 +183,12 @@ def measured(point: ChainPoint) -> str:
     budget = "without a cap" if point.budget is None else f"within {point.budget:,} submissions"
     majority = "–" if point.majority_rate is None else f"{100 * point.majority_rate:.1f} %"
     if point.attack is None or point.label_accuracy is None:
-        return (f"Measured here: every attack failed {budget}; an attacker keeps what one constant submission "
+        why = f" ({point.failure})" if point.failure else ""
+        return (f"Measured here: every attack failed {budget}{why}; an attacker keeps what one constant submission "
                 f"reveals, the majority class ({majority} of the labels).")
     exact = "" if not point.exact_fraction else f", {100 * point.exact_fraction:.1f} % exactly"
     queries = "" if point.queries is None else f" in {point.queries:,.0f} submissions"
-    return (f"Measured here: {budget} the strongest attack ({point.attack}) got "
+    return (f"Measured here: {budget} the strongest attack ({_attack(point)}) got "
             f"{100 * point.label_accuracy:.1f} % of the labels right{exact}{queries}, against {majority} for the "
             f"majority class (leakage {point.leakage:.2f}).")
 

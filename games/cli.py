@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("\nleaderboard-game: interrupted (with --resume a run keeps its finished cells)", file=sys.stderr)
         return 130
     paths = write_report(result, args.out)
-    print(markdown_table(summarize(result.cells)), end="")
+    print(markdown_table(summarize(result.cells, result.game)), end="")
     print(f"\n{len(result.cells)} cells ({result.mode}) in {result.seconds:.1f} s; report: {paths['html']}")
     return 0
 

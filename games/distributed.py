@@ -2,8 +2,8 @@
 over the site's Celery workers and an interrupted run resumes where it stopped.
 
 Two phases: the honest boards (one unit per data set × defense × seed), then every cell (one unit per
-attack × budget on each board, the board travelling along). Each finished unit goes into the journal before it
-counts, and a unit already in the journal is not played again. The result is assembled in :func:`run_game`'s
+attack × budget × accounts on each board, the board travelling along). Each finished unit goes into the journal
+before it counts, and a unit already in the journal is not played again. The result is assembled in :func:`run_game`'s
 order, so the report is the one the local backend writes, but for wall times.
 """
 
@@ -37,7 +37,7 @@ def run_units(
     done = {} if journal is None else dict(journal.done)
     document = spec.document()
     groups = [(d.name, defense.name, seed) for d in spec.datasets for defense in spec.defenses for seed in spec.seeds]
-    plays = [(attack.name, budget) for attack in spec.attacks for budget in spec.budgets_of(attack)]
+    plays = [(attack.name, budget, accounts) for attack in spec.attacks for budget, accounts in spec.plays_of(attack)]
 
     def finished(key: str, result: Unit) -> None:
         done[key] = result
@@ -58,10 +58,10 @@ def run_units(
             progress.close()
     boards = {group: board_from_json(done[board_keys[group]]) for group in groups}
 
-    cells = [(group, attack, budget, unit_key(document, *group, attack, budget))
-             for group in groups for attack, budget in plays]
-    waiting = [(key, cell_unit(document, boards[group], attack, budget))
-               for group, attack, budget, key in cells if key not in done]
+    cells = [(group, attack, budget, accounts, unit_key(document, *group, attack, budget, accounts))
+             for group in groups for attack, budget, accounts in plays]
+    waiting = [(key, cell_unit(document, boards[group], attack, budget, accounts))
+               for group, attack, budget, accounts, key in cells if key not in done]
     progress = None if bar is None else bar(len(cells), len(cells) - len(waiting), "cells")
     if progress is not None and progress.resumed:
         progress.show("from the journal")
@@ -73,6 +73,6 @@ def run_units(
     finally:
         if progress is not None:
             progress.close()
-    played: list[Cell] = [cell_from_json(done[key]) for _, _, _, key in cells]
+    played: list[Cell] = [cell_from_json(done[key]) for *_, key in cells]
     ordered: list[Board] = [boards[group] for group in groups]
     return GameResult(spec, played, ordered, time.perf_counter() - started, attacks.available())

@@ -168,9 +168,12 @@ def _panel(
 
 def _tip(point: ChainPoint) -> str:
     """A point's figures in words (its tooltip)."""
-    strongest = (f"{point.attack}, {100 * point.label_accuracy:.1f} % right"
-                 if point.attack and point.label_accuracy is not None else "every attack failed")
-    return (f"{point.defense} at {_budget_text(point.budget)}: leakage {point.leakage:.3f} ({strongest}); "
+    accounts = "" if point.accounts == 1 else f" with {point.accounts:,} accounts"
+    strongest = (f"{point.attack}{accounts}, {100 * point.label_accuracy:.1f} % right"
+                 if point.attack and point.label_accuracy is not None
+                 else f"every attack {point.failure or 'failed'}")
+    tried = "one account" if point.accounts_tried == 1 else f"up to {point.accounts_tried:,} accounts"
+    return (f"{point.defense} at {_budget_text(point.budget)}, {tried}: leakage {point.leakage:.3f} ({strongest}); "
             f"honest cost {point.cost:.3f}")
 
 

@@ -11,6 +11,7 @@ runs, and an error names the file, the table, the entry and the key::
     # decimals = 5                  # displayed precision; omitted = full float64 (use a rounding defense)
     final_confidence = 0.9999       # the attacker's final submission: this probability on each claimed label
     budgets = [1000, 10000]         # optional: play each attack at each of these query budgets (a game dimension)
+    accounts = [1, 30, 1000]        # optional: play each attack at each of these account counts (a game dimension)
     utility_tolerance = 0.05        # the recommended chain costs honest players at most this (1 − Kendall τ)
 
     [[datasets]]
@@ -30,7 +31,7 @@ runs, and an error names the file, the table, the entry and the key::
     name = "boosting-200"           # the row label in the report (default: the attack's name)
     attack = "boosting"             # registry name (default: name)
     budget = 200                    # optional: this attack at this budget only (else the game's budgets)
-    accounts = 1                    # participants the attacker controls (each with its own defense state)
+    accounts = 1                    # optional: this attack with this many accounts only (else the game's accounts)
     params = {margin = 0.25}        # keyword parameters of the attack (its ``budget``: the budget above)
 
 Budgets: a budget caps an attacker's submissions (every account's together), enforced by the runner; ``auto``
@@ -38,9 +39,14 @@ plans within it. An attack with its own ``budget`` is played at that budget only
 once per entry of the game's ``budgets`` (without ``budgets``: once, with no cap). An attack stops when it has
 its labels, so a large budget costs only the queries an attack decides to spend.
 
-Accounts: ``accounts = k`` gives the attacker ``k`` participants on the board (``LocalOracle(accounts=k)``;
-an attack picks the submitter with ``oracle.account``), each with its own defense state — a Ladder, a privacy
-budget, a detector's history — as real attackers have used several accounts. Offline games only.
+Accounts: a cell with ``k`` accounts gives the attacker ``k`` participants on the board
+(``LocalOracle(accounts=k)``; an attack picks the submitter with ``oracle.account``), each with its own defense
+state — a Ladder, a privacy budget, a detector's history — as real attackers have used several accounts (on
+Kaggle, the commonest abuse). The budget stays the total: ``k`` accounts share the cell's submissions, so more
+accounts buy fresh per-account state, never more queries. An attack with its own ``accounts`` is played with that
+many only; any other attack once per entry of the game's ``accounts`` (without ``accounts``: one account). So the
+game's answer is the worst case over every account count it tried, and it says how many that was. Offline games
+only (a live cell has one attacker account).
 """
 
 from __future__ import annotations
@@ -54,13 +60,16 @@ from typing import Any
 
 SOURCES = ("breast_cancer", "digits", "balanced")
 GAME_KEYS = {
-    "name", "description", "seeds", "metric", "eps", "decimals", "final_confidence", "budgets", "utility_tolerance",
+    "name", "description", "seeds", "metric", "eps", "decimals", "final_confidence", "budgets", "accounts",
+    "utility_tolerance",
 }
 DATASET_KEYS = {"name", "source", "test_fraction", "population_seed", "n_rows", "public_fraction", "models"}
 DEFENSE_KEYS = {"name", "chain", "description"}
 ATTACK_KEYS = {"name", "attack", "budget", "params", "accounts"}
 #: The recommended chain's default limit on the honest players' utility cost (1 − Kendall τ).
 UTILITY_TOLERANCE = 0.05
+#: The most accounts one cell may give the attacker (each holds its defense state in memory).
+MAX_ACCOUNTS = 100_000
 
 
 class GameFileError(ValueError):
@@ -92,13 +101,14 @@ class DefenseSpec:
 @dataclass(frozen=True)
 class AttackSpec:
     """One attack configuration: the registry name, its keyword parameters, an optional query budget of its
-    own (else it plays at the game's budgets) and the number of accounts the attacker controls."""
+    own (else it plays at the game's budgets) and an optional number of accounts of its own (else it plays with
+    each of the game's account counts, or one account)."""
 
     name: str
     attack: str
     params: dict[str, Any] = field(default_factory=dict)
     budget: int | None = None
-    accounts: int = 1
+    accounts: int | None = None
 
 
 @dataclass(frozen=True)
@@ -118,6 +128,7 @@ class GameSpec:
     budgets: list[int] | None = None
     utility_tolerance: float = UTILITY_TOLERANCE
     source: str = "<string>"
+    accounts: list[int] | None = None
 
     def budgets_of(self, attack: AttackSpec) -> list[int | None]:
         """The budgets ``attack`` is played at: its own, else the game's, else one run without a cap.
@@ -130,14 +141,34 @@ class GameSpec:
             return [attack.budget]
         return list(self.budgets) if self.budgets else [None]
 
+    def accounts_of(self, attack: AttackSpec) -> list[int]:
+        """The account counts ``attack`` is played with: its own, else the game's, else one.
+
+        >>> game = GameSpec("g", [0], [], [], [], accounts=[1, 30])
+        >>> game.accounts_of(AttackSpec("auto", "auto")), game.accounts_of(AttackSpec("b", "boosting", accounts=1))
+        ([1, 30], [1])
+        """
+        if attack.accounts is not None:
+            return [attack.accounts]
+        return list(self.accounts) if self.accounts else [1]
+
+    def plays_of(self, attack: AttackSpec) -> list[tuple[int | None, int]]:
+        """Every (budget, accounts) ``attack`` is played at, budgets first (one cell each per competition)."""
+        return [(budget, k) for budget in self.budgets_of(attack) for k in self.accounts_of(attack)]
+
     @property
     def levels(self) -> list[int | None]:
         """The budgets the report compares chains at: the game's budgets, or one level without a cap."""
         return list(self.budgets) if self.budgets else [None]
 
     @property
+    def account_levels(self) -> list[int]:
+        """Every account count some attack is played with, ascending: the report's accounts axis."""
+        return sorted({k for attack in self.attacks for k in self.accounts_of(attack)}) or [1]
+
+    @property
     def n_cells(self) -> int:
-        plays = sum(len(self.budgets_of(a)) for a in self.attacks)
+        plays = sum(len(self.plays_of(a)) for a in self.attacks)
         return len(self.datasets) * len(self.defenses) * plays * len(self.seeds)
 
     def to_dict(self) -> dict[str, Any]:
@@ -256,6 +287,16 @@ class _Validator:
         ):
             raise self.fail("[game]", f"'budgets' must be a non-empty list of distinct positive integers (query "
                             f"budgets), got {budgets!r}")
+        accounts = game.get("accounts")
+        if accounts is not None and (
+            not isinstance(accounts, list)
+            or not accounts
+            or not all(isinstance(k, int) and not isinstance(k, bool) and 1 <= k <= MAX_ACCOUNTS for k in accounts)
+            or len(set(accounts)) != len(accounts)
+        ):
+            raise self.fail("[game]", f"'accounts' must be a non-empty list of distinct integers from 1 to "
+                            f"{MAX_ACCOUNTS:,} (participants the attacker controls, sharing the budget), got "
+                            f"{accounts!r}")
         tolerance = self.number("[game]", game, "utility_tolerance", UTILITY_TOLERANCE, low=0.0, high=2.0)
         datasets = [self.dataset(i, d) for i, d in enumerate(self.entries("datasets", data))]
         defenses = [self.defense(i, d, metric, eps) for i, d in enumerate(self.entries("defenses", data))]
@@ -274,6 +315,7 @@ class _Validator:
             decimals=decimals,
             final_confidence=confidence,
             budgets=None if budgets is None else sorted(budgets),
+            accounts=None if accounts is None else sorted(accounts),
             utility_tolerance=tolerance,
             datasets=datasets,
             defenses=defenses,
@@ -372,10 +414,12 @@ class _Validator:
         budget = entry.get("budget")
         if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
             raise self.fail(where, f"'budget' must be a positive integer (a cap on queries), got {budget!r}")
-        accounts = entry.get("accounts", 1)
-        if not isinstance(accounts, int) or isinstance(accounts, bool) or accounts < 1:
-            raise self.fail(where, f"'accounts' must be a positive integer (participants the attacker controls), "
-                            f"got {accounts!r}")
+        accounts = entry.get("accounts")
+        if accounts is not None and (
+            not isinstance(accounts, int) or isinstance(accounts, bool) or not 1 <= accounts <= MAX_ACCOUNTS
+        ):
+            raise self.fail(where, f"'accounts' must be a positive integer of at most {MAX_ACCOUNTS:,} (participants "
+                            f"the attacker controls), got {accounts!r}")
         return AttackSpec(name=label, attack=registry_name, params=dict(params), budget=budget, accounts=accounts)
 
     # --- values -------------------------------------------------------------------------------------------

@@ -2,15 +2,18 @@
 
 Files in the output directory (the site serves the directory as is):
 
-- ``cells.csv`` — one row per cell (data set × defense × attack × budget × seed);
-- ``summary.csv`` and ``summary.md`` — one row per data set × defense × attack × budget, averaged over seeds
-  (the Markdown file first names the game and its mode, offline or live);
+- ``cells.csv`` — one row per cell (data set × defense × attack × budget × accounts × seed); a cell whose attack
+  failed has its status and reason and no accuracy (never a 0 standing in for a failure);
+- ``summary.csv`` and ``summary.md`` — one row per data set × defense × attack × budget × accounts, averaged over
+  the seeds that finished, with "failed (reason)" where none did and the information bound beside each row
+  (:mod:`games.bounds`; the Markdown file first names the game and its mode, offline or live);
 - ``boards.csv`` — every honest participant's released and true scores per competition;
 - ``game.json`` — the game, its mode (``offline`` or ``live``, with the site), the summary, the cells (with
   attack details) and the boards;
 - ``frontier.json`` and ``frontier.svg`` — the privacy–utility frontier (:mod:`games.frontier`): per data set
-  and budget, each chain's leakage against its honest-utility cost, the Pareto frontier and the recommended
-  chain; ``accuracy_vs_queries.png`` — every attack's accuracy against its queries;
+  and budget, each chain's leakage (the worst case over the accounts tried) against its honest-utility cost, the
+  Pareto frontier, the recommended chain and, per account count, the strongest attack beside its information
+  bound; ``accuracy_vs_queries.png`` — every attack's accuracy against its queries (failed ones named, not drawn);
 - ``report.html`` — all of it on one page (``games/templates/report.html``), the frontier as inline SVG and the
   other chart as base64, so the file stands alone.
 
@@ -32,11 +35,15 @@ from typing import Any
 import markupsafe
 import numpy as np
 
+from games.bounds import Bound, widest_bound
 from games.caveats import DefenseNote, chain_caveats, defense_notes
 from games.frontier import (
+    AccountsCell,
     AttackLine,
     ChainPoint,
     Recommendation,
+    accounts_cells,
+    attack_label,
     chain_points,
     counts_at,
     frontier_document,
@@ -44,6 +51,7 @@ from games.frontier import (
     strength,
 )
 from games.frontier_chart import frontier_svg
+from games.gamefile import GameSpec
 from games.runner import Board, Cell, GameResult
 from games.templating import percent, templates, text
 
@@ -55,8 +63,8 @@ CELL_COLUMNS = [
     "honest_mean_abs_error_private", "honest_withheld", "honest_models",
 ]
 SUMMARY_COLUMNS = [
-    "dataset", "defense", "attack", "budget", "accounts", "cells", "ok", "label_accuracy", "majority_rate",
-    "exact_fraction", "exact_recovery_rate", "queries", "seconds",
+    "dataset", "defense", "attack", "budget", "accounts", "cells", "ok", "failure", "label_accuracy", "majority_rate",
+    "exact_fraction", "exact_recovery_rate", "bound_labels", "bound_rows", "bound_bits", "queries", "seconds",
     "attacker_public_rank", "attacker_private_rank", "n_participants", "honest_kendall_tau",
     "honest_best_wins_rate", "honest_mean_abs_error",
 ]
@@ -66,7 +74,7 @@ BOARD_COLUMNS = [
 WALL_TIME_COLUMNS = ("seconds",)
 #: The cell table of the HTML page: what a host compares; ``cells.csv`` has every column.
 HTML_CELL_COLUMNS = [
-    "dataset", "defense", "attack", "budget", "seed", "status", "label_accuracy", "recovered_fraction",
+    "dataset", "defense", "attack", "budget", "accounts", "seed", "status", "label_accuracy", "recovered_fraction",
     "exact_recovery", "queries", "seconds", "attacker_public_rank", "attacker_private_rank", "error",
 ]
 
@@ -81,31 +89,60 @@ def _median(values: Sequence[float | None]) -> float | None:
     return float(np.median(present)) if present else None
 
 
-def summarize(cells: Sequence[Cell]) -> list[dict[str, Any]]:
-    """One row per (data set, defense, attack, budget) in game order, averaged over seeds.
+def failure_text(cells: int, ok: int, reason: str | None, *, limit: int | None = None) -> str:
+    """How a row's failures read: ``""`` when every run finished, else "failed (reason)", with the count when
+    some runs finished.
 
-    Accuracy, queries and seconds are means over the cells; the exact-recovery rate and the best-wins rate
-    are shares of cells; ranks are medians (a rank is ordinal).
+    >>> failure_text(3, 3, None), failure_text(2, 0, "budget spent"), failure_text(3, 2, "budget spent")
+    ('', 'failed (budget spent)', 'failed in 1 of 3 runs (budget spent)')
     """
-    groups: dict[tuple[str, str, str, int | None], list[Cell]] = {}
+    if ok >= cells:
+        return ""
+    why = reason or "no reason given"
+    if limit is not None and len(why) > limit:
+        why = why[:limit - 1] + "…"
+    return f"failed ({why})" if ok == 0 else f"failed in {cells - ok} of {cells} runs ({why})"
+
+
+def summarize(cells: Sequence[Cell], game: GameSpec | None = None) -> list[dict[str, Any]]:
+    """One row per (data set, defense, attack, budget, accounts) in game order, over seeds.
+
+    Accuracy and the exact shares are means over the cells that finished (``None`` when none did: the row's
+    ``failure`` says why, never an accuracy of 0); queries and seconds are means over every cell; ranks are
+    medians (a rank is ordinal). With ``game``, each row also has the information bound of its chain, budget and
+    accounts (``bound_labels``, ``bound_bits``; empty where there is none).
+    """
+    groups: dict[tuple[str, str, str, int | None, int], list[Cell]] = {}
     for cell in cells:
-        groups.setdefault((cell.dataset, cell.defense, cell.attack, cell.budget), []).append(cell)
+        groups.setdefault((cell.dataset, cell.defense, cell.attack, cell.budget, cell.accounts), []).append(cell)
+    chains = {} if game is None else {d.name: d.chain for d in game.defenses}
     rows = []
-    for (dataset, defense, attack, budget), group in groups.items():
+    for (dataset, defense, attack, budget, accounts), group in groups.items():
         flat = [c.row() for c in group]
+        ran = [c.row() for c in group if c.status == "ok"]
+        ok = len(ran)
+        error = next((c.error for c in group if c.status != "ok" and c.error), None)
+        majority = _mean([r["majority_rate"] for r in flat])
+        bound = None if game is None else widest_bound(
+            game, chains.get(defense, []), scored_classes=[c.scored_classes for c in group], budget=budget,
+            accounts=accounts, n_rows=group[0].n_rows)
         rows.append({
             "dataset": dataset,
             "defense": defense,
             "attack": attack,
             "budget": budget,
-            "accounts": group[0].accounts,
+            "accounts": accounts,
             "cells": len(group),
-            "ok": sum(c.status == "ok" for c in group),
-            "error": next((c.error for c in group if c.status != "ok" and c.error), None),
-            "label_accuracy": _round(_mean([r["label_accuracy"] for r in flat]), 4),
-            "majority_rate": _round(_mean([r["majority_rate"] for r in flat]), 4),
-            "exact_fraction": _round(_mean([r["exact_fraction"] for r in flat]), 4),
-            "exact_recovery_rate": _round(_mean([r["exact_recovery"] for r in flat]), 4),
+            "ok": ok,
+            "failure": failure_text(len(group), ok, error),
+            "error": error,
+            "label_accuracy": _round(_mean([r["label_accuracy"] for r in ran]), 4),
+            "majority_rate": _round(majority, 4),
+            "exact_fraction": _round(_mean([r["exact_fraction"] for r in ran]), 4),
+            "exact_recovery_rate": _round(_mean([r["exact_recovery"] for r in ran]), 4),
+            "bound_labels": None if bound is None else bound.labels,
+            "bound_rows": None if bound is None else bound.scored_rows,
+            "bound_bits": None if bound is None else round(bound.bits, 1),
             "queries": _round(_mean([r["queries"] for r in flat]), 1),
             "seconds": _round(_mean([r["seconds"] for r in flat]), 3),
             "attacker_public_rank": _median([r["attacker_public_rank"] for r in flat]),
@@ -123,25 +160,35 @@ def _round(value: float | None, digits: int) -> float | None:
 
 
 def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
-    """The summary as a Markdown table (the README's game table)."""
-    headers = ["data set", "defense", "attack", "budget", "ok", "label acc.", "majority", "exact", "queries",
-               "seconds", "public rank", "private rank", "honest τ", "best wins", "|released − true|"]
-    keys = ["dataset", "defense", "attack", "budget", "ok", "label_accuracy", "majority_rate", "exact_recovery_rate",
-            "queries", "seconds", "attacker_public_rank", "attacker_private_rank", "honest_kendall_tau",
-            "honest_best_wins_rate", "honest_mean_abs_error"]
+    """The summary as a Markdown table (the README's game table): accuracy over the runs that finished, "failed
+    (reason)" where none did, and the information bound beside each row."""
+    headers = ["data set", "defense", "attack", "budget", "accounts", "ok", "label acc.", "majority", "exact",
+               "bound (labels)", "queries", "seconds", "public rank", "private rank", "honest τ", "best wins",
+               "|released − true|"]
+    keys = ["dataset", "defense", "attack", "budget", "accounts", "ok", "label_accuracy", "majority_rate",
+            "exact_recovery_rate", "bound_labels", "queries", "seconds", "attacker_public_rank",
+            "attacker_private_rank", "honest_kendall_tau", "honest_best_wins_rate", "honest_mean_abs_error"]
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     for row in summary:
-        cells = [text(row[k]) for k in keys]
-        cells[2] = row["attack"] + (f" ({row['accounts']} accounts)" if row.get("accounts", 1) > 1 else "")
+        cells = [text(row.get(k)) for k in keys]
         cells[3] = "none" if row["budget"] is None else f"{row['budget']:,}"
-        cells[4] = f"{row['ok']}/{row['cells']}"
+        cells[4] = f"{row.get('accounts', 1):,}"
+        cells[5] = f"{row['ok']}/{row['cells']}"
+        failure = failure_text(row["cells"], row["ok"], row.get("error"), limit=60)
         if row["ok"] == 0:
             # A failed attack measured nothing: its reason, never an accuracy of 0.
-            reason = str(row.get("error") or "no labels")
-            cells[5] = "failed (" + (reason if len(reason) <= 60 else reason[:59] + "…") + ")"
-            cells[7] = "–"
-        cells[10] = f"{text(row['attacker_public_rank'])}/{row['n_participants']}"
-        cells[11] = f"{text(row['attacker_private_rank'])}/{row['n_participants']}"
+            cells[6] = failure
+            cells[8] = "–"
+        elif failure:
+            cells[6] = f"{cells[6]} ({failure})"
+        if row.get("bound_labels") is None:
+            cells[9] = "–"
+        elif row["bound_labels"] >= (row.get("bound_rows") or 0):
+            cells[9] = f"all {row['bound_labels']:,}"
+        else:
+            cells[9] = f"≤ {row['bound_labels']:,} of {row['bound_rows']:,}"
+        cells[12] = f"{text(row['attacker_public_rank'])}/{row['n_participants']}"
+        cells[13] = f"{text(row['attacker_private_rank'])}/{row['n_participants']}"
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -155,15 +202,22 @@ def summary_markdown(result: GameResult, summary: Sequence[dict[str, Any]]) -> s
     )
 
 
-def frontier_table(points: Sequence[ChainPoint], recommended: dict[str, Recommendation]) -> str:
-    """One Markdown row per (data set, chain): the strongest attack's labels right at each budget, the majority
-    rate, the leakage at the largest budget, what the chain costs honest players, whether it is on the frontier
-    there, and the recommended chain marked — the README's game table."""
+def frontier_table(
+    points: Sequence[ChainPoint], recommended: dict[str, Recommendation],
+    by_accounts: Sequence[AccountsCell] = (),
+) -> str:
+    """One Markdown row per (data set, chain): the strongest attack's labels right at each budget (with any of the
+    accounts tried), then at the largest budget per account count with its information bound beside it, the
+    majority rate, the leakage at the largest budget, what the chain costs honest players, whether it is on the
+    frontier there, and the recommended chain marked — the README's game table. "failed (reason)" where every
+    attack failed, never 0 %."""
     levels = list(dict.fromkeys(p.budget for p in points))
+    accounts = list(dict.fromkeys(c.accounts for c in by_accounts))
     top = {dataset: r.budget for dataset, r in recommended.items()}
+    top_text = _budget_text(levels[-1] if levels else None)
     headers = ["data set", "chain"] + [f"labels right, {_budget_text(level)}" for level in levels] + [
-        "majority class", f"leakage, {_budget_text(levels[-1] if levels else None)}", "honest cost (1 − τ)",
-        "best model wins", "frontier",
+        f"{top_text}, {k:,} account{'s' if k > 1 else ''}: labels right · bound" for k in accounts] + [
+        "majority class", f"leakage, {top_text}", "honest cost (1 − τ)", "best model wins", "frontier",
     ]
     lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
     chains = list(dict.fromkeys((p.dataset, p.defense) for p in points))
@@ -173,11 +227,18 @@ def frontier_table(points: Sequence[ChainPoint], recommended: dict[str, Recommen
         chosen = recommended[dataset].point
         name = f"**{defense}** (recommended)" if chosen is not None and chosen.defense == defense else defense
         leaks = [
-            "failed" if mine[level].attack is None else f"{percent(mine[level].label_accuracy)} {mine[level].attack}"
+            (mine[level].failure or "failed") if mine[level].attack is None
+            else f"{percent(mine[level].label_accuracy)} {attack_label(mine[level].attack or '', mine[level].accounts)}"
             for level in levels
         ]
+        per_accounts = [
+            (f"{cell.failure or 'failed'}" if cell.attack is None else
+             f"{percent(cell.label_accuracy)} {attack_label(cell.attack, cell.attack_accounts or 1)}")
+            + f" · {'no bound' if cell.bound is None else cell.bound.text()}"
+            for cell in by_accounts if (cell.dataset, cell.defense) == (dataset, defense)
+        ]
         lines.append("| " + " | ".join([
-            dataset, name, *leaks, percent(last.majority_rate), text(round(last.leakage, 4)),
+            dataset, name, *leaks, *per_accounts, percent(last.majority_rate), text(round(last.leakage, 4)),
             text(round(last.cost, 4)), percent(last.best_wins_rate), "yes" if last.on_frontier else "",
         ]) + " |")
     return "\n".join(lines) + "\n"
@@ -230,7 +291,7 @@ def game_document(result: GameResult) -> dict[str, Any]:
         "site": result.site,
         "available_attacks": result.available_attacks,
         "seconds": round(result.seconds, 3),
-        "summary": summarize(result.cells),
+        "summary": summarize(result.cells, result.game),
         "cells": [{**cell.row(), "details": cell.details} for cell in result.cells],
         "boards": board_rows(result),
     })
@@ -240,7 +301,7 @@ def write_report(result: GameResult, out: str | Path) -> dict[str, Path]:
     """Write every output file into ``out`` (created if needed); returns them by kind."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    summary = summarize(result.cells)
+    summary = summarize(result.cells, result.game)
     paths = {
         "cells_csv": out / "cells.csv",
         "summary_csv": out / "summary.csv",
@@ -296,14 +357,27 @@ def _axes_per_dataset(datasets: list[str]) -> tuple[Any, list[Any]]:
 
 def finished_summary(summary: Sequence[dict[str, Any]], lines: Sequence[AttackLine]) -> list[dict[str, Any]]:
     """The summary rows with ``label_accuracy`` over the runs that finished (``None`` when all failed)."""
-    accuracy = {(line.dataset, line.defense, line.attack, line.budget): line.label_accuracy for line in lines}
-    return [{**row, "label_accuracy": accuracy[(row["dataset"], row["defense"], row["attack"], row["budget"])]}
+    accuracy = {(line.dataset, line.defense, line.attack, line.budget, line.accounts): line.label_accuracy
+                for line in lines}
+    return [{**row, "label_accuracy": accuracy[(row["dataset"], row["defense"], row["attack"], row["budget"],
+                                                row["accounts"])]}
             for row in summary]
 
 
+def failed_legend(failed: Sequence[dict[str, Any]], most: int = 12) -> list[str]:
+    """The chart's legend entries for summary rows that failed in every run: "attack · defense: failed (reason)"
+    (at most ``most``, then how many more)."""
+    labels = [f"{row['attack']} · {row['defense']}: {failure_text(row['cells'], 0, row.get('error'), limit=50)}"
+              for row in failed[:most]]
+    if len(failed) > most:
+        labels.append(f"… and {len(failed) - most} more failed (summary.csv)")
+    return labels
+
+
 def queries_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
-    """Mean label accuracy against mean queries: one colour per attack, one marker per defense; attacks that
-    failed in every run (``label_accuracy`` ``None``) are counted in the title, not drawn at 0."""
+    """Mean label accuracy against mean queries: one colour per attack (and account count), one marker per
+    defense; attacks that failed in every run (``label_accuracy`` ``None``) are not drawn at 0: the legend names
+    each as "failed (reason)" under its panel."""
     datasets = list(dict.fromkeys(r["dataset"] for r in summary))
     fig, axes = _axes_per_dataset(datasets)
     import matplotlib.pyplot as plt
@@ -311,7 +385,8 @@ def queries_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
     colors = plt.get_cmap("tab10")
     markers = "osD^v<>pPX*h"
     for ax, dataset in zip(axes, datasets, strict=True):
-        rows = [r for r in summary if r["dataset"] == dataset]
+        rows = [{**r, "attack": attack_label(r["attack"], r.get("accounts", 1))}
+                for r in summary if r["dataset"] == dataset]
         attack_names = list(dict.fromkeys(r["attack"] for r in rows))
         defense_names = list(dict.fromkeys(r["defense"] for r in rows))
         failed = [row for row in rows if row["label_accuracy"] is None]
@@ -338,6 +413,8 @@ def queries_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
         ax.grid(True, alpha=0.3)
         not_drawn = f" ({len(failed)} attack × defense pairs failed every run: not drawn)" if failed else ""
         ax.set_title(f"{dataset}{not_drawn}", fontsize=10)
+        for label in failed_legend(failed):  # named with the reason in the legend, never a point at 0
+            ax.scatter([], [], color="none", label=label)
         ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
     fig.suptitle(f"{title}: accuracy vs queries", fontsize=11)
     return _figure_bytes(fig)
@@ -422,12 +499,12 @@ class ChainVerdict:
 
 
 def attack_lines(cells: Sequence[Cell]) -> list[AttackLine]:
-    """One :class:`AttackLine` per (data set, defense, attack, budget) in game order."""
-    groups: dict[tuple[str, str, str, int | None], list[Cell]] = {}
+    """One :class:`AttackLine` per (data set, defense, attack, budget, accounts) in game order."""
+    groups: dict[tuple[str, str, str, int | None, int], list[Cell]] = {}
     for cell in cells:
-        groups.setdefault((cell.dataset, cell.defense, cell.attack, cell.budget), []).append(cell)
+        groups.setdefault((cell.dataset, cell.defense, cell.attack, cell.budget, cell.accounts), []).append(cell)
     lines = []
-    for (dataset, defense, attack, budget), group in groups.items():
+    for (dataset, defense, attack, budget, accounts), group in groups.items():
         ran = [c.row() for c in group if c.status == "ok"]
         every = [c.row() for c in group]
         failures = [c for c in group if c.status != "ok"]
@@ -436,7 +513,7 @@ def attack_lines(cells: Sequence[Cell]) -> list[AttackLine]:
             defense=defense,
             attack=attack,
             budget=budget,
-            accounts=group[0].accounts,
+            accounts=accounts,
             cells=len(group),
             ok=len(ran),
             label_accuracy=_mean([r["label_accuracy"] for r in ran]),
@@ -480,6 +557,17 @@ def chain_verdicts(
     return verdicts
 
 
+def line_bounds(result: GameResult, lines: Sequence[AttackLine]) -> list[Bound | None]:
+    """The information bound of each line's chain, budget and accounts (:func:`games.bounds.information_bound`)."""
+    chains = {d.name: d.chain for d in result.game.defenses}
+    scored: dict[tuple[str, str], list[list[int]]] = {}
+    for cell in result.cells:
+        scored.setdefault((cell.dataset, cell.defense), []).append(cell.scored_classes)
+    n_rows = {cell.dataset: cell.n_rows for cell in result.cells}
+    return [widest_bound(result.game, chains.get(line.defense, []), scored_classes=scored[(line.dataset, line.defense)],
+                         budget=line.budget, accounts=line.accounts, n_rows=n_rows[line.dataset]) for line in lines]
+
+
 def notes_of(verdicts: dict[str, list[ChainVerdict]]) -> list[DefenseNote]:
     """What each defense of the game does not protect, once each, with every chain's figures."""
     return defense_notes([(v.chain, v.point) for rows in verdicts.values() for v in rows])
@@ -504,6 +592,14 @@ def html_report(result: GameResult, summary: Sequence[dict[str, Any]], frontier:
     lines = attack_lines(result.cells)
     points = chain_points(result, lines)
     verdicts = chain_verdicts(result, lines, points)
+    recommended = recommend(points, result.game.utility_tolerance)
+    by_accounts = accounts_cells(result, lines)
+    most = result.game.account_levels[-1]
+    top_bounds = {
+        dataset: next((c for c in by_accounts if c.dataset == dataset and c.accounts == most
+                       and choice.point is not None and c.defense == choice.point.defense), None)
+        for dataset, choice in recommended.items()
+    }
     return templates().get_template("report.html").render(
         game=result.game,
         mode=result.mode,
@@ -513,7 +609,12 @@ def html_report(result: GameResult, summary: Sequence[dict[str, Any]], frontier:
         lines=lines,
         verdicts=verdicts,
         notes=notes_of(verdicts),
-        recommended=recommend(points, result.game.utility_tolerance),
+        recommended=recommended,
+        by_accounts=by_accounts,
+        top_bounds=top_bounds,
+        line_bounds=line_bounds(result, lines),
+        label=attack_label,
+        failure=failure_text,
         points=points,
         levels=result.game.levels,
         labels=LABELS,

@@ -1,4 +1,4 @@
-"""Play a game offline: every cell (data set × defense chain × attack × budget × seed) through
+"""Play a game offline: every cell (data set × defense chain × attack × budget × accounts × seed) through
 :class:`LocalOracle`.
 
 One cell is one competition: the hidden labels, the game's metric and displayed precision, the defense chain,
@@ -12,7 +12,8 @@ and the private board.
 Budgets: a cell's budget caps the attacker's submissions (every account's together; :class:`BudgetedView`) and
 is handed to an attack that plans within one (``auto``). Nothing spends a budget for its own sake: an attack
 stops when it has its labels, so a 100,000-submission cell costs what its attack decides to spend. Accounts: the
-attacker's oracle has the attack's ``accounts`` participants, each with its own defense state.
+attacker's oracle has the cell's ``accounts`` participants, each with its own defense state; they share the
+cell's budget.
 
 Boards: with a ``public_fraction`` the public board releases the public split and the private board the
 private split; without one, both boards score every row (the private board is a separate, final release).
@@ -82,11 +83,16 @@ class Board:
     utility: HonestUtility
 
 
+#: What a cell that did not finish has not measured (its CSV/JSON row leaves them empty).
+NOT_MEASURED = ("label_accuracy", "exact_fraction", "recovered_fraction", "claimed_accuracy", "exact_recovery")
+
+
 @dataclass
 class Cell:
     """One played cell: identifiers (``budget``: the cap on the attacker's submissions, ``None`` for none;
     ``accounts``: how many participants it controlled), status (``ok``, ``failed``: the attack gave up or ran
-    out of budget, ``error``: it crashed), the attacker's outcome and the honest population's utility."""
+    out of budget, ``error``: it crashed), the attacker's outcome and the honest population's utility;
+    ``scored_classes``: the class counts of the rows the released score depends on (for the information bound)."""
 
     dataset: str
     defense: str
@@ -102,9 +108,14 @@ class Cell:
     details: dict[str, Any] = field(default_factory=dict)
     budget: int | None = None
     accounts: int = 1
+    scored_classes: list[int] = field(default_factory=list)
 
     def row(self) -> dict[str, Any]:
-        """The flat CSV/JSON row (column order is the report's)."""
+        """The flat CSV/JSON row (column order is the report's). A cell that did not finish has its status and
+        reason and no accuracy: the labels it never claimed are not an accuracy of 0."""
+        outcome = self.outcome.row()
+        if self.status != "ok":
+            outcome.update(dict.fromkeys(NOT_MEASURED))
         return {
             "dataset": self.dataset,
             "defense": self.defense,
@@ -117,7 +128,7 @@ class Cell:
             "n_rows": self.n_rows,
             "queries": self.queries,
             "seconds": round(self.seconds, 4),
-            **self.outcome.row(),
+            **outcome,
             **self.utility.row(),
         }
 
@@ -191,7 +202,7 @@ def run_game(
 def check_game(spec: GameSpec, *, live: bool = False) -> list[_Competition]:
     """Everything checked before the first cell runs (see :func:`run_game`); the game's competitions."""
     _check_registered(spec)
-    several = [a.name for a in spec.attacks if a.accounts > 1]
+    several = [a.name for a in spec.attacks if max(spec.accounts_of(a)) > 1]
     if live and several:
         raise GameFileError(f"{spec.source}: attack(s) {', '.join(several)} use several accounts, which only an "
                             "offline game plays (a live cell has one attacker account)")
@@ -219,9 +230,9 @@ def _play_group(
     board = play_honest(spec, competition.dataset, competition.population, defense, seed)
     cells = [
         play_cell(spec, competition.dataset, competition.population, defense, attack, seed, board, site,
-                  budget=budget)
+                  budget=budget, accounts=accounts)
         for attack in spec.attacks
-        for budget in spec.budgets_of(attack)
+        for budget, accounts in spec.plays_of(attack)
     ]
     return board, cells
 
@@ -233,12 +244,14 @@ def _collect(cells: list[Cell], new: list[Cell], total: int, say: Progress) -> N
 
 
 def describe(cell: Cell) -> str:
-    """One line on a played cell: where, its status, accuracy, queries and time."""
+    """One line on a played cell: where, its status, accuracy (or why it failed), queries and time."""
     budget = "" if cell.budget is None else f" @ {cell.budget:,}"
+    accounts = "" if cell.accounts == 1 else f" × {cell.accounts:,} accounts"
+    outcome = (f"accuracy {cell.outcome.label_accuracy:.3f}" if cell.status == "ok"
+               else f"{cell.status} ({cell.error or 'no reason given'})")
     return (
-        f"{cell.dataset} · {cell.defense} · {cell.attack}{budget} · seed {cell.seed}: {cell.status}, accuracy "
-        f"{cell.outcome.label_accuracy:.3f}, {cell.queries} queries, {cell.seconds:.2f} s"
-        + (f" ({cell.error})" if cell.error else "")
+        f"{cell.dataset} · {cell.defense} · {cell.attack}{budget}{accounts} · seed {cell.seed}: {outcome}, "
+        f"{cell.queries} queries, {cell.seconds:.2f} s"
     )
 
 
@@ -356,17 +369,22 @@ def play_cell(
     site: LiveSite | None = None,
     *,
     budget: int | None = None,
+    accounts: int | None = None,
 ) -> Cell:
-    """Run one attack within ``budget`` submissions (``None``: the attack's own budget, if any) against a fresh
-    competition, then submit its recovered labels and rank it.
+    """Run one attack within ``budget`` submissions (``None``: the attack's own budget, if any) with ``accounts``
+    participants sharing them (``None``: the first of :meth:`GameSpec.accounts_of`) against a fresh competition,
+    then submit its recovered labels and rank it.
 
     With a live ``site`` the attacker (queries and final submission) talks to a competition on that site;
     the private release and the boards use the offline twin, which runs the same code with the same secret.
     """
     budget = attack.budget if budget is None else budget
-    oracle = make_oracle(spec, dataset, population, defense, seed, accounts=attack.accounts)
+    accounts = spec.accounts_of(attack)[0] if accounts is None else accounts
+    oracle = make_oracle(spec, dataset, population, defense, seed, accounts=accounts)
     target: Any = oracle
     if site is not None:
+        if accounts > 1:
+            raise GameFileError(f"{spec.source}: a live cell has one attacker account, not {accounts}")
         # One competition per cell: a game with budgets plays an attack at several, each its own cell.
         label = attack.name if spec.budgets is None else f"{attack.name}@{budget}"
         target = site.attacker_oracle(spec, dataset, population, defense, seed, label)
@@ -431,12 +449,14 @@ def play_cell(
         n_participants=len(board.participants) + 1,
         confidence=confidence,
     )
+    scored = hidden[oracle.spec.split_rows[oracle.split]]
     return Cell(
         dataset=dataset.name,
         defense=defense.name,
         attack=attack.name,
         budget=budget,
-        accounts=attack.accounts,
+        accounts=accounts,
+        scored_classes=np.bincount(scored, minlength=population.n_classes).tolist(),
         seed=seed,
         status=status,
         error=error,

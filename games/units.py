@@ -5,8 +5,8 @@ Two kinds of unit, both plain JSON in and out (never pickle: a worker must not r
 
 - a **board** unit (data set × defense × seed): the honest population submits once to the competition
   (:func:`games.runner.play_honest`); its result is the :class:`Board`;
-- a **cell** unit (the board's competition × attack × budget): one attack against a fresh competition, ranked on
-  that board (:func:`games.runner.play_cell`); its result is the :class:`Cell`.
+- a **cell** unit (the board's competition × attack × budget × accounts): one attack against a fresh competition,
+  ranked on that board (:func:`games.runner.play_cell`); its result is the :class:`Cell`.
 
 A unit carries the whole game as the tables of a game file (:meth:`GameSpec.document`), which the worker
 validates again, and names its data set, defense and attack; the worker rebuilds the population itself (seeded,
@@ -39,10 +39,11 @@ SETTINGS = ("metric", "eps", "decimals", "final_confidence")
 
 def unit_key(
     document: dict[str, Any], dataset: str, defense: str, seed: int, attack: str | None = None,
-    budget: int | None = None,
+    budget: int | None = None, accounts: int = 1,
 ) -> str:
     """The journal key of a board (``attack=None``) or a cell: a digest of exactly what its result depends on —
-    the game's scoring settings, its data set, defense and (for a cell) attack entries, the seed and the budget.
+    the game's scoring settings, its data set, defense and (for a cell) attack entries, the seed, the budget and
+    the accounts.
 
     So a finished unit is found again when the game around it grows (another seed, attack or defense) and is
     played again when anything it depends on changes; the unit format version is part of it.
@@ -56,7 +57,7 @@ def unit_key(
         "seed": seed,
     }
     if attack is not None:
-        content.update(attack=_entry(document, "attacks", attack), budget=budget)
+        content.update(attack=_entry(document, "attacks", attack), budget=budget, accounts=accounts)
     text = json.dumps(content, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
@@ -71,13 +72,13 @@ def board_unit(document: dict[str, Any], dataset: str, defense: str, seed: int) 
 
 
 def cell_unit(
-    document: dict[str, Any], board: Board, attack: str, budget: int | None
+    document: dict[str, Any], board: Board, attack: str, budget: int | None, accounts: int = 1
 ) -> dict[str, Any]:
-    """The unit that plays ``attack`` at ``budget`` against ``board``'s competition (the board travels along,
-    so the cell needs nothing else from the run that made it)."""
+    """The unit that plays ``attack`` at ``budget`` with ``accounts`` against ``board``'s competition (the board
+    travels along, so the cell needs nothing else from the run that made it)."""
     return {
         "format": FORMAT, "kind": CELL, "game": document, "dataset": board.dataset, "defense": board.defense,
-        "seed": board.seed, "attack": attack, "budget": budget, "board": board_to_json(board),
+        "seed": board.seed, "attack": attack, "budget": budget, "accounts": accounts, "board": board_to_json(board),
     }
 
 
@@ -102,10 +103,13 @@ def play_unit(unit: dict[str, Any]) -> dict[str, Any]:
         raise GameFileError(f"unknown unit kind {unit.get('kind')!r}")
     attack = _named(spec.attacks, unit.get("attack"), "attack")
     budget = unit.get("budget")
-    if budget not in spec.budgets_of(attack):
-        raise GameFileError(f"attack {attack.name!r} is not played at budget {budget!r} in this game")
+    accounts = unit.get("accounts", 1)
+    if (budget, accounts) not in spec.plays_of(attack):
+        raise GameFileError(f"attack {attack.name!r} is not played at budget {budget!r} with {accounts!r} accounts "
+                            "in this game")
     board = board_from_json(unit["board"])
-    return cell_to_json(play_cell(spec, dataset, population, defense, attack, seed, board, budget=budget))
+    return cell_to_json(play_cell(spec, dataset, population, defense, attack, seed, board, budget=budget,
+                                  accounts=accounts))
 
 
 @lru_cache(maxsize=16)

@@ -162,7 +162,7 @@ def run_quick_game(stack: Stack) -> None:
     games_dir = Path(stack.env.get("LEADERBOARD_VAR_DIR", VAR)) / "games" / "quick"
     write_report(result, games_dir)
     print(f"\nThe quick game ({len(result.cells)} cells, offline, {result.seconds:.0f} s): attacks x defenses")
-    print(markdown_table(summarize(result.cells)), end="")
+    print(markdown_table(summarize(result.cells, result.game)), end="")
     print(f"Report: {stack.url}/games/quick/")
 
 

@@ -98,7 +98,8 @@ def test_budgets_are_a_game_dimension_and_an_attacks_own_budget_wins() -> None:
     spec = parse_game(GAME)
     assert spec.budgets == [5, 50] and spec.levels == [5, 50]  # sorted
     assert [spec.budgets_of(a) for a in spec.attacks] == [[5, 50], [8], [4]]
-    assert spec.attacks[2].accounts == 3 and spec.attacks[0].accounts == 1
+    assert spec.attacks[2].accounts == 3 and spec.attacks[0].accounts is None  # None: the game's accounts
+    assert [spec.accounts_of(a) for a in spec.attacks] == [[1], [1], [3]] and spec.account_levels == [1, 3]
     assert spec.n_cells == 1 * 2 * (2 + 1 + 1) * 1
     assert spec.utility_tolerance == 0.05
     without = parse_game(GAME.replace("budgets = [50, 5]", ""))

@@ -584,5 +584,5 @@ def test_the_summary_table_shows_a_failed_attack_as_failed_with_its_reason() -> 
            "attacker_public_rank": 12, "attacker_private_rank": 12, "n_participants": 14, "honest_kendall_tau": 1.0,
            "honest_best_wins_rate": 1.0, "honest_mean_abs_error": 0.0}
     cells = [cell.strip() for cell in markdown_table([row]).splitlines()[-1].strip("|").split("|")]
-    assert cells[4] == "0/2" and cells[5] == "failed (no labeling is consistent with the released score)"
-    assert cells[7] == "–"  # no exact-recovery rate for an attack that measured nothing
+    assert cells[5] == "0/2" and cells[6] == "failed (no labeling is consistent with the released score)"
+    assert cells[8] == "–"  # no exact-recovery rate for an attack that measured nothing
