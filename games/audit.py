@@ -563,6 +563,7 @@ def sign_ups(cells: Sequence[Cell], *, n_public: int, entropy: float) -> dict[st
 
     return {
         "tried": max((cell.accounts for cell in done), default=None),
+        "counts": [cell.accounts for cell in done],
         "half": first(lambda c: n_public > 0 and c.exact_public_rows * 2 >= n_public),
         "all": first(lambda c: n_public > 0 and c.exact_public_rows >= n_public),
         "all_right": first(lambda c: n_public > 0 and c.right_public >= n_public),
@@ -760,19 +761,21 @@ def _accounts_text(count: int) -> str:
 
 
 def sign_ups_text(found: dict[str, Any], axis: Sequence[Cell]) -> str:
-    """The accounts axis in a sentence: the sign-ups the library's attacks needed to read half, and all, of the
-    public labels exactly (or "not within" the most tried), and from how many accounts the releases could carry
-    every public label (the information bound). Empty when no count was played."""
+    """The accounts axis in a sentence: of the account counts tried, the fewest with which the library's attacks
+    read half, and all, of the public labels exactly ("none" when no count tried did), and from how many accounts
+    the releases could carry every public label (the information bound). Empty when no count was played."""
     tried = found.get("tried")
     if tried is None:
         return "The accounts axis did not finish: see the notes." if axis else ""
+    counts = found.get("counts") or [tried]
 
     def needed(key: str) -> str:
         count = found.get(key)
-        return _accounts_text(count) if count is not None else f"not within {_accounts_text(tried)} (the most tried)"
+        return _accounts_text(count) if count is not None else "none"
 
-    text = (f"Sign-ups the library's attacks needed to read half of your public labels exactly: {needed('half')}; "
-            f"all of them: {needed('all')}")
+    listed = ", ".join(f"{k:,}" for k in counts)
+    text = (f"Sign-ups: of the account counts tried ({listed}), the fewest with which the library's attacks read "
+            f"half of your public labels exactly: {needed('half')}; all of them: {needed('all')}")
     right, every = found.get("all_right"), found.get("all")
     if right is not None and (every is None or right < every):
         text += f" (every public label right, not all vouched for, with {_accounts_text(right)})"

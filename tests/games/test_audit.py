@@ -215,10 +215,11 @@ def test_the_accounts_axis_counts_the_sign_ups_a_ladder_board_takes() -> None:
             assert cell.bound["bits"] >= report.sign_ups["entropy_bits"] - 1e-3
     text = report.verdict
     assert "read nothing beyond the majority class" in text
-    assert "half of your public labels exactly: 30 accounts; all of them: 30 accounts" in text
+    assert "tried (1, 30), the fewest with which the library's attacks read half of your public labels exactly: " \
+        "30 accounts; all of them: 30 accounts" in text
     assert text.endswith(LOWER_BOUND) and "recovers" not in text and "no more than the majority" not in text
     table = format_table(report.as_dict())
-    assert "accounts axis" in table and "Sign-ups the library's attacks needed" in table
+    assert "accounts axis" in table and "Sign-ups: of the account counts tried (1, 30)" in table
 
 
 def test_each_split_is_compared_with_its_own_majority_and_below_it_reads_nothing() -> None:
