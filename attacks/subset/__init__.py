@@ -26,8 +26,10 @@ from attacks.subset.response import randomized_response_attack
 __all__ = ["randomized_response_attack", "subsetting_attack"]
 
 
-# Both check themselves (every label comes out of an exhaustive decode of its own release); a confirmation query
-# as ``attacks.run`` adds for exact attacks would see another subset / other flips and prove nothing.
+# Both check themselves against the defense they assume (every label comes out of an exhaustive decode of its own
+# release), so ``attacks.run`` adds no confirmation. ``auto`` confirms subsetting's labels all the same
+# (``attacks.auto.CONFIRMED_BY_AUTO``): staked in full they score ≈ 0 on any subset, and a board misread as
+# subsetting (a fixed Ladder, fresh flips) fails the query. Randomized response's labels are posteriors.
 
 def subsetting_fits(facts: BoardFacts) -> Plan | Refusal:
     """A fresh random subset of rows scored per submission, without noise: rank 50."""
