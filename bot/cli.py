@@ -287,7 +287,8 @@ def _run(
     oracle = ReplayOracle(server, checkpoint, budget=args.budget, on_query=progress.query)
     summary.update(_oracle=oracle, checkpoint=str(path), n_rows=server.n_rows, metric=server.metric,
                    window=args.window, accounts=server.accounts)
-    progress.bar.write(f"leaderboard-bot: playing {_accounts(server.accounts)} (one per token)")
+    each = ", one per token" if server.accounts > 1 else ""
+    progress.bar.write(f"leaderboard-bot: playing {_accounts(server.accounts)}{each}")
     if checkpoint.entries:
         progress.bar.write(f"leaderboard-bot: resuming from {path} ({len(checkpoint.entries)} answered queries)")
 

@@ -22,7 +22,7 @@ answered in order. The attack stays sequential; only the waiting overlaps.
 Several accounts: given a list of tokens (one participant each), the oracle has ``accounts`` and a settable
 ``account``, exactly as :class:`~attacks.oracle.LocalOracle`: each submission is made with the token of the
 current account, through that account's own client (so a 429 waits for, or stops on, that participant's quota
-only), and ``queries_by_account`` counts each one's submissions. Tokens are never printed, logged or stored.
+only), and ``queries_by_account`` counts each one's submissions. Tokens are never printed, logged or written.
 """
 
 from __future__ import annotations
