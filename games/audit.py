@@ -1,5 +1,6 @@
-"""The host's leakage audit: how many hidden labels an attacker recovers from a competition's leaderboard within
-the participants' real quota, and what its defense chain costs honest participants.
+"""The host's leakage audit: how many hidden labels the library's attacks read from a competition's leaderboard
+within the participants' real quota and with how many accounts, and what its defense chain costs honest
+participants.
 
 :func:`audit` plays the attack battery offline against the competition's own configuration (hidden labels,
 public/private split and secret, metric, eps, arithmetic, displayed decimals, defense chain) through
@@ -11,9 +12,19 @@ without a change) and the specific attacks that fit the competition (:func:`batt
 played from scratch at every budget of a geometric ladder (:func:`budget_ladder`), so a curve "label accuracy
 against submissions" exists per attack, measured separately on the public rows (the ones the board scores)
 and on the private rows (which decide the final ranking). The participants' quota (daily limit × UTC days left
-until the close, and the total limit) is marked, and :func:`verdict` says in one line what an attacker gets
-within it. Beside it: the majority-class rate (what a constant prediction gets for free) and the honest
-utility of the chain on a simulated population (:mod:`games.population`, :mod:`games.utility`), with and
+until the close, and the total limit) is marked. Each split is compared with its own majority class (what a
+constant prediction gets for free there; :func:`compare_majority`): an attack below it read nothing.
+
+The accounts axis: one person with many accounts is the commonest abuse of a leaderboard whose state is per
+participant (a Ladder, a privacy budget). For every account count asked (:data:`DEFAULT_ACCOUNTS`: 1, 2, 10, 30,
+100, 1,000) ``auto`` plays with that many accounts within their quota (:func:`axis_budget`; the battery too up to
+:data:`BATTERY_ACCOUNTS`), and a :class:`Cell` records labels read per split beside the information bound of
+:func:`attacks.information.transcript_bits` for that count and budget; :func:`sign_ups` names the fewest counts
+tried that read half, and all, of the public labels exactly.
+
+:func:`verdict` says what the library's attacks read within the quota and with how many sign-ups, always as a
+lower bound on the leakage (:data:`LOWER_BOUND`), never as a limit on what an attacker can do. Beside it: the
+honest utility of the chain on a simulated population (:mod:`games.population`, :mod:`games.utility`), with and
 without the chain.
 
 Pure: no Django; the site's task and ``manage.py audit_competition`` hand it a :class:`AuditSetup` and a
