@@ -229,3 +229,15 @@ def test_where_every_attack_failed_the_frontier_says_why() -> None:
     points = chain_points(result, lines)
     assert all(p.attack is None and p.failure == f"failed ({REASON})" for p in points)
     assert all(c.failure == f"failed ({REASON})" for c in accounts_cells(result, lines))
+
+
+def test_the_readmes_answer_names_the_accounts_and_the_bound(played: tuple[GameResult, Any]) -> None:
+    from benchmarks.standard_game import answer_text
+
+    result, _ = played
+    text = answer_text(result)
+    header = text.splitlines()[0]
+    assert "200 submissions, 1 account: labels right · bound" in header and "30 accounts: labels right" in header
+    verdicts = [line for line in text.splitlines() if line.startswith("**balanced-100-public")]
+    assert len(verdicts) == 1 and "up to 30 accounts (tried: 1, 30)" in verdicts[0]
+    assert "safe" not in text.lower().replace("unsafe", "")
