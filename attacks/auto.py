@@ -379,7 +379,7 @@ def _cap_for_noise(
     if not truncatable(plan.attack) or "budget" in plan.params or view.left is None:
         return False
     likely = _likelihood_plan(view, report, reserve, seed)
-    if likely is None:
+    if likely is None or likely.attack == plan.attack:
         return False
     left = _guess_budget(view, reserve) or 0
     bound = plan.params.get("noise_bound", 0.0)

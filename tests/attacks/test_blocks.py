@@ -99,6 +99,19 @@ def test_auto_reads_the_combined_chain_through_fresh_accounts() -> None:
         assert many.course is not None and many.course.attack == "fresh_accounts"
 
 
+def test_a_few_accounts_read_some_rows_after_the_ladder_attack_failed() -> None:
+    """With too few accounts to read the board, the one-account Ladder attack fails behind the noise and the flips
+    and the accounts it leaves read what they can, one block a submission: above the majority class, each
+    account spent once (never a wrong label vouched for)."""
+    for share, seed in ((0.68, 11), (0.5, 12)):
+        labels = _labels(1000, share, seed)
+        majority = max(labels.mean(), 1 - labels.mean())
+        result = run("auto", LocalOracle(labels, decimals=5, defenses=COMBINED, seed=seed, accounts=60), budget=2000)
+        assert result.course is not None and result.course.fallback == "fresh_accounts"
+        assert (result.labels == labels).mean() >= majority + 0.04
+        assert result.exact == 0 and result.queries <= 62
+
+
 def test_same_file_same_score_does_not_stop_the_reads() -> None:
     """Every read is a different file (shuffled weights, a jitter), so a board that re-releases a file's score
     for the same file still releases each read afresh."""
