@@ -287,7 +287,8 @@ def discretized_noise_channel(
 #: and its per-row losses, Thresholdout's noisy threshold and holdout budget, the probe detector's history):
 #: each release may carry, besides the score channel's bits, the one bit of whether it was let through.
 HIDDEN_STATE = frozenset({"thresholdout", "probe_detector"})
-#: Defenses that release a hard label (a yes/no, or "withheld"): at most ``log2 3`` bits a release.
+#: Defenses that release a hard label (a yes/no or a medal count, or "withheld"): at most ``log2`` of
+#: :func:`hard_outcomes` bits a release.
 HARD_FEEDBACK = frozenset({"threshold", "accept_reject"})
 
 
@@ -348,7 +349,8 @@ def release_bits(chain: Sequence[Mapping[str, Any]], *, metric: str, n_rows: int
     ``n_rows·ε·log2 e``, under multiplicative noise :func:`multiplicative_noise_bits` (log losses). Label-stage
     defenses attenuate it (:func:`label_attenuation`). A defense that lets a release through on a state the
     transcript does not show (the parameter-free Ladder, Thresholdout, the probe detector) adds one bit and
-    forfeits the attenuation (its decision saw the rows); a hard label caps the release at ``log2 3`` bits.
+    forfeits the attenuation (its decision saw the rows); a hard label caps the release at ``log2`` of its outcomes
+    (:func:`hard_outcomes`).
 
     >>> release_bits([], metric="binary_logloss", n_rows=306, decimals=5) > rounding_bits(306, 5)
     True
@@ -382,9 +384,21 @@ def release_bits(chain: Sequence[Mapping[str, Any]], *, metric: str, n_rows: int
                                                         "privacy_budget"):
             return None
     bits = 1.0 + score if hidden else label_attenuation(chain, n_rows, n_classes) * score
-    if any(step.get("name") in HARD_FEEDBACK for step in chain):
-        bits = min(bits, math.log2(3))
+    for step in chain:
+        if step.get("name") in HARD_FEEDBACK:
+            bits = min(bits, math.log2(hard_outcomes(step)))
     return min(bits, entropy_cap)
+
+
+def hard_outcomes(step: Mapping[str, Any]) -> int:
+    """The releases a hard-label step can make, "withheld" included: ``accept_reject`` 3; ``threshold`` with ``m``
+    cut-offs ``m + 2`` (how many it beats, 0 to m, or nothing).
+
+    >>> hard_outcomes({"name": "accept_reject"}), hard_outcomes({"name": "threshold", "t": [0.3, 0.5, 0.6]})
+    (3, 5)
+    """
+    cutoffs = step.get("t")
+    return len(cutoffs) + 2 if step.get("name") == "threshold" and isinstance(cutoffs, list) else 3
 
 
 def transcript_bits(chain: Sequence[Mapping[str, Any]], *, metric: str, n_rows: int, decimals: int | None,

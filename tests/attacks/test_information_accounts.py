@@ -36,7 +36,8 @@ def _transcripts(chain: list[dict[str, Any]], accounts: int, queries: int, *, ad
     [{"name": "ladder", "mode": "fixed", "eta": 0.5}],
     [{"name": "ladder", "mode": "parameter_free"}],
     [{"name": "threshold", "t": 0.7}],
-], ids=["plain", "fixed-ladder", "free-ladder", "threshold"])
+    [{"name": "threshold", "t": [0.5, 0.6, 0.7, 0.8]}],
+], ids=["plain", "fixed-ladder", "free-ladder", "threshold", "medals"])
 @pytest.mark.parametrize("accounts", [1, 3])
 def test_the_transcript_bound_holds_over_every_labeling(chain: list[dict[str, Any]], accounts: int) -> None:
     bound = info.transcript_bits(chain, metric="binary_logloss", n_rows=N_ROWS, decimals=DECIMALS, accounts=accounts,
