@@ -411,8 +411,8 @@ def transcript_bits(chain: Sequence[Mapping[str, Any]], *, metric: str, n_rows: 
     Every release carries at most :func:`release_bits` (each reported metric its own: ``also_report``). Per-account
     state tightens it: behind a fixed-step Ladder with no noise before it, each account's transcript is one of the
     Ladder's (:func:`accounts_ladder_bits` at the step's grid, the submissions shared the best way between the
-    accounts); behind a privacy budget with basic composition and pure-DP noise (Laplace, randomized response)
-    each account's whole transcript is ``ε``-DP in every label, so at most ``n_rows·ε·log2 e`` bits an account.
+    accounts); behind a privacy budget with basic composition on a chain that is pure DP (:func:`pure_dp`) each
+    account's whole transcript is ``ε``-DP in every label, so at most ``n_rows·ε·log2 e`` bits an account.
     Never more than the labels' entropy at ``K`` classes, ``n_rows·log2 K``.
 
     >>> transcript_bits([{"name": "ladder", "mode": "fixed", "eta": 0.01}], metric="binary_logloss", n_rows=92,
@@ -440,11 +440,32 @@ def transcript_bits(chain: Sequence[Mapping[str, Any]], *, metric: str, n_rows: 
             ladder = (used - extra) * ladder_bits(eta, share, eps, initial=top) + extra * ladder_bits(
                 eta, share + 1, eps, initial=top)
             total = min(total, ladder)
-        if step.get("name") == "privacy_budget" and step.get("composition") == "basic" and not also_report:
-            pure = all(s.get("name") != "noise" or (s.get("kind", "laplace") == "laplace") for s in chain)
-            if pure and step.get("epsilon") is not None:
-                total = min(total, min(accounts, queries) * n_rows * float(step["epsilon"]) * math.log2(math.e))
+        if step.get("name") == "privacy_budget" and step.get("composition") == "basic" and not also_report \
+                and pure_dp(chain) and step.get("epsilon") is not None:
+            total = min(total, min(accounts, queries) * n_rows * float(step["epsilon"]) * math.log2(math.e))
     return min(total, n_rows * math.log2(max(n_classes, 2)))
+
+
+def pure_dp(chain: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether every way the labels reach a release of ``chain`` goes through ε it accounts as pure DP: Laplace noise,
+    randomized response, then only post-processing (rounding, a fixed-step Ladder on the noisy score, a hard label,
+    the privacy budget). A step that reads the rows beside the noisy score (the parameter-free Ladder's paired
+    test, Thresholdout, the probe detector) or is not ε-DP (Gaussian noise: (ε, δ)) breaks it.
+
+    >>> pure_dp([{"name": "noise", "kind": "laplace", "epsilon": 1.0}, {"name": "privacy_budget", "epsilon": 5}])
+    True
+    >>> pure_dp([{"name": "noise", "kind": "laplace", "scale": 1e-4}, {"name": "ladder", "mode": "parameter_free"}])
+    False
+    """
+    for step in chain:
+        name = step.get("name")
+        if name == "noise" and step.get("kind", "laplace") != "laplace":
+            return False
+        if name == "ladder" and step.get("mode", "fixed") != "fixed":
+            return False
+        if name not in ("noise", "randomized_response", "rounding", "privacy_budget", "ladder", *HARD_FEEDBACK):
+            return False
+    return True
 
 
 def labels_worth(bits: float, class_counts: Sequence[int]) -> float:

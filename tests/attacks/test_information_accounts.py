@@ -90,3 +90,18 @@ def test_labels_worth_divides_by_the_entropy_of_a_label() -> None:
     assert info.labels_worth(10.0, [50, 50]) == pytest.approx(10.0)
     assert info.labels_worth(10.0, [75, 25]) == pytest.approx(10.0 / info.binary_entropy(0.25))
     assert info.labels_worth(1e6, [3, 3, 3]) == 9.0
+
+
+def test_a_privacy_budget_caps_each_account_only_on_a_pure_dp_chain() -> None:
+    budget = {"name": "privacy_budget", "epsilon": 0.5, "composition": "basic"}
+    pure = [{"name": "noise", "kind": "laplace", "epsilon": 0.1}, budget]
+    laddered = [{"name": "noise", "kind": "laplace", "epsilon": 0.1}, {"name": "ladder", "mode": "parameter_free"},
+                budget]
+    cap = 200 * 0.5 * math.log2(math.e)
+    one = info.transcript_bits(pure, metric="binary_logloss", n_rows=200, decimals=5, accounts=1, queries=1000)
+    three = info.transcript_bits(pure, metric="binary_logloss", n_rows=200, decimals=5, accounts=3, queries=1000)
+    assert one is not None and three is not None and one <= cap + 1e-9 and three <= 3 * cap + 1e-9 and one < three
+    # The parameter-free Ladder's test reads the rows beside the noisy score: its releases are not 0.5-DP.
+    open_bits = info.transcript_bits(laddered, metric="binary_logloss", n_rows=200, decimals=5, accounts=1,
+                                     queries=1000)
+    assert open_bits is not None and open_bits > cap
