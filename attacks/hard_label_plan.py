@@ -110,6 +110,11 @@ def play_hard_label(
                          "scores alike); the labels get no majority-class floor")
     else:
         reasoning.append(f"majority class: not read ({left} queries, fewer than the {k} constants it takes)")
+    if reading is not None and reading.majority is None and forced is None and "budget" not in (params or {}):
+        # Nothing to check against: the check's queries go back to the attack.
+        attack_left = max(0, left - reading.queries)
+        chosen["budget"] = attack_left
+        course.plan_params = dict(chosen)
     attack_budget = int(chosen.get("budget", attack_left))
     after = recorder.count
     split = getattr(oracle, "public_fraction", None) is not None

@@ -108,7 +108,32 @@ def run(name: str, oracle: Oracle, *, confirm: bool | None = None, **params: Any
         else:
             confirm_claims(oracle, result, slack=slack_from(params))
     result.fill_confidence()
+    note = majority_floor_note(name, result)
+    if note is not None:
+        result.details.setdefault("majority_floor", note)
     result.attack = name
     result.queries = oracle.queries - queries_before
     result.seconds = time.perf_counter() - started
     return result
+
+
+def majority_floor_note(name: str, result: AttackResult) -> str | None:
+    """What a named attack's result says of the majority-class floor, for its guessed labels (confidence below
+    1): ``auto`` floors its own (``None`` here); an attack that weighed its guess against a measured class balance
+    (``boosting``, ``budgeted``: ``details["floored"]`` with a ``prior_one``) says so; any other guess was not
+    checked against a constant guess, and the note says that it may be below one. ``None`` when no row is guessed.
+
+    >>> note = majority_floor_note("brep", AttackResult("brep", np.array([0, 1]), confidence=np.array([0.5, 0.5])))
+    >>> note.startswith("not checked: 2 guessed label(s)")
+    True
+    """
+    if name == "auto" or result.confidence is None:
+        return None
+    guessed = int(((np.asarray(result.labels) >= 0) & (np.asarray(result.confidence) < 1.0)).sum())
+    if guessed == 0:
+        return None
+    if "floored" in result.details and result.details.get("prior_one") is not None:
+        verdict = "the majority labeling kept" if result.details["floored"] else "the guess kept"
+        return f"checked by {name} against the majority class of its measured class balance: {verdict}"
+    return (f"not checked: {guessed} guessed label(s) not compared with the majority class, which may do better; "
+            "auto reads the majority class and floors to it")
