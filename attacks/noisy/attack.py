@@ -279,9 +279,9 @@ def noisy(
         # queries: one query fits every labeling with the right sum). AMP's are the marginal ones, mapped
         # through simulated decodes at the noise the residuals show (:mod:`attacks.noisy.calibration`): a
         # misjudged scale, or a board that only looks noisy, widens them.
+        unit = 10.0 ** -oracle.decimals if oracle.decimals is not None else None
         x = calibrated_marginals(design, r, std, fitted.model_for(np.asarray(design.releases), 1e-300),
-                                 prior=fitted.balance, probes=fitted.probes,
-                                 delta=10.0 ** -oracle.decimals if oracle.decimals is not None else None, rng=rng)
+                                 prior=fitted.balance, delta=unit, rng=rng)
         labels, confidence = (x > 0.5).astype(np.int64), np.maximum(x, 1 - x)
     return _result(oracle, fitted, labels, confidence, complete, start_queries, fit_stat,
                    design="signs", design_queries=len(design))

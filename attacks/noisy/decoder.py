@@ -133,6 +133,18 @@ def amp_signs(
     """:func:`amp` for the weights ``c·S`` of a :class:`~attacks.noisy.design.SignDesign`, without ever forming
     the matrix: each iteration is one ``S x`` and one ``Sᵀ z`` over the stored blocks. ``start`` warm-starts the
     posterior means (the previous decoding's, when queries were added)."""
+    return amp_signs_noise(design, r, noise_std, prior=prior, iterations=iterations, damping=damping,
+                           start=start)[0]
+
+
+def amp_signs_noise(
+    design: SignDesign, r: np.ndarray, noise_std: np.ndarray | float, *, prior: float = 0.5, iterations: int = 60,
+    damping: float = 0.3, start: np.ndarray | None = None,
+) -> tuple[np.ndarray, float]:
+    """:func:`amp_signs`'s posterior means and ``κ²``, the noise's variance over ``noise_std²`` that the decode
+    implies: AMP's effective variance ``τ²`` is the whitened noise plus ``N/M`` times the labels' mean squared
+    error, which the denoiser's own variances ``x(1 − x)`` estimate, so the noise is what is left. Hundreds of
+    design queries weigh it, against the couple of dozen probes ``noise_std`` was fitted on."""
     m, n = len(design), design.n
     std = np.broadcast_to(np.asarray(noise_std, dtype=np.float64), (m,))
     ref = float(np.median(std))
@@ -154,7 +166,10 @@ def amp_signs(
             x = x_new
             break
         x = x_new
-    return np.asarray(x)
+    tau2 = float(z @ z) / m if m else 0.0
+    mse = float(np.mean(x * (1 - x))) if n else 0.0
+    # y = r·(ref/std)/unit: a noise κ times ``noise_std`` has variance κ²·ref²/unit² there, which is τ² − (N/M)·mse.
+    return np.asarray(x), max(tau2 - (n / max(m, 1)) * mse, 0.0) * unit**2 / ref**2
 
 
 def sign_gains(
