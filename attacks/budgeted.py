@@ -22,6 +22,7 @@ Rows never queried get the majority class (the balance), so the labeling is neve
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -68,38 +69,134 @@ def posterior(released: float, means: np.ndarray, scale: float, prior: float, z:
 MIN_VALUE = 1e-4
 
 
-def block_posterior(means: np.ndarray, releases: list[float], scale: float, prior: float,
-                    z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the posterior of each labeling ``z`` of a block, each row's ``P(label 1)``) given every release of the
-    block's read (one design, labelings' mean scores ``means``, Laplace ``scale``, share of ones ``prior``)."""
+def labelings(k: int) -> np.ndarray:
+    """Every labeling of ``k`` rows, one a line (row ``j`` is bit ``j``)."""
+    return ((np.arange(1 << k)[:, None] >> np.arange(k)[None, :]) & 1).astype(np.int64)
+
+
+def design_means(logits: np.ndarray, n: int, eps: float) -> np.ndarray:
+    """The released mean (before noise) for each labeling of a block whose rows sit at ``logits``, every other row
+    at ½ (loss ``ln 2`` whatever its label): the server's own row losses."""
+    k = len(logits)
+    z = labelings(k)
+    p = 1.0 / (1.0 + np.exp(-np.asarray(logits, dtype=np.float64)))
+    one, zero = row_losses(p, np.ones(k, dtype=np.int64), eps), row_losses(p, np.zeros(k, dtype=np.int64), eps)
+    return np.asarray((np.where(z == 1, one, zero).sum(axis=1) + (n - k) * math.log(2.0)) / n)
+
+
+def block_posterior(reads: list[tuple[np.ndarray, float]], scale: float, prior: float,
+                    k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(the posterior of each labeling of a block, each row's ``P(label 1)``) given its reads (each the labelings'
+    mean scores and the release), Laplace ``scale``, share of ones ``prior``; ``k``: the block's rows when it has
+    no read yet."""
+    size = round(math.log2(len(reads[0][0]))) if reads else int(k or 0)
+    z = labelings(size)
     ones = z.sum(axis=1)
     p = min(max(prior, 1e-9), 1 - 1e-9)
-    w = ones * math.log(p) + (z.shape[1] - ones) * math.log(1 - p)
-    for released in releases:
+    w = ones * math.log(p) + (size - ones) * math.log(1 - p)
+    for means, released in reads:
         w = w - np.abs(released - means) / scale
     w = np.exp(w - w.max())
     w /= w.sum()
     return w, np.asarray(w @ z)
 
 
-def read_value(means: np.ndarray, releases: list[float], scale: float, prior: float, z: np.ndarray) -> float:
-    """The rows one more read of a block is expected to set right (its expected count of right labels after the
-    read, less before), by quadrature over the release: ``∫ Σ_j max(P(r, z_j = 1), P(r, z_j = 0)) dr``.
+def gain(means: np.ndarray, weights: np.ndarray, scale: float) -> float:
+    """The rows one read with labelings' mean scores ``means`` is expected to set right, for a block whose labelings
+    have the posterior ``weights``: its expected count of right labels after the read, less before. The release is
+    integrated at :data:`NODES` quantiles of the Laplace noise around each labeling's score (the
+    :data:`SAMPLED` likeliest labelings where a block has more).
 
-    >>> z = np.array([[0], [1]])
-    >>> fresh = read_value(np.array([0.0, 1.0]), [], 0.1, 0.6, z)
-    >>> round(fresh, 2), read_value(np.array([0.0, 1.0]), [0.0, 0.0, 0.0], 0.1, 0.6, z) < 1e-4
+    >>> z1 = np.array([0.5, 0.5])
+    >>> round(gain(np.array([0.0, 1.0]), np.array([0.4, 0.6]), 0.1), 2), gain(np.array([0.0, 1.0]), z1, 100.0) < 0.01
     (0.4, True)
     """
-    weights, marginal = block_posterior(means, releases, scale, prior, z)
+    z = labelings(round(math.log2(len(means))))
+    marginal = weights @ z
     before = float(np.maximum(marginal, 1 - marginal).sum())
-    grid = np.linspace(float(means.min()) - 15 * scale, float(means.max()) + 15 * scale, 600)
-    step = float(grid[1] - grid[0])
-    density = weights[:, None] * np.exp(-np.abs(grid[None, :] - means[:, None]) / scale) / (2 * scale)
-    ones = z.T @ density
-    total = density.sum(axis=0)
-    after = float(np.maximum(ones, total[None, :] - ones).sum() * step)
-    return max(after - before, 0.0)
+    big = len(means) > 1 << DESIGNED_ROWS  # a binary-spaced block of many rows: a coarser integral
+    likely = np.argsort(-weights, kind="stable")[: SAMPLED // 4 if big else SAMPLED]
+    chance = weights[likely] / weights[likely].sum()
+    nodes = NODES // 2 if big else NODES
+    u = (np.arange(nodes) + 0.5) / nodes
+    offsets = np.where(u < 0.5, np.log(2 * u), -np.log(2 * (1 - u))) * scale
+    released = (means[likely][:, None] + offsets[None, :]).reshape(-1)
+    log_post = np.log(np.maximum(weights, 1e-300))[None, :] - np.abs(released[:, None] - means[None, :]) / scale
+    post = np.exp(log_post - log_post.max(axis=1, keepdims=True))
+    post /= post.sum(axis=1, keepdims=True)
+    ones = post @ z
+    right = np.maximum(ones, 1 - ones).sum(axis=1).reshape(len(likely), nodes).mean(axis=1)
+    return max(float(chance @ right) - before, 0.0)
+
+
+@dataclass
+class Block:
+    """Rows read together: the design of their next read (logits), its :func:`gain`, and their reads so far."""
+
+    rows: np.ndarray
+    design: np.ndarray
+    value: float = 0.0
+    reads: list[tuple[np.ndarray, float]] = field(default_factory=list)
+
+
+#: Logits (× A) a designed row may take: the edges, finer weights down to A/32, and ½ (the row left out).
+LEVELS = (1.0, 0.75, 0.5, 0.35, 0.25, 0.18, 0.125, 0.0625, 0.03125, 0.0)
+#: Rows a designed (not binary-spaced) block holds at most: the search costs 2^k a labeling.
+DESIGNED_ROWS = 4
+#: A row this sure (posterior within it of 0 or 1) is left out of its block's next read.
+SETTLED = 1e-3
+#: Quantiles of the noise per labeling, and labelings at most, that :func:`gain` integrates over.
+NODES = 24
+SAMPLED = 64
+
+
+def _improve(logits: np.ndarray, weights: np.ndarray, n: int, eps: float, scale: float,
+             sweeps: int = 2) -> tuple[float, np.ndarray]:
+    """Coordinate ascent of :func:`gain` over the rows' logits, on the grid ``±LEVELS × A``; a row already settled
+    (posterior within :data:`SETTLED` of 0 or 1) is left out of the read (logit 0, loss ``ln 2`` either way)."""
+    a = edge_logit(eps)
+    levels = a * np.array([*LEVELS, *(-x for x in LEVELS if x)])
+    marginal = weights @ labelings(len(logits))
+    open_rows = [j for j in range(len(logits)) if min(marginal[j], 1 - marginal[j]) > SETTLED]
+    logits = np.where(np.isin(np.arange(len(logits)), open_rows), logits, 0.0)
+    best = gain(design_means(logits, n, eps), weights, scale)
+    for _ in range(sweeps):
+        improved = False
+        for j in open_rows:
+            for level in levels:
+                if level == logits[j]:
+                    continue
+                trial = logits.copy()
+                trial[j] = level
+                value = gain(design_means(trial, n, eps), weights, scale)
+                if value > best + 1e-12:
+                    best, logits, improved = value, trial, True
+        if not improved:
+            break
+    return best, logits
+
+
+def fresh_design(n: int, eps: float, scale: float, share: float) -> tuple[float, np.ndarray]:
+    """The design of a fresh block's first read with the most rows set right a release: the binary-spaced one
+    (:func:`rows_per_release` rows at ``A, A/2, …``) or a searched one of at most :data:`DESIGNED_ROWS` rows."""
+    a = edge_logit(eps)
+    m = min(rows_per_release(n, scale, eps), n)
+    binary = a / 2.0 ** np.arange(m)
+    best = (gain(design_means(binary, n, eps), block_posterior([], scale, share, m)[0], scale), binary)
+    for k in range(1, min(DESIGNED_ROWS, n) + 1):
+        candidate = _improve(a / 2.0 ** np.arange(k), block_posterior([], scale, share, k)[0], n, eps, scale)
+        if candidate[0] > best[0] + 1e-9:
+            best = candidate
+    return best
+
+
+def best_reread(block: Block, n: int, eps: float, scale: float, share: float) -> tuple[float, np.ndarray]:
+    """The next read's design for ``block`` given its reads (searched from the last design when the block is small
+    enough, else the last design again) and what it is expected to set right."""
+    weights, _ = block_posterior(block.reads, scale, share)
+    if len(block.rows) <= DESIGNED_ROWS:
+        return _improve(block.design.copy(), weights, n, eps, scale, sweeps=1)
+    return gain(design_means(block.design, n, eps), weights, scale), block.design
 
 
 def budgeted_fits(facts: BoardFacts) -> Plan | Refusal:
@@ -178,7 +275,8 @@ def budgeted(
     >>> chain = [{"name": "noise", "kind": "laplace", "scale": 1e-4},
     ...          {"name": "privacy_budget", "epsilon": 1e5, "composition": "basic"}]
     >>> result = run("budgeted", LocalOracle(y, defenses=chain), scale=1e-4, prior=float(y.mean()))
-    >>> result.details["rows_per_release"], result.details["releases"], result.accuracy(y)
+    >>> details = result.details
+    >>> details["rows_per_release"], details["releases"] - details["rereads"], result.accuracy(y)
     (12, 4, 1.0)
     """
     if oracle.metric != "binary_logloss" or oracle.n_classes != 2:
@@ -193,25 +291,19 @@ def budgeted(
         scale = (math.log1p(-eps) - math.log(eps)) / n / epsilon
     share = 0.5 if prior is None else float(prior)
     measure_balance = prior is None
-    m = min(rows_per_release(n, scale, eps), n)
-    z = ((np.arange(1 << m)[:, None] >> np.arange(m)[None, :]) & 1).astype(np.int64)
-    weights = a / 2.0 ** np.arange(m)
-    p_design = 1.0 / (1.0 + np.exp(-weights))  # logit w: loss −ln p (label 1) vs −ln(1 − p) (label 0)
-    accounts = BoardFacts.of(oracle).accounts
-    account = BoardFacts.of(oracle).account if first_account is None else first_account
+    facts = BoardFacts.of(oracle)
+    accounts = facts.accounts
+    account = facts.account if first_account is None else first_account
     limit = budget if budget is not None else 10 * n
     reads: list[tuple[np.ndarray, np.ndarray, float]] = []  # (rows, their labelings' mean scores, the release)
-    used = releases = withheld = 0
+    used = releases = withheld = rereads = 0
     per_account: list[int] = []
     on_account = 0
-    # Blocks of m rows, read in order; once every row was read, releases left (more accounts than rows need)
-    # re-read the block whose next read promises the most rows right (value of information), each block's
-    # reads combined into one likelihood.
-    blocks = [np.arange(start, min(start + m, n)) for start in range(0, n, m)]
-    block_means: list[np.ndarray] = []
-    block_reads: list[list[float]] = [[] for _ in blocks]
-    values: np.ndarray | None = None
-    rereads = 0
+    # Blocks of rows: each read of a block is one release, its design chosen for what the block's earlier reads
+    # left open (value of information); a fresh block when that promises more than any re-read.
+    blocks: list[Block] = []
+    fresh: tuple[float, np.ndarray] | None = None
+    next_row = 0
     while used < limit and account < accounts:
         oracle.account = account  # type: ignore[attr-defined]
         if measure_balance:
@@ -231,20 +323,19 @@ def budgeted(
             measure_balance = False
             share = min(max(float(value) / a, 0.0), 1.0)
             continue
-        fresh = len(block_means) < len(blocks)
-        if fresh:
-            index = len(block_means)
+        if fresh is None:
+            fresh = fresh_design(n, eps, scale, share)
+        best = max(range(len(blocks)), key=lambda b: blocks[b].value, default=None)
+        if next_row < n and (best is None or fresh[0] >= blocks[best].value):
+            rows = np.arange(next_row, min(next_row + len(fresh[1]), n))
+            block = Block(rows, fresh[1][: len(rows)])
+            is_new = True
+        elif best is not None and blocks[best].value >= MIN_VALUE:
+            block, is_new = blocks[best], False
         else:
-            if values is None:
-                values = np.array([read_value(block_means[i], block_reads[i], scale, share,
-                                              z[: 1 << len(blocks[i]), : len(blocks[i])]) for i in range(len(blocks))])
-            index = int(np.argmax(values))
-            if values[index] < MIN_VALUE:
-                break  # every row settled: another release would change no label's odds that matter
-        rows = blocks[index]
-        k = len(rows)
+            break  # every row settled: no release would set a label right that is not already
         p = np.full(n, 0.5)
-        p[rows] = p_design[:k]
+        p[block.rows] = 1.0 / (1.0 + np.exp(-block.design))
         try:
             released = oracle.submit(p)
         except SubmissionRefused:
@@ -257,27 +348,24 @@ def budgeted(
             continue
         releases += 1
         on_account += 1
-        zk = z[: 1 << k, :k]
-        if fresh:
-            losses = np.where(zk == 1, row_losses(p[rows], np.ones(k, dtype=np.int64), eps),
-                              row_losses(p[rows], np.zeros(k, dtype=np.int64), eps))
-            block_means.append((losses.sum(axis=1) + (n - k) * math.log(2.0)) / n)
+        means = design_means(block.design, n, eps)
+        block.reads.append((means, float(released)))
+        reads.append((block.rows, means, float(released)))
+        if is_new:
+            blocks.append(block)
+            next_row += len(block.rows)
         else:
             rereads += 1
-        block_reads[index].append(float(released))
-        reads.append((rows, block_means[index], float(released)))
-        if values is not None:
-            values[index] = read_value(block_means[index], block_reads[index], scale, share, zk)
+        block.value, block.design = best_reread(block, n, eps, scale, share)
     if releases == 0 or (prior is None and measure_balance):
         raise AttackFailed("the privacy budget released nothing more (on every account left)")
     check = _check_scale(reads, scale)
     if check is not None:
-        scale = _fit_scale(reads, scale, share, z)
+        scale = _fit_scale(reads, scale, share)
         check += f"; the scale fitted to the releases instead: {scale:.3g}"
     marginals = np.full(n, np.nan)
-    for rows, means, seen in zip(blocks, block_means, block_reads, strict=False):
-        if seen:
-            marginals[rows] = block_posterior(means, seen, scale, share, z[: 1 << len(rows), : len(rows)])[1]
+    for block in blocks:
+        marginals[block.rows] = block_posterior(block.reads, scale, share)[1]
     queried = ~np.isnan(marginals)
     # Each queried row's evidence as a log-likelihood ratio, weighed against the balance and floored at the
     # majority labeling unless it is confidently better (boosting's floor: never below the majority class).
@@ -286,6 +374,7 @@ def budgeted(
     evidence = np.log(clipped / (1 - clipped)) - math.log(p0 / (1 - p0))
     ties = np.full(n, 1 if share >= 0.5 else 0, dtype=np.int64)
     labels, confidence, floor = floored_labels(share, evidence, ties)
+    m = 0 if fresh is None else len(fresh[1])
     details: dict[str, Any] = {"rows_per_release": m, "releases": releases, "withheld": withheld,
                                "queries": used, "rows_queried": int(queried.sum()), "rereads": rereads,
                                "scale": scale,
@@ -323,15 +412,14 @@ def _check_scale(reads: list[tuple[np.ndarray, np.ndarray, float]], scale: float
     return None
 
 
-def _fit_scale(reads: list[tuple[np.ndarray, np.ndarray, float]], scale: float, share: float,
-               z: np.ndarray) -> float:
+def _fit_scale(reads: list[tuple[np.ndarray, np.ndarray, float]], scale: float, share: float) -> float:
     """The Laplace scale that best explains the releases: EM over each release's labelings (their prior from the
     balance), started at ``scale``."""
     p = min(max(share, 1e-9), 1 - 1e-9)
     for _ in range(50):
         total = 0.0
         for rows, means, released in reads:
-            zk = z[: 1 << len(rows), : len(rows)]
+            zk = labelings(len(rows))
             ones = zk.sum(axis=1)
             w = -np.abs(released - means) / scale + ones * math.log(p) + (len(rows) - ones) * math.log(1 - p)
             w = np.exp(w - w.max())
