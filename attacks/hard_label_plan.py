@@ -125,8 +125,10 @@ def play_hard_label(
         reasoning.append("the board scores a public split it does not reveal: a label-only attack's labels on the "
                          "private rows would be guesses with nothing behind them, below the majority class there; "
                          "no attack is played")
+        course.attack = "majority"
     elif floored and (attack_left < 1 or attack_budget < 1):
         reasoning.append("no query left for a label-only attack after the constants")
+        course.attack = "majority"
     elif attack_left < 1:
         reasoning.append("no query left for a label-only attack")
     else:

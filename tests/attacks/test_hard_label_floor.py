@@ -166,3 +166,15 @@ def test_where_the_label_only_attacks_fall_below_the_majority_auto_does_not(boar
     result = attacks.run("auto", oracle, budget=200, seed=5)
     assert result.accuracy(y) >= majority and oracle.queries <= 200
     assert result.details["floor"]["check_queries"] <= check_queries(oracle)
+
+
+def test_a_named_attack_says_whether_its_guess_was_weighed_against_the_majority_class() -> None:
+    y = _labels(300, 0.68, 13)
+    brep = attacks.run("brep", LocalOracle(y, decimals=5, defenses=LADDER_ACCEPT, seed=13), budget=40, seed=13)
+    assert brep.details["majority_floor"].startswith("not checked: 300 guessed label(s)")
+    boosting = attacks.run("boosting", LocalOracle(y, decimals=5, seed=13), budget=40, seed=13)
+    assert boosting.details["majority_floor"].startswith("checked by boosting against the majority class")
+    auto = attacks.run("auto", LocalOracle(y, decimals=5, defenses=LADDER_ACCEPT, seed=13), budget=40, seed=13)
+    assert "majority_floor" not in auto.details and auto.details["floor"] is not None  # auto floors its own
+    exact = attacks.run("capacity", LocalOracle(y[:40], decimals=5, seed=13))
+    assert "majority_floor" not in exact.details  # exact labels, vouched for
