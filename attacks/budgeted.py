@@ -5,16 +5,25 @@ the leak is at most ``k × C`` bits, ``C`` the capacity of one noisy release
 (:func:`attacks.information.privacy_budget_bits`). What limits an attacker is the count of releases, not of
 submissions, so every release must carry as much as it can about individual labels:
 
-* one release scores ``m`` chosen rows at weights ``A, A/2, …, A/2^(m−1)`` on the summed loss (a row at a
-  logit ``±w`` moves the sum by ``w`` between its labels; the others sit at ½, loss ``ln 2`` whatever their
-  label), so ``r = μ(z) + Laplace(b)`` with ``μ`` known for each labeling ``z`` of the ``m`` rows;
-* ``m`` is the most rows whose smallest weight still stands ``SPACING`` noise scales clear
-  (``m = ⌊log2(A / (SPACING·b_N))⌋ + 1``, at least 1: with ε = 1 per release the noise on the summed loss is
-  ``A`` itself, one row's whole swing, and a release says little about even one row);
-* the decoder is exact Bayes: the posterior of the ``2^m`` labelings given the release (Laplace likelihood,
-  the class balance as prior), each row's label its posterior majority, its confidence the posterior. Nothing
-  is claimed exact (Laplace noise is unbounded).
-* ``accounts: k`` multiplies the releases: when one account's budget withholds, the next account goes on.
+* a **read** is one release over a block of rows (the others at ½, loss ``ln 2`` whatever their label): the block's
+  rows at chosen logits ``w_j`` (a row at a logit ``w`` moves the summed loss by ``w`` between its labels), so
+  ``r = μ(z) + Laplace(b)`` with ``μ`` known for each labeling ``z`` of the block;
+* the **design** of a read is chosen for the rows it is expected to set right (:func:`gain`: the expected count of
+  right labels after the read less before, by quadrature over the release, the class balance as the prior): a fresh
+  block's first read is either ``m`` rows at ``A, A/2, …, A/2^(m−1)`` (``m`` the most rows whose smallest weight
+  still stands ``SPACING`` noise scales clear, ``m = ⌊log2(A / (SPACING·b_N))⌋ + 1``: every labeling apart when the
+  noise is small) or up to :data:`DESIGNED_ROWS` rows on a searched grid of logits (with ε = 10 a release the noise
+  on the summed loss is ``A/10``: four rows at ``−A, −A/2, −A/4, A`` set 0.70 rows right a release, the
+  binary-spaced two 0.57, at 68 % ones);
+* **re-reads**: each release goes to the fresh block or to the read block whose next read promises more (its design
+  searched again given what its reads left open, settled rows left out), so releases beyond one pass over the rows
+  (more accounts than the rows need) settle the unsure ones; each block's reads combine into one likelihood;
+* the decoder is exact Bayes: the posterior of the block's labelings given its releases (Laplace likelihood, the
+  class balance as prior), each row's label its posterior majority, its confidence the posterior. Nothing is
+  claimed exact (Laplace noise is unbounded). The noise scale is checked against the releases (:func:`_check_scale`)
+  and fitted to them where they contradict it (a host that discloses less noise than it adds);
+* ``accounts: k`` multiplies the releases: each account's budget is its own (the defense keeps one per participant);
+  when one withholds, the next goes on where it stopped.
 
 Rows never queried get the majority class (the balance), so the labeling is never worse than the majority.
 """

@@ -36,6 +36,12 @@ log-loss board, in this order:
    probed again (and one that did not, when the budget allows) moving differently means a fresh random
    subset per submission (subsetting).
 
+**What the host discloses** (:mod:`attacks.disclosure`, through :attr:`BoardFacts.told`) is read, not measured, as
+far as the releases agree with it: a disclosed privacy budget over disclosed noise gets the edge probe alone (the
+class balance; every release spends the budget), a disclosed noise scale stands in for the repeat probe, a
+disclosed Ladder step must fit the leader the edge probes left. A release that contradicts a disclosed value
+(:attr:`Fingerprint.contradicted`) drops the disclosure, and the usual probes measure.
+
 Queries: at most ``budget`` (default 8: 2 or 3 edge probes + 1 + 1 + the rest on rows). Other metrics get the
 baseline (every row at 1/2 or 1/K; AUC: a second constant as the repeat) and repeat (decimals and noise), then,
 on a metric with per-row values and no noise, up to three row probes that each move three rows at once (a move

@@ -9,7 +9,7 @@ its function says when it applies):
 ==== ===================================================================================================
 rank attacks
 ==== ===================================================================================================
-10   ``budgeted`` — noisy releases that stop (a privacy budget)
+10   ``budgeted`` — noisy releases that stop (a privacy budget), or a privacy budget and its noise disclosed
 20   ``camouflage`` — probes refused or withheld, float64 binary log loss scoring every row
 30   ``ladder`` — released scores stick (a Ladder), continuing the edge probes' leader or on a fresh account
 40   ``thresholdout`` — rows that never move although none is private (a secret reference side)
