@@ -220,6 +220,11 @@ def fresh_accounts(
     lines = inner.course.reasoning if inner.course is not None else inner.details.setdefault("reasoning", [])
     lines.insert(0, f"fresh_accounts: one submission per account from account {first} "
                     f"({carrier.accounts_used} used), each first release unconditional")
+    if inner.course is not None and inner.course.cut_by_budget and (budget is None or budget > carrier.accounts_left
+                                                                     + carrier.accounts_used):
+        # The accounts ran out, not the budget: a larger budget would not finish the design, more accounts would.
+        inner.course.cut_by_budget = False
+        lines.append(f"the fresh accounts ran out ({carrier.accounts_used} used) before the design finished")
     labels = np.asarray(inner.labels, dtype=np.int64)
     return AttackResult("fresh_accounts", labels, details=inner.details, confidence=inner.fill_confidence(),
                         course=inner.course)

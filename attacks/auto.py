@@ -487,6 +487,8 @@ def _play_exact(
     spent = view.used - before
     limit = params.get("budget")
     cut = limit is not None and spent >= limit and result.recovered < view.n_rows
+    if result.course is not None and result.course.cut_by_budget:
+        cut = True  # a composite attack (fresh_accounts) whose inner design the budget cut: labels guessed, not read
     if result.course is not None:
         # A composite attack (auto played through another view of the board): its own course, indented.
         reasoning.extend(f"  {plan.attack} | {line}" for line in result.course.reasoning)

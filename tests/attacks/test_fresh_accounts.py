@@ -89,3 +89,21 @@ def test_the_step_found_is_one_every_release_fits_and_never_finer_than_the_board
     assert release_step([round(v, 5) for v in rng.uniform(0.1, 3.0, 3)], 5, 500) is None
     assert step_decimals(Fraction(1, 100), 5) == 2 and step_decimals(None, 5) == 5
     assert step_decimals(Fraction(2214, 10000), 5) == 0  # a coarse default step: no decimal survives it
+
+
+def test_a_design_the_budget_cut_is_reported_cut_and_one_the_accounts_cut_is_not() -> None:
+    """The caller (the bot) stops resumably on ``cut_by_budget``: true when the submissions budget ended the inner
+    design, false when the fresh accounts did (a larger budget would not finish it; the course says why)."""
+    labels = (np.random.default_rng(3).random(306) < 0.68).astype(np.int64)
+    free = [{"name": "ladder", "mode": "parameter_free"}]
+
+    def board(accounts: int) -> LocalOracle:
+        return LocalOracle(labels, decimals=5, defenses=free, public_fraction=0.3, seed=3, accounts=accounts)
+
+    by_budget = attacks.run("auto", board(30), budget=12)
+    by_accounts = attacks.run("auto", board(20), budget=2000)
+    assert by_budget.course is not None and by_accounts.course is not None
+    assert by_budget.course.attack == by_accounts.course.attack == "fresh_accounts"
+    assert by_budget.course.cut_by_budget and by_budget.queries == 12
+    assert not by_accounts.course.cut_by_budget and by_accounts.queries <= 22
+    assert any("fresh accounts ran out" in line for line in by_accounts.course.reasoning)
