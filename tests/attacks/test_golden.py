@@ -24,6 +24,14 @@ TRADED: dict[str, tuple[int, str]] = {
     "binary_logloss-k2-laplace_5e-3-all-a1-bal-n120-q100-s1": (
         106, "a design cut short under noise keeps one query to confirm its labels (unconfirmed, they are never "
         "called exact: the probes cannot see a fresh randomized response): one label fewer decoded, 92 vouched"),
+    "binary_logloss-k2-accept_reject-pub0.3-a1-bal-n60-q500-s1": (
+        30, "a hard-label board scoring a public split it does not reveal gets the public majority class, never a "
+        "label-only attack's guesses on private rows (which no release informed, below the majority there on an "
+        "unbalanced board): 30 of 60 in 2 queries, where brep's 500 queries had 37 (public rows read, private ones "
+        "a coin)"),
+    "binary_logloss-k2-rank-pub0.3-a1-skew-n40-q300-s1": (
+        28, "as above, on an own-rank board: the majority class, 28 of 40 in 2 queries, where brep had 29 (its "
+        "private rows, 70/30, guessed by a coin)"),
 }
 
 
