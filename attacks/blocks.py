@@ -70,12 +70,12 @@ class Noise:
     kind: str
     scale: float
 
-    def logpdf(self, r: np.ndarray, span: float) -> np.ndarray:
+    def logpdf(self, r: np.ndarray, span: float | np.ndarray) -> np.ndarray:
         if self.kind == "laplace":
             core = -np.abs(r) / self.scale - math.log(2 * self.scale)
         else:
             core = -0.5 * (r / self.scale) ** 2 - math.log(self.scale * math.sqrt(2 * math.pi))
-        return np.logaddexp(core + math.log1p(-OUTLIER), math.log(OUTLIER / span))
+        return np.logaddexp(core + math.log1p(-OUTLIER), np.log(OUTLIER / np.asarray(span, dtype=np.float64)))
 
     def misread(self, spacing: float) -> float:
         """Probability a release lands nearer a neighbouring labeling ``spacing`` away (either side)."""
@@ -110,26 +110,44 @@ class BlockReader:
         self.count = np.zeros(self.n, dtype=np.int64)
 
     # -- decoding -------------------------------------------------------------------------------------------
-    def _read_llr(self, read: Read) -> tuple[np.ndarray, np.ndarray, float]:
-        """Per row of ``read``: the log-likelihood ratio of its true label being 1, the posterior that the label
-        the scorer used was 1 (flips included in the prior), and the residual of the likeliest labeling."""
-        g = len(read.rows)
+    def _decode(self, reads: list[Read]) -> tuple[list[np.ndarray], list[np.ndarray], np.ndarray]:
+        """Per read, per row: the log-likelihood ratio of its true label being 1 and the posterior that the label
+        the scorer used was 1 (flips included in the prior); and each read's residual from its likeliest
+        labeling. Reads of one block size are decoded together."""
+        llrs: list[np.ndarray] = [np.empty(0)] * len(reads)
+        used: list[np.ndarray] = [np.empty(0)] * len(reads)
+        residuals = np.zeros(len(reads))
+        sizes: dict[int, list[int]] = {}
+        for i, read in enumerate(reads):
+            sizes.setdefault(len(read.rows), []).append(i)
+        for g, index in sizes.items():
+            weights = np.array([reads[i].weights for i in index])
+            values = np.array([reads[i].value for i in index])
+            llr, on_share, residual = self._decode_block(g, weights, values)
+            for k, i in enumerate(index):
+                llrs[i], used[i], residuals[i] = llr[k], on_share[k], residual[k]
+        return llrs, used, residuals
+
+    def _decode_block(
+        self, g: int, weights: np.ndarray, values: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`_decode` for ``R`` reads of ``g`` rows: ``weights`` is ``R × g``, ``values`` has ``R``."""
         combos = _combos(g)
         q = self.prior * (1 - self.flip) + (1 - self.prior) * self.flip  # P(y' = 1)
         q = min(max(q, 1e-9), 1 - 1e-9)
-        values = combos @ read.weights
-        span = float(read.weights.sum()) + 10 * self.noise.scale
-        loglik = self.noise.logpdf(read.value - values, span)
+        levels = weights @ combos.T  # R × 2^g: each labeling's value
+        span = (weights.sum(axis=1) + 10 * self.noise.scale)[:, None]
+        loglik = self.noise.logpdf(values[:, None] - levels, span)
         ones = combos.sum(axis=1)
-        logprior = ones * math.log(q) + (g - ones) * math.log(1 - q)
-        joint = loglik + logprior
-        residual = float(read.value - values[int(np.argmax(loglik))])
+        joint = loglik + (ones * math.log(q) + (g - ones) * math.log(1 - q))[None, :]
+        best = np.argmax(loglik, axis=1)
+        residual = values - levels[np.arange(len(values)), best]
         # P(release | y'_j = 1) and (= 0), the block's other rows under the prior: the joint summed over the
         # labelings with bit j on (off), over y'_j's own prior; in the log domain, scaled by the largest term.
-        top = float(joint.max())
+        top = joint.max(axis=1, keepdims=True)
         scaled = np.exp(joint - top)
         on = scaled @ combos
-        off = float(scaled.sum()) - on
+        off = scaled.sum(axis=1, keepdims=True) - on
         tiny = 1e-300
         l1 = np.log(np.maximum(on, tiny)) + top - math.log(q)
         l0 = np.log(np.maximum(off, tiny)) + top - math.log(1 - q)
@@ -141,14 +159,18 @@ class BlockReader:
             a0 = np.logaddexp(math.log(f) + l1, math.log1p(-f) + l0)
         else:
             a1, a0 = l1, l0
-        llr = a1 - a0
-        return llr, used, residual
+        return a1 - a0, used, residual
+
+    def _read_llr(self, read: Read) -> tuple[np.ndarray, np.ndarray, float]:
+        """:meth:`_decode` of one read."""
+        llr, used, residual = self._decode_block(len(read.rows), read.weights[None, :], np.array([read.value]))
+        return llr[0], used[0], float(residual[0])
 
     def decode_all(self) -> None:
         """Every read again with the current estimates."""
         self.llr[:] = 0.0
-        for read in self.reads:
-            llr, _, _ = self._read_llr(read)
+        llrs, _, _ = self._decode(self.reads)
+        for read, llr in zip(self.reads, llrs, strict=True):
             self.llr[read.rows] += llr
 
     def add(self, read: Read) -> None:
@@ -170,8 +192,7 @@ class BlockReader:
     # -- estimates ------------------------------------------------------------------------------------------
     def refit(self) -> None:
         """The noise from the residuals, the flip probability from rows read twice, the prior from the reads."""
-        decoded = [self._read_llr(read) for read in self.reads]
-        residuals = np.array([res for _, _, res in decoded])
+        _, used_all, residuals = self._decode(self.reads)
         floor = self.rounding / 4 if self.rounding > 0 else 1e-12
         if len(residuals) >= 5:
             beta = max(float(np.mean(np.abs(residuals))), floor)
@@ -181,7 +202,7 @@ class BlockReader:
             self.noise = Noise("laplace", beta) if lap >= gau else Noise("gaussian", sigma)
         # Confident reads of the label the scorer used, per row.
         seen: dict[int, list[int]] = {}
-        for read, (_, used, _) in zip(self.reads, decoded, strict=True):
+        for read, used in zip(self.reads, used_all, strict=True):
             for row, u in zip(read.rows.tolist(), used.tolist(), strict=True):
                 if u > 0.99 or u < 0.01:
                     seen.setdefault(row, []).append(int(u > 0.5))
