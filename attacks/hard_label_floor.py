@@ -64,7 +64,7 @@ import numpy as np
 from attacks.floor import edge
 from attacks.hard_label import feedback_of
 from attacks.oracle import Oracle, Released
-from attacks.result import SubmissionRefused
+from attacks.result import AttackFailed, SubmissionRefused
 from scoring import get_metric
 
 #: The largest logit a constant carries on a metric on logits (its sigmoid is 1 − 2⁻⁴⁹·…, the edge).
@@ -75,16 +75,17 @@ SHARPEN_STEP = 0.05
 BANDS = 4
 
 
-def check_queries(oracle: Oracle) -> int:
-    """The most queries the check takes after the attack: a band each on a Ladder or own-rank board; on a badge or
-    board rank the labels' vector, the bisection over the shared rows (and its two ends) and the shifted pair.
+def check_queries(oracle: Oracle, *, spare: bool = False) -> int:
+    """The most queries the check takes after the attack: a band each on a Ladder or own-rank board (none on a
+    metric that scores the labels alone, unless the check goes to a ``spare`` account); on a badge or board rank the
+    labels' vector, the bisection over the shared rows (and its two ends) and the shifted pair.
 
     >>> from attacks.oracle import LocalOracle
     >>> check_queries(LocalOracle([0, 1] * 50, defenses=[{"name": "threshold", "t": 0.5}]))
     10
     """
     if stateful_kind(oracle):
-        return 0 if labels_only(oracle) else BANDS
+        return 0 if labels_only(oracle) and not spare else BANDS
     return 3 + max(1, int(oracle.n_rows).bit_length())
 #: Metrics whose score is a mean over rows of a loss fixed by the row's label and prediction: a constant's
 #: release orders the classes by share. (AUC ranks rows: every constant scores one half.)
@@ -292,7 +293,7 @@ def read_majority(oracle: Recorder) -> MajorityReading:
     for cls in range(k):
         try:
             releases.append(oracle.submit(labels_vector(oracle, np.full(oracle.n_rows, cls))))
-        except SubmissionRefused:
+        except (SubmissionRefused, AttackFailed):  # refused, or past a budget: not released
             releases.append(None)
     spent = oracle.queries - start
     if any(value is None for value in releases):
@@ -361,7 +362,7 @@ def check_labels(
             candidate[band] = labels[band]
             try:
                 value = oracle.submit(labels_vector(oracle, candidate))
-            except SubmissionRefused:
+            except (SubmissionRefused, AttackFailed):  # refused, or past a budget: not released
                 value = None
             if value is not None and float(value) == 1.0:
                 best = candidate
@@ -398,7 +399,7 @@ def check_labels(
             current = oracle.last_one if oracle.last_one is not None else leader
             try:
                 value = oracle.submit(sharpened(oracle, current, labels, band))
-            except SubmissionRefused:
+            except (SubmissionRefused, AttackFailed):  # refused, or past a budget: not released
                 value = None
             if value is not None and float(value) == 1.0:
                 kept.append(f"band {i + 1} ({len(band)} rows): sharpened, it beats the board's best, kept")
@@ -416,7 +417,7 @@ def check_labels(
     higher = kind == "threshold"
     try:
         value = oracle.submit(labels_vector(oracle, labels))
-    except SubmissionRefused:
+    except (SubmissionRefused, AttackFailed):  # refused, or past a budget: not released
         value = None
     spent = oracle.queries - start
     constant = reading.releases[m]
@@ -469,7 +470,7 @@ def _straddle(
         vector[shared[:j]] = other
         try:
             value = oracle.submit(labels_vector(oracle, vector))
-        except SubmissionRefused:
+        except (SubmissionRefused, AttackFailed):  # refused, or past a budget: not released
             return None
         return None if value is None else float(value)
 

@@ -73,8 +73,10 @@ def play_hard_label(
     reasoning = [f"feedback: the board releases only a hard label ({kind}); no score probe can read it, so no "
                  "fingerprint"]
     recorder = Recorder(oracle)
+    own = int(getattr(oracle, "account", 0) or 0)
+    spare = _fresh_account(oracle, own) if stateful_kind(oracle) else None
     # The floor's queries, kept up front: one constant per class before the attack, the check after it.
-    floor_queries = k + check_queries(oracle) if readable(oracle) and left >= k else 0
+    floor_queries = k + check_queries(oracle, spare=spare is not None) if readable(oracle) and left >= k else 0
     attack_left = max(0, left - floor_queries)
     name, chosen, reason = hard_label_plan(oracle, attack_left)
     if forced is not None:  # every attack takes the one budget keyword: the forced one plays within it too
@@ -86,8 +88,6 @@ def play_hard_label(
     course = Course(attack=name, plan_attack=name, plan_params=dict(chosen), plan_reason=reason, reasoning=reasoning,
                     feedback=kind)
     reading: MajorityReading | None = None
-    own = int(getattr(oracle, "account", 0) or 0)
-    spare = _fresh_account(oracle, own) if stateful_kind(oracle) else None
     if floor_queries:
         if spare is not None:
             oracle.account = spare  # type: ignore[attr-defined]

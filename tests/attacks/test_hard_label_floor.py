@@ -178,3 +178,18 @@ def test_a_named_attack_says_whether_its_guess_was_weighed_against_the_majority_
     assert "majority_floor" not in auto.details and auto.details["floor"] is not None  # auto floors its own
     exact = attacks.run("capacity", LocalOracle(y[:40], decimals=5, seed=13))
     assert "majority_floor" not in exact.details  # exact labels, vouched for
+
+
+@pytest.mark.parametrize("accounts", [1, 2])
+@pytest.mark.parametrize("metric", ["multiclass_logloss", "accuracy", "softmax_ce"])
+@pytest.mark.parametrize("board", ["accept_reject", "rank"])
+def test_three_classes_and_a_spare_account_stay_within_the_budget_and_above_the_majority(
+    board: str, metric: str, accounts: int
+) -> None:
+    y = np.random.default_rng([2026, 14]).choice(3, 300, p=[0.6, 0.3, 0.1])
+    oracle = LocalOracle(y, metric=metric, n_classes=3, decimals=5, defenses=BOARDS[board], seed=14,
+                         accounts=accounts)
+    result = attacks.run("auto", oracle, budget=300, seed=14)
+    assert oracle.queries <= 300 and result.accuracy(y) >= float(np.mean(y == 0))
+    if accounts == 2:  # the constants and the check on the spare account, the attack on its own
+        assert oracle.queries_by_account[1] == 3 + result.details["floor"]["check_queries"]
