@@ -93,10 +93,10 @@ def test_labels_worth_divides_by_the_entropy_of_a_label() -> None:
 
 
 def test_a_privacy_budget_caps_each_account_only_on_a_pure_dp_chain() -> None:
-    budget = {"name": "privacy_budget", "epsilon": 0.5, "composition": "basic"}
-    pure = [{"name": "noise", "kind": "laplace", "epsilon": 0.1}, budget]
-    laddered = [{"name": "noise", "kind": "laplace", "epsilon": 0.1}, {"name": "ladder", "mode": "parameter_free"},
-                budget]
+    budget: dict[str, Any] = {"name": "privacy_budget", "epsilon": 0.5, "composition": "basic"}
+    pure: list[dict[str, Any]] = [{"name": "noise", "kind": "laplace", "epsilon": 0.1}, budget]
+    laddered: list[dict[str, Any]] = [{"name": "noise", "kind": "laplace", "epsilon": 0.1},
+                                      {"name": "ladder", "mode": "parameter_free"}, budget]
     cap = 200 * 0.5 * math.log2(math.e)
     one = info.transcript_bits(pure, metric="binary_logloss", n_rows=200, decimals=5, accounts=1, queries=1000)
     three = info.transcript_bits(pure, metric="binary_logloss", n_rows=200, decimals=5, accounts=3, queries=1000)
