@@ -584,7 +584,10 @@ def _floor(
         return
     rates = _open_rates(labels, ~guessed & (labels >= 0), report, played)
     left = _guess_budget(view, reserve)
-    check_budget = 0 if view.metric != "binary_logloss" or report.ladder else (
+    # No check query where the played attack spent every release the board would give (a privacy budget on every
+    # account): withheld checks measure nothing, and the posteriors' own promise decides, over all moved rows.
+    spent = played is not None and played.details.get("releases_left") is False
+    check_budget = 0 if view.metric != "binary_logloss" or report.ladder or spent else (
         2 * BANDS if left is None else left)
     mask = course.attack_details.get("public_mask") if played is None else None
     known_public = np.asarray(mask, dtype=bool) if mask is not None and len(mask) == len(labels) else None

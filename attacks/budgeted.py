@@ -388,7 +388,8 @@ def budgeted(
                                "queries": used, "rows_queried": int(queried.sum()), "rereads": rereads,
                                "scale": scale,
                                "accounts_used": min(account + 1, accounts), "floored": floor.get("floored"),
-                               "scale_check": check or "the releases fit the noise scale"}
+                               "scale_check": check or "the releases fit the noise scale",
+                               "releases_left": account < accounts}
     if releases_per_account is not None:
         # The first account may have released before this attack began (the fingerprint's probe): not counted.
         short = [count for count in per_account[1:] if count < releases_per_account]
