@@ -65,9 +65,9 @@ def test_a_disclosed_budget_spends_one_probe_and_auto_plays_budgeted_at_once() -
     assert blind.details["fingerprint_queries"] > 1
 
 
-@pytest.mark.parametrize("seed", [3, 4])
-def test_more_accounts_read_more_and_never_less(seed: int) -> None:
-    y = labels(seed)
+@pytest.mark.parametrize(("seed", "share"), [(3, 0.66), (4, 0.5)])
+def test_more_accounts_read_more_never_less_and_at_least_what_budgeted_reads_by_hand(seed: int, share: float) -> None:
+    y = labels(seed, share)
     accuracy = {}
     for k in (1, 10, 30):
         board = LocalOracle(y, defenses=budget_chain(10.0), seed=seed, accounts=k, disclosed=told_budget(10.0))
@@ -78,6 +78,8 @@ def test_more_accounts_read_more_and_never_less(seed: int) -> None:
         assert details["accounts_used"] == k or (k == 30 and details["accounts_used"] >= 10)
         assert details["scale_check"] == "the releases fit the noise scale"
         assert result.exact == 0
+        hand = run("budgeted", LocalOracle(y, defenses=budget_chain(10.0), seed=seed, accounts=k), epsilon=10.0)
+        assert accuracy[k] >= hand.accuracy(y) - 1e-9
     assert majority(y) <= accuracy[1] <= accuracy[10] <= accuracy[30]
     assert accuracy[10] > accuracy[1] + 0.2  # 200 releases read 300 rows, re-reading the unsure ones
 
