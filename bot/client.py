@@ -34,7 +34,7 @@ import json
 import math
 import time
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -922,11 +922,16 @@ class LeaderboardClient:
         """Per participant: submissions, failures and the released-vs-raw gap."""
         return [Leakage.from_json(item) for item in self._get_list(f"/api/v1/host/competitions/{slug}/leakage/")]
 
-    def start_audit(self, slug: str, *, budget: int | None = None, accounts: int = 1, seed: int = 0) -> Audit:
+    def start_audit(
+        self, slug: str, *, budget: int | None = None, accounts: int | Sequence[int] | None = None, seed: int = 0
+    ) -> Audit:
         """``POST host/competitions/{slug}/audit/``: queue a leakage audit (a :class:`Conflict` while another
-        audit of the competition is queued or running); poll :meth:`audit` with its id until it is finished."""
+        audit of the competition is queued or running); poll :meth:`audit` with its id until it is finished.
+        ``accounts``: the account counts to audit, one or several (default: the site's axis, 1 to 1,000)."""
         path = f"/api/v1/host/competitions/{slug}/audit/"
-        body: dict[str, Any] = {"accounts": accounts, "seed": seed}
+        body: dict[str, Any] = {"seed": seed}
+        if accounts is not None:
+            body["accounts"] = accounts if isinstance(accounts, int) else [int(a) for a in accounts]
         if budget is not None:
             body["budget"] = budget
         return Audit.from_json(self._object(self._request("POST", path, json=body), path))

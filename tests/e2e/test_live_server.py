@@ -175,7 +175,7 @@ def test_the_host_logs_in_submits_through_the_form_and_sees_raw_next_to_released
 
 def test_the_worker_runs_an_audit_the_host_polls_to_done(live_site: LiveSite) -> None:
     host = LeaderboardClient(live_site.url, live_site.host_token)
-    started = host.start_audit(live_site.slug, budget=60)
+    started = host.start_audit(live_site.slug, budget=60, accounts=[1, 3])
     assert started.status == "queued" and started.url.endswith(f"/audit/{started.id}/")
     with pytest.raises(Conflict):
         host.start_audit(live_site.slug)  # one audit of a competition at a time
@@ -194,6 +194,7 @@ def test_the_worker_runs_an_audit_the_host_polls_to_done(live_site: LiveSite) ->
     assert progress == sorted(progress) and progress[-1] == 100
     result = audit.result
     assert result is not None and result["n_rows"] == len(live_site.labels) and result["budget"] == 60
+    assert result["account_counts"] == [1, 3] and len(result["axis"]) == 2  # the client sent both counts
     # An undefended board at 5 decimals: the 60 public rows fall within 60 submissions, to the last label.
     assert result["at_quota"]["budget"] == 60 and result["at_quota"]["public"] == 1.0
     assert audit.verdict.startswith("With no close date (10 a day), within 60 submissions")
