@@ -220,10 +220,18 @@ def budgeted_fits(facts: BoardFacts) -> Plan | Refusal:
         return Plan("budgeted", {"budget": facts.budget_left, "prior": None, "scale": facts.spread,
                                  "first_account": first}, "releases withheld under noise: a privacy budget",
                     rank=42, rescue=True)
+    told = facts.told
+    if (told.privacy_budget and facts.told_budget_scale is None and facts.binary_logloss and not facts.split
+            and seen is not None and seen.noise and seen.noise_scale is not None and not seen.rejected):
+        # The budget disclosed, its noise measured by two ½ probes: a rough scale, refitted to the releases.
+        return Plan("budgeted", {"scale": seen.noise_scale, "prior": facts.prior, "budget": facts.budget_left,
+                                 "first_account": facts.account, "fit_scale": True},
+                    f"a disclosed privacy budget (ε {told.budget_epsilon:g}), the noise measured (scale "
+                    f"~{seen.noise_scale:.3g} on the mean, refitted to the releases): every release spent on a few "
+                    "rows", rank=10)
     told_scale = facts.told_budget_scale
     if told_scale is not None and not facts.split and not (seen is not None and (seen.ladder or seen.rejected)):
         # The host discloses the budget and the noise: no release is spent measuring them, every one reads rows.
-        told = facts.told
         per_account = told.releases_per_account()
         return Plan("budgeted", {"scale": told_scale, "prior": facts.prior, "budget": facts.budget_left,
                                  "first_account": facts.account, "releases_per_account": per_account},
@@ -259,6 +267,7 @@ def budgeted(
     budget: int | None = None,
     first_account: int | None = None,
     releases_per_account: int | None = None,
+    fit_scale: bool = False,
 ) -> AttackResult:
     """Spend every release of a privacy budget on a few rows at a time (module docstring). ``scale``: the
     Laplace scale on the released mean if known; else ``epsilon`` (the ε each release spends, disclosed by the
@@ -272,7 +281,8 @@ def budgeted(
     The noise is checked against the releases: each must lie within :data:`BELIEVED` scales of a labeling's
     score, and on average within :data:`BELIEVED_MEAN`; a release beyond that (a host disclosing less noise than
     it adds, or a chain other than disclosed) makes the attack fit the scale to the releases instead (maximum
-    likelihood over the labelings' mixture) and say so in ``details["scale_check"]``.
+    likelihood over the labelings' mixture) and say so in ``details["scale_check"]``; ``fit_scale``: the given scale
+    is a rough measurement (two probes), refitted to the releases for the decode whether or not they contradict it.
 
     Paper: ours (against a privacy budget, Dwork–Rothblum–Vadhan composition). Queries: ``⌈N / m⌉`` releases
     of ``m`` rows while the budget releases. Precision: Laplace noise of scale ``b`` on the released mean.
@@ -372,6 +382,9 @@ def budgeted(
     if check is not None:
         scale = _fit_scale(reads, scale, share)
         check += f"; the scale fitted to the releases instead: {scale:.3g}"
+    elif fit_scale and len(reads) >= CHECKED:
+        measured, scale = scale, _fit_scale(reads, scale, share)
+        check = f"the measured scale {measured:.3g} refitted to the releases: {scale:.3g}"
     marginals = np.full(n, np.nan)
     for block in blocks:
         marginals[block.rows] = block_posterior(block.reads, scale, share)[1]

@@ -130,6 +130,9 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
     budget_scale = facts.told_budget_scale
     if budget_scale is not None and _budget_probe(prober, report, n, oracle.eps, budget_scale, facts.told):
         return report
+    if (budget_scale is None and binary and facts.told.privacy_budget and facts.public_fraction is None
+            and prober.left >= 3 and _budget_noise_probes(prober, report, n, oracle.eps, facts.told)):
+        return report
     if binary:
         _edge_probes(prober, report, n, oracle.eps)
         _check_ladder(report, facts.told)
@@ -283,6 +286,34 @@ def _budget_probe(
     report.balance = _rates([edge_share(eps, 0, value)])
     report.ladder_start = None
     report.notes.append("no further probes: each release spends the disclosed privacy budget")
+    return True
+
+
+def _budget_noise_probes(prober: _Prober, report: Fingerprint, n: int, eps: float, told: Disclosure) -> bool:
+    """A disclosed privacy budget whose noise is not disclosed: the edge probe (the balance) and two ½ probes (each
+    ``ln 2`` plus one noise draw: the Laplace scale's estimate, :attr:`Fingerprint.noise_scale`, which the attack
+    refits to its own releases), then no more. ``False`` (the usual probes go on) when the ½ probes show no noise."""
+    low = prober.send(np.full(n, eps))
+    half = np.full(n, 0.5)
+    nudged = half.copy()
+    nudged[0] = np.nextafter(0.5, 1.0)
+    base, repeat = prober.send(half), prober.send(nudged)
+    _read_decimals(prober, report)
+    tol = report.tolerance
+    if low is None or base is None or repeat is None:
+        report.released_nothing = True
+        return False
+    draws = [float(base) - LN2, float(repeat) - LN2]
+    if max(abs(d) for d in draws) <= 2 * tol:
+        return False
+    report.told.append(f"privacy budget ε {told.budget_epsilon:g}")
+    report.noise = True
+    report.noise_spread = max(abs(draws[0]), abs(draws[1]), abs(draws[0] - draws[1]))
+    report.noise_scale = max(float(np.mean(np.abs(draws))), tol)
+    report.baseline_offset = draws[0]
+    report.balance = _rates([edge_share(eps, 0, float(low))])
+    report.notes.append(f"noise measured by two ½ probes (Laplace scale ~{report.noise_scale:.3g}); no further probes: "
+                        "each release spends the disclosed privacy budget")
     return True
 
 

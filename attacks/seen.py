@@ -21,6 +21,8 @@ class Fingerprint:
     full_precision: bool = False
     noise: bool | None = None
     noise_spread: float = 0.0
+    #: The Laplace scale the probes estimate (mean |draw| of label-free probes), where measured for an attack to use.
+    noise_scale: float | None = None
     baseline_offset: float = 0.0
     ladder: bool | None = None
     released_nothing: bool = False

@@ -131,3 +131,15 @@ def test_a_disclosed_subset_size_that_fits_no_release_is_measured() -> None:
         assert result.details["attack"] == "subsetting" and result.accuracy(y) == 1.0
         queries[name] = result.queries
     assert queries["true"] < queries["none"]
+
+
+def test_a_budget_disclosed_without_its_noise_spends_three_probes_and_refits_the_scale() -> None:
+    y = labels(8)
+    board = LocalOracle(y, defenses=budget_chain(10.0), seed=9, accounts=3, disclosed={"privacy_budget": 200.0})
+    result = run("auto", board, budget=500)
+    assert result.details["attack"] == "budgeted" and result.details["fingerprint_queries"] == 3
+    details = result.details["attack_details"]
+    assert "refitted to the releases" in details["scale_check"]
+    true_scale = 34.538776394910684 / ROWS / 10.0
+    assert 0.5 * true_scale < details["scale"] < 2 * true_scale
+    assert result.exact == 0 and result.accuracy(y) > majority(y)
