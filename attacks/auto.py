@@ -50,18 +50,20 @@ import numpy as np
 from attacks.balance import majority_labels
 from attacks.capacity.design import counting_bound, max_weight_real, sum_resolution
 from attacks.catalogue import BoardFacts, Plan, Stage
+from attacks.confirm import MIN_STAKE, count_wrong, one_wrong, slack_from
 from attacks.confirm import confirm as confirm_claims
-from attacks.confirm import slack_from
 from attacks.fingerprint import DEFAULT_BUDGET, Fingerprint, fingerprint
 from attacks.floor import BANDS, apply_floor, check_reserve
 from attacks.hard_label import is_hard_label
 from attacks.hard_label_plan import play_hard_label
 from attacks.mutnet.attack import takes_models
 from attacks.noisy.attack import NOISY_PROBES, NOISY_SHARE
+from attacks.noisy.calibration import temper
 from attacks.oracle import Oracle, Released, submit_many
 from attacks.plan import best_guess, choose, explain, rescues
 from attacks.registry import ATTACKS, confirmed, register, run, spec
 from attacks.result import AttackFailed, AttackResult, Course, SubmissionRefused
+from scoring.metrics import get_metric
 
 #: The highest confidence a guess reports: 1.0 marks the labels an exact attack vouches for.
 GUESS_CEILING = 1.0 - 1e-9
@@ -89,6 +91,8 @@ class BudgetedView:
         self.decimals = inner.decimals
         self._start = inner.queries
         self.withheld = 0
+        #: Every score released through this view, in order (a check query compares its release with them).
+        self.released: list[float] = []
 
     @property
     def queries(self) -> int:
@@ -124,6 +128,8 @@ class BudgetedView:
         value = self._inner.submit(predictions)
         if value is None:
             self.withheld += 1  # a budget or a detector withheld it: what the fallback looks at
+        else:
+            self.released.append(float(value))
         return value
 
     def submit_many(self, predictions: Sequence[Any]) -> list[Released]:
@@ -135,6 +141,7 @@ class BudgetedView:
         fits = vectors if left is None else vectors[:left]
         values = submit_many(self._inner, fits) if fits else []
         self.withheld += sum(value is None for value in values)
+        self.released.extend(float(value) for value in values if value is not None)
         if len(fits) < len(vectors):
             raise BudgetSpent(f"the budget of {self.limit} queries is spent")
         return values
@@ -290,6 +297,7 @@ def auto(
             # A guess is never exact, whatever it reports (a decoder that sets no confidence reads as 1.0):
             # 1.0 marks the labels an exact attack vouches for, guaranteed at its noise bound or confirmed.
             confidence[open_rows] = np.minimum(guessed.fill_confidence()[open_rows], GUESS_CEILING)
+    _check_guesses(view, labels, confidence, report, outer_reserve, reasoning)
     _floor(view, labels, confidence, report, played, outer_reserve, reasoning, course)
     _fill_majority(labels, confidence, report, played, reasoning)
     n_exact = int(((labels >= 0) & (confidence >= 1.0)).sum())
@@ -535,6 +543,53 @@ def _confirmed(
         return False
     reasoning.append(f"confirmation query: {result.details.get('confirmed')}")
     return True
+
+
+def _check_guesses(
+    view: BudgetedView, labels: np.ndarray, confidence: np.ndarray, report: Fingerprint, reserve: int,
+    reasoning: list[str],
+) -> None:
+    """One query staking the guesses at confidence 1/2 or more in full (:func:`attacks.confirm.count_wrong`): the
+    release counts their wrong labels, and where it counts more than their posteriors expect (beyond its noise)
+    their log-odds are tempered until the two agree (:func:`attacks.noisy.calibration.temper`); where it cannot
+    count (a Ladder re-released its best score, nothing released) the posteriors are not vouched for and fall to
+    their class's measured share. Boards of K classes and binary boards other than the log loss, every row scored
+    (binary log loss has the floor's check pairs). A likelihood decoder reads releases as noisy sums of its labels:
+    behind a Ladder the probes did not see, or near its threshold, it claimed 1.0 on rows right 37 % of the time."""
+    staked = (labels >= 0) & (confidence < 1.0) & (confidence >= 0.5)
+    left = _guess_budget(view, reserve)
+    if (not staked.any() or view.metric == "binary_logloss" or (left is not None and left < 1)
+            or report.public_fraction is not None or report.only_public_moves
+            or getattr(view, "public_fraction", None) is not None):
+        return
+    earlier = list(view.released)
+    try:
+        wrong = count_wrong(view, labels, staked, earlier=earlier)
+    except (AttackFailed, SubmissionRefused):
+        wrong = None
+    sure = confidence[staked]
+    expected = float(np.sum(1.0 - sure))
+    if wrong is None:
+        shares = np.full(view.n_classes, 1.0 / view.n_classes) if report.balance is None else np.asarray(
+            report.balance, dtype=np.float64)
+        capped = np.minimum(sure, shares[np.clip(labels[staked], 0, len(shares) - 1)])
+        confidence[staked] = capped
+        reasoning.append(f"check query: the board did not score the {int(staked.sum())} surest guesses as staked "
+                         "(a re-released score, or none): they are not vouched for, each at its class's share")
+        return
+    metric = get_metric(view.metric)
+    stake = max(float(view.eps), MIN_STAKE)
+    unit = 10.0 ** -view.decimals if view.decimals is not None else 0.0
+    # What the release's noise and rounding can move the count by (three times the probes' largest draw).
+    slack = (3.0 * report.noise_spread + unit) * view.n_rows / one_wrong(metric, view.n_classes, view.eps, stake)
+    spread = math.sqrt(float(np.sum(sure * (1.0 - sure))))
+    if wrong > expected + 2.0 * spread + slack:
+        confidence[staked] = np.minimum(temper(sure, wrong), GUESS_CEILING)
+        reasoning.append(f"check query: {wrong:.1f} of the {int(staked.sum())} surest guesses are wrong, their "
+                         f"posteriors expected {expected:.1f}: tempered to agree")
+    else:
+        reasoning.append(f"check query: {wrong:.1f} of the {int(staked.sum())} surest guesses are wrong, their "
+                         f"posteriors expected {expected:.1f}")
 
 
 def _play_guess(

@@ -126,13 +126,13 @@ def check_claims(
             "assumed (noise beyond the assumed bound, a Ladder, subsetting or a wrong precision), so no label is "
             "claimed"
         )
-    one_wrong = _one_wrong(metric, oracle.n_classes, oracle.eps, stake) / n_scored
-    if one_wrong <= 2.0 * tolerance:
+    moved = one_wrong(metric, oracle.n_classes, oracle.eps, stake) / n_scored
+    if moved <= 2.0 * tolerance:
         return "uninformative (one wrong label moves the score less than the window)"
     return "passed"
 
 
-def _one_wrong(metric: Metric, n_classes: int, eps: float, stake: float) -> float:
+def one_wrong(metric: Metric, n_classes: int, eps: float, stake: float) -> float:
     """How much one wrong label moves the summed score of a staked row: the row claiming class 0, scored
     under class 1 rather than class 0 (every class is staked alike)."""
     if metric.name in LOG_LOSSES:
@@ -190,3 +190,34 @@ def slack_from(params: dict[str, Any]) -> float:
         if isinstance(value, int | float):
             return float(value)
     return 0.0
+
+
+def count_wrong(oracle: Oracle, labels: np.ndarray, staked: np.ndarray, *, earlier: list[float]) -> float | None:
+    """Spend one query staking ``labels`` in full on the ``staked`` rows (the others at ``1/K``) and return how many
+    of those labels the released score says are wrong (a real number: the release's noise and rounding move it),
+    or ``None`` when the release cannot say: nothing released, a release equal to one in ``earlier`` (a Ladder
+    re-releasing its best score), or a score below what every staked label right implies. Every row must be
+    scored (no split). Metrics outside :data:`CHECKED` spend nothing and return ``None``.
+
+    >>> from attacks.oracle import LocalOracle
+    >>> truth = np.array([0, 1, 2, 1, 0, 2])
+    >>> claimed = np.array([0, 1, 2, 0, 0, 1])
+    >>> board = LocalOracle(truth, metric="brier", n_classes=3, decimals=5)
+    >>> round(count_wrong(board, claimed, np.ones(6, dtype=bool), earlier=[]), 3)
+    2.0
+    """
+    if oracle.metric.partition(":")[0] not in CHECKED:
+        return None
+    metric = get_metric(oracle.metric)
+    labels = np.asarray(labels, dtype=np.int64)
+    claimed = np.where(np.asarray(staked, dtype=bool), labels, -1)
+    stake = max(float(oracle.eps), MIN_STAKE)
+    predictions = metric.from_probabilities(confident_predictions(claimed, oracle.n_classes, eps=stake))
+    released = oracle.submit(predictions)
+    if released is None or any(float(released) == value for value in earlier):
+        return None
+    n = len(labels)
+    all_right = float(metric.score(predictions, np.where(claimed >= 0, claimed, 0), oracle.eps))
+    # The unstaked rows at 1/K lose the same whatever their label: the gap is the staked rows' wrong ones.
+    wrong = (float(released) - all_right) * n / one_wrong(metric, oracle.n_classes, oracle.eps, stake)
+    return None if wrong < -1.0 else max(wrong, 0.0)
