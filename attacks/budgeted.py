@@ -323,6 +323,11 @@ def budgeted(
     blocks: list[Block] = []
     fresh: tuple[float, np.ndarray] | None = None
     next_row = 0
+    # Releases equal to the one before: Laplace noise far above the released unit makes them rare; a board that
+    # re-releases earlier scores (a Ladder, a cache) makes them the rule.
+    previous: float | None = None
+    repeats = 0
+    unit = 10.0 ** -oracle.decimals if oracle.decimals is not None else 1e-15
     while used < limit and account < accounts:
         oracle.account = account  # type: ignore[attr-defined]
         if measure_balance:
@@ -368,6 +373,12 @@ def budgeted(
         releases += 1
         on_account += 1
         means = design_means(block.design, n, eps)
+        if previous is not None and float(released) == previous and float(np.abs(means - previous).min()) > unit:
+            # The release repeats the one before and fits none of this read's labelings to the released unit.
+            repeats += 1
+            if math.comb(releases - 1, repeats) * min(1.0, unit / (2 * scale)) ** repeats < STUCK_CHANCE:
+                return _stuck(n, share, releases, repeats, scale, used)
+        previous = float(released)
         block.reads.append((means, float(released)))
         reads.append((block.rows, means, float(released)))
         if is_new:
@@ -378,7 +389,7 @@ def budgeted(
         block.value, block.design = best_reread(block, n, eps, scale, share)
     if releases == 0 or (prior is None and measure_balance):
         raise AttackFailed("the privacy budget released nothing more (on every account left)")
-    check = _check_scale(reads, scale)
+    check = _check_scale(reads, scale, unit)
     if check is not None:
         scale = _fit_scale(reads, scale, share)
         check += f"; the scale fitted to the releases instead: {scale:.3g}"
@@ -413,6 +424,22 @@ def budgeted(
     return AttackResult("budgeted", labels, details=details, confidence=confidence)
 
 
+def _stuck(n: int, share: float, releases: int, repeats: int, scale: float, used: int) -> AttackResult:
+    """What ``budgeted`` answers once its releases repeat earlier ones beyond chance: the board re-releases earlier
+    scores (a Ladder, a cache), not the noise assumed (a disclosure the releases contradict), so no read is decoded;
+    every row the majority class of the measured balance, as a guess."""
+    labels, confidence, _ = floored_labels(share, np.zeros(n), np.full(n, 1 if share >= 0.5 else 0, dtype=np.int64))
+    reason = (f"{repeats} of {releases} releases repeated the one before exactly, off every labeling's score, which "
+              f"Laplace noise of scale {scale:.3g} does with probability below {STUCK_CHANCE:g}: the board re-releases "
+              "earlier scores (a Ladder or a cache), not the noise assumed; no read decoded, every row the majority "
+              "class")
+    return AttackResult("budgeted", labels, confidence=confidence,
+                        details={"releases": releases, "queries": used, "rows_queried": 0, "rereads": 0,
+                                 "scale": scale, "scale_check": reason, "stuck": True, "releases_left": True})
+
+
+#: The chance below which releases repeating the one before cannot be the assumed noise's (see ``budgeted``).
+STUCK_CHANCE = 1e-6
 #: A release more than this many noise scales from every labeling's score contradicts the scale (Laplace:
 #: probability e^-25 a release) …
 BELIEVED = 25.0
@@ -423,8 +450,10 @@ BELIEVED_MEAN = 4.0
 CHECKED = 5
 
 
-def _check_scale(reads: list[tuple[np.ndarray, np.ndarray, float]], scale: float) -> str | None:
-    """Why the releases contradict the noise ``scale`` (``None``: they fit it); see :data:`BELIEVED`."""
+def _check_scale(reads: list[tuple[np.ndarray, np.ndarray, float]], scale: float, unit: float = 0.0) -> str | None:
+    """Why the releases contradict the noise ``scale`` (``None``: they fit it); see :data:`BELIEVED`. Releases that
+    all sit within the released ``unit`` of a labeling's score, which noise of that scale does with probability
+    below :data:`STUCK_CHANCE` (at most ``2·unit`` of density ``1/(2·scale)`` around each score), show less noise."""
     if not reads or scale <= 0:
         return None
     gaps = np.array([float(np.abs(means - released).min()) for _, means, released in reads]) / scale
@@ -432,6 +461,10 @@ def _check_scale(reads: list[tuple[np.ndarray, np.ndarray, float]], scale: float
         return f"a release lay {gaps.max():.0f} noise scales from every labeling's score"
     if len(gaps) >= CHECKED and gaps.mean() > BELIEVED_MEAN:
         return f"the releases lay on average {gaps.mean():.1f} noise scales from the nearest labeling's score"
+    if unit > 0 and (gaps * scale <= unit).all():
+        chance = math.prod(min(1.0, len(means) * unit / scale) for _, means, _ in reads)
+        if chance < STUCK_CHANCE:
+            return f"all {len(reads)} releases sat on a labeling's score to the released unit: less noise than assumed"
     return None
 
 

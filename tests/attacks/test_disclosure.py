@@ -143,3 +143,18 @@ def test_a_budget_disclosed_without_its_noise_spends_three_probes_and_refits_the
     true_scale = 34.538776394910684 / ROWS / 10.0
     assert 0.5 * true_scale < details["scale"] < 2 * true_scale
     assert result.exact == 0 and result.accuracy(y) > majority(y)
+
+
+@pytest.mark.parametrize("chain", [[{"name": "ladder", "mode": "parameter_free"}],
+                                   [{"name": "ladder", "mode": "fixed", "eta": 0.01}], []],
+                         ids=["ladder-free", "ladder-fixed", "plain"])
+def test_a_host_that_discloses_a_budget_it_does_not_run_gets_no_false_word(chain: list[dict[str, object]]) -> None:
+    y = (np.random.default_rng(12).random(ROWS) < 0.66).astype(np.int64)
+    board = LocalOracle(y, defenses=chain, seed=3, disclosed=told_budget(10.0))
+    result = run("auto", board, budget=600)
+    details = result.details["attack_details"]
+    assert result.exact == 0 and result.accuracy(y) >= majority(y)
+    if chain:  # a Ladder re-releases earlier scores: nothing is read, every row the majority class
+        assert details["stuck"] and "re-releases earlier scores" in details["scale_check"]
+    else:  # no noise at all: the reads sit on the labelings' scores and decode every row
+        assert "less noise than assumed" in details["scale_check"] and result.accuracy(y) == 1.0
