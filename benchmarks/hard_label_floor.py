@@ -4,9 +4,10 @@ The headline board: 2,201 rows, 1,490 of class 0 (67.7 %, the share of a well-kn
 table, shuffled per seed), half of them public, the parameter-free Ladder releasing only its accept/reject
 decision, 800 queries, 5 decimals, binary log loss. The same labels are also played with every row scored and
 behind an own-rank board and a badge (log loss below 17: right at the edge on more than half the rows), and a
-balanced variant. For each: the accuracy on the public and on the private rows of ``auto``, of the public rows'
-majority class (what two constant vectors read), of ``brep`` and of ``boosting`` (each given the whole budget),
-mean ± sd over ``--runs`` seeds, and ``auto``'s mean queries.
+balanced variant, and ``auto`` once more with a spare account (the floor's constants and check go there; ``brep``
+and ``boosting`` play one account). For each: the accuracy on the public and on the private rows of ``auto``, of
+the public rows' majority class (what two constant vectors read), of ``brep`` and of ``boosting`` (each given the
+whole budget), mean ± sd over ``--runs`` seeds, and ``auto``'s mean queries (every account's).
 
     .venv/bin/python -m benchmarks.hard_label_floor [--runs 3] [--rows 2201] [--budget 800]
 """
@@ -23,11 +24,12 @@ import attacks
 from attacks import AttackFailed, LocalOracle
 
 LADDER = [{"name": "ladder", "mode": "parameter_free"}, {"name": "accept_reject"}]
-BOARDS: list[tuple[str, list[dict[str, Any]], float | None]] = [
-    ("ladder accept/reject, 50 % public", LADDER, 0.5),
-    ("ladder accept/reject, every row", LADDER, None),
-    ("own rank, every row", [{"name": "rank"}], None),
-    ("badge (log loss < 17), every row", [{"name": "threshold", "t": 17.0}], None),
+BOARDS: list[tuple[str, list[dict[str, Any]], float | None, int]] = [
+    ("ladder accept/reject, 50 % public", LADDER, 0.5, 1),
+    ("ladder accept/reject, every row", LADDER, None, 1),
+    ("  the same, 2 accounts", LADDER, None, 2),
+    ("own rank, every row", [{"name": "rank"}], None, 1),
+    ("badge (log loss < 17), every row", [{"name": "threshold", "t": 17.0}], None, 1),
 ]
 
 
@@ -46,14 +48,15 @@ def _split_accuracy(labels: np.ndarray, truth: np.ndarray, public: np.ndarray) -
 
 
 def play(truth: np.ndarray, chain: list[dict[str, Any]], split: float | None, budget: int,
-         seed: int) -> dict[str, tuple[float, float]]:
+         seed: int, accounts: int = 1) -> dict[str, tuple[float, float]]:
     """Public and private accuracy per player on one seeded board (``nan`` where an attack failed)."""
     out: dict[str, tuple[float, float]] = {}
     public = LocalOracle(truth, defenses=chain, public_fraction=split, seed=seed).spec.hidden.public_mask
     majority = int(np.argmax(np.bincount(truth[public], minlength=2)))
     out["majority"] = _split_accuracy(np.full(len(truth), majority), truth, public)
     for name in ("auto", "brep", "boosting"):
-        oracle = LocalOracle(truth, decimals=5, defenses=chain, public_fraction=split, seed=seed)
+        oracle = LocalOracle(truth, decimals=5, defenses=chain, public_fraction=split, seed=seed,
+                             accounts=accounts if name == "auto" else 1)
         try:
             result = attacks.run(name, oracle, budget=budget, seed=seed)
         except AttackFailed:
@@ -87,9 +90,10 @@ def main() -> None:
     for balance, share in ((f"{args.share:.1%} class 0", args.share), ("balanced", None)):
         print(f"\n{balance}")
         print(f"{'board':<36} {'split':<8} " + " ".join(f"{p:>15}" for p in players) + f" {'auto queries':>13}")
-        for label, chain, split in BOARDS:
+        for label, chain, split, accounts in BOARDS:
             started = time.perf_counter()
-            runs = [play(_labels(args.rows, share, seed), chain, split, args.budget, seed) for seed in range(args.runs)]
+            runs = [play(_labels(args.rows, share, seed), chain, split, args.budget, seed, accounts)
+                    for seed in range(args.runs)]
             for index, part in enumerate(("public", "private")):
                 if split is None and part == "private":
                     continue
