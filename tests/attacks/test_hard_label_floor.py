@@ -193,3 +193,21 @@ def test_three_classes_and_a_spare_account_stay_within_the_budget_and_above_the_
     assert oracle.queries <= 300 and result.accuracy(y) >= float(np.mean(y == 0))
     if accounts == 2:  # the constants and the check on the spare account, the attack on its own
         assert oracle.queries_by_account[1] == 3 + result.details["floor"]["check_queries"]
+
+
+@pytest.mark.parametrize("share", [0.68, None], ids=["68-32", "balanced"])
+def test_on_a_board_rank_the_constants_places_read_the_majority_and_the_labels_are_floored(
+    share: float | None,
+) -> None:
+    # A rival (account 1) scores half the rows right: the majority constant places first, the minority's second.
+    y = _labels(1000, share, 15)
+    board = [{"name": "rank", "among": "board"}]
+    oracle = LocalOracle(y, metric="accuracy", decimals=5, defenses=board, seed=15, accounts=2)
+    oracle.account = 1
+    oracle.submit(np.where(np.arange(1000) % 2 == 0, y, 1 - y).astype(float))
+    oracle.account = 0
+    result = attacks.run("auto", oracle, budget=200, seed=15)
+    majority = _scored_majority(y, np.ones(1000, dtype=bool))
+    assert _read(result) == majority
+    assert result.accuracy(y) >= float(np.mean(y == majority))
+    assert oracle.queries_by_account[1] == 1 and oracle.queries_by_account[0] <= 200  # the rival's is not played
