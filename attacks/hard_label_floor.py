@@ -304,8 +304,15 @@ def read_majority(oracle: Recorder) -> MajorityReading:
             return MajorityReading(None, releases, spent, stateful,
                                    "the first constant was not accepted: the account has an earlier best")
         accepted = [cls for cls, value in enumerate(values) if value == 1.0]
-        return MajorityReading(accepted[-1], releases, spent, stateful,
-                               "the last constant the board took as its best")
+        if kind == "rank":
+            reason = "the last constant ranked first: its share of the scored rows is the largest"
+        else:
+            later = [cls for cls in range(accepted[-1] + 1, k)]
+            reason = ("the last constant the Ladder took as its best; " + (
+                f"class(es) {', '.join(map(str, later))} did not beat it by the Ladder's margin, so its share is "
+                "at least theirs less that margin (about one standard error)" if later else
+                "it beat the earlier ones by the Ladder's margin"))
+        return MajorityReading(accepted[-1], releases, spent, stateful, reason)
     higher = kind == "threshold"  # a badge: cut-offs beaten (more is better); a board rank: a place (1 is best)
     best = max(values) if higher else min(values)
     winners = [cls for cls, value in enumerate(values) if value == best]
