@@ -144,7 +144,7 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
             return report
     base: Released = None
     repeat: Released = None
-    told_scale = _told_noise(facts) if binary else None
+    told_scale = _told_noise(facts) if binary and not report.contradicted else None
     if prober.left > 0:
         baseline = np.full(n, 0.5) if k == 2 else np.full((n, k), 1.0 / k)
         base = prober.send(baseline)
