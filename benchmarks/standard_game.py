@@ -51,7 +51,7 @@ def answer_text(result: GameResult) -> str:
     """The README's answer: the frontier table (with a column per account count beside its information bound),
     then per data set the recommended chain — with the budget and the accounts it was measured with, as what the
     library's attacks found, never as "safe" — and what each chain does not protect (with this run's figures)."""
-    from games.frontier import accounts_cells, attack_label, chain_points, recommend
+    from games.frontier import accounts_cells, chain_points, recommend
 
     lines = attack_lines(result.cells)
     points = chain_points(result, lines)
@@ -68,7 +68,8 @@ def answer_text(result: GameResult) -> str:
             most = p.accounts_tried
             accounts = "one account" if most == 1 else f"up to {most:,} accounts (tried: {tried})"
             accuracy = f"every attack {p.failure or 'failed'}" if p.label_accuracy is None else (
-                f"{100 * p.label_accuracy:.1f} % of labels right ({attack_label(p.attack or '', p.accounts)})")
+                f"{100 * p.label_accuracy:.1f} % of labels right ({p.attack}"
+                + ("" if p.accounts == 1 else f" with {p.accounts:,} accounts") + ")")
             widest = next((c for c in by_accounts if (c.dataset, c.defense) == (dataset, p.defense)
                            and c.accounts == result.game.account_levels[-1]), None)
             bound = "" if widest is None or widest.bound is None else (

@@ -351,8 +351,10 @@ def _axes_per_dataset(datasets: list[str]) -> tuple[Any, list[Any]]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(datasets), figsize=(7.2 * len(datasets), 4.6), squeeze=False)
-    return fig, list(axes[0])
+    # One panel a row, its legend to its right: legends long with failures never run into the next panel.
+    fig, axes = plt.subplots(len(datasets), 1, figsize=(8.0, 4.8 * len(datasets)), squeeze=False)
+    fig.subplots_adjust(hspace=0.3)
+    return fig, [row[0] for row in axes]
 
 
 def finished_summary(summary: Sequence[dict[str, Any]], lines: Sequence[AttackLine]) -> list[dict[str, Any]]:
@@ -364,13 +366,23 @@ def finished_summary(summary: Sequence[dict[str, Any]], lines: Sequence[AttackLi
             for row in summary]
 
 
-def failed_legend(failed: Sequence[dict[str, Any]], most: int = 12) -> list[str]:
-    """The chart's legend entries for summary rows that failed in every run: "attack · defense: failed (reason)"
-    (at most ``most``, then how many more)."""
-    labels = [f"{row['attack']} · {row['defense']}: {failure_text(row['cells'], 0, row.get('error'), limit=50)}"
-              for row in failed[:most]]
-    if len(failed) > most:
-        labels.append(f"… and {len(failed) - most} more failed (summary.csv)")
+def failed_legend(failed: Sequence[dict[str, Any]], most: int = 8) -> list[str]:
+    """The chart's legend entries for summary rows that failed in every run, one per attack: "attack · defense:
+    failed (reason)", or "attack · n chains: failed (the first one's reason)" (at most ``most`` attacks, then how
+    many more; summary.csv has each row's reason).
+
+    >>> failed_legend([{"attack": "a", "defense": "d", "cells": 2, "error": "no fit"}])
+    ['a · d: failed (no fit)']
+    """
+    by_attack: dict[str, list[dict[str, Any]]] = {}
+    for row in failed:
+        by_attack.setdefault(row["attack"], []).append(row)
+    labels = []
+    for attack, rows in list(by_attack.items())[:most]:
+        where = rows[0]["defense"] if len(rows) == 1 else f"{len(rows)} chains"
+        labels.append(f"{attack} · {where}: {failure_text(rows[0]['cells'], 0, rows[0].get('error'), limit=45)}")
+    if len(by_attack) > most:
+        labels.append(f"… and {len(by_attack) - most} more attacks failed (summary.csv)")
     return labels
 
 
@@ -415,7 +427,7 @@ def queries_chart(summary: Sequence[dict[str, Any]], title: str) -> bytes:
         ax.set_title(f"{dataset}{not_drawn}", fontsize=10)
         for label in failed_legend(failed):  # named with the reason in the legend, never a point at 0
             ax.scatter([], [], color="none", label=label)
-        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=3, frameon=False)
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), ncol=1, frameon=False)
     fig.suptitle(f"{title}: accuracy vs queries", fontsize=11)
     return _figure_bytes(fig)
 
