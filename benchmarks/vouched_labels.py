@@ -5,7 +5,7 @@ the wrong ones among them (must be 0), the labels right, and its guesses' mean c
 Part 2: the calibration table of ``noisy``'s posteriors on seeded 1,000-row boards under Laplace noise (scale
 1e-2 on the mean, 5 decimals) cut short at 0.25, 0.35 and 0.42 queries a row (the boards of
 ``tests/attacks/test_calibration.py``): per confidence decile, the labels, their mean confidence and the share
-right. ``--large`` adds the 5,000-row 10-class Brier board (budget 20,000; minutes).
+right. ``--large`` adds the 5,000-row 10-class Brier board (budget 20,000; about 4 minutes on one core).
 
     .venv/bin/python -m benchmarks.vouched_labels [--large] [--seeds 10] [--write docs/figures/vouched_labels.md]
 """
