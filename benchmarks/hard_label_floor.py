@@ -2,14 +2,15 @@
 
 The headline board: 2,201 rows, 1,490 of class 0 (67.7 %, the share of a well-known 2,201-passenger survival
 table, shuffled per seed), half of them public, the parameter-free Ladder releasing only its accept/reject
-decision, 800 queries, 5 decimals, binary log loss. The same labels are also played with every row scored and
-behind an own-rank board and a badge (log loss below 17: right at the edge on more than half the rows), and a
-balanced variant, and ``auto`` once more with a spare account (the floor's constants and check go there; ``brep``
-and ``boosting`` play one account). For each: the accuracy on the public and on the private rows of ``auto``, of
-the public rows' majority class (what two constant vectors read), of ``brep`` and of ``boosting`` (each given the
-whole budget), mean ± sd over ``--runs`` seeds, and ``auto``'s mean queries (every account's).
+decision, 800 queries, 5 decimals, binary log loss (``--metric accuracy``: accuracy, and the badge at 0.5). The
+same labels are also played with every row scored and behind an own-rank board and a badge (log loss below 17:
+right at the edge on more than half the rows), and a balanced variant, and ``auto`` once more with a spare
+account (the floor's constants and check go there; ``brep`` and ``boosting`` play one account). For each: the
+accuracy on the public and on the private rows of ``auto``, of the public rows' majority class (what two constant
+vectors read), of ``brep`` and of ``boosting`` (each given the whole budget), mean ± sd over ``--runs`` seeds, and
+``auto``'s mean queries (every account's).
 
-    .venv/bin/python -m benchmarks.hard_label_floor [--runs 3] [--rows 2201] [--budget 800]
+    .venv/bin/python -m benchmarks.hard_label_floor [--runs 3] [--rows 2201] [--budget 800] [--metric accuracy]
 """
 
 from __future__ import annotations
@@ -48,14 +49,14 @@ def _split_accuracy(labels: np.ndarray, truth: np.ndarray, public: np.ndarray) -
 
 
 def play(truth: np.ndarray, chain: list[dict[str, Any]], split: float | None, budget: int,
-         seed: int, accounts: int = 1) -> dict[str, tuple[float, float]]:
+         seed: int, accounts: int = 1, metric: str = "binary_logloss") -> dict[str, tuple[float, float]]:
     """Public and private accuracy per player on one seeded board (``nan`` where an attack failed)."""
     out: dict[str, tuple[float, float]] = {}
     public = LocalOracle(truth, defenses=chain, public_fraction=split, seed=seed).spec.hidden.public_mask
     majority = int(np.argmax(np.bincount(truth[public], minlength=2)))
     out["majority"] = _split_accuracy(np.full(len(truth), majority), truth, public)
     for name in ("auto", "brep", "boosting"):
-        oracle = LocalOracle(truth, decimals=5, defenses=chain, public_fraction=split, seed=seed,
+        oracle = LocalOracle(truth, metric=metric, decimals=5, defenses=chain, public_fraction=split, seed=seed,
                              accounts=accounts if name == "auto" else 1)
         try:
             result = attacks.run(name, oracle, budget=budget, seed=seed)
@@ -83,16 +84,20 @@ def main() -> None:
     parser.add_argument("--share", type=float, default=1490 / 2201)
     parser.add_argument("--budget", type=int, default=800)
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--metric", default="binary_logloss", choices=("binary_logloss", "accuracy"))
     args = parser.parse_args()
     players = ("auto", "majority", "brep", "boosting")
-    print(f"{args.rows:,} rows, {args.budget} queries, 5 decimals, binary log loss; accuracy on the public / private "
+    print(f"{args.rows:,} rows, {args.budget} queries, 5 decimals, {args.metric}; accuracy on the public / private "
           f"rows, mean ± sd over {args.runs} seeds (* some runs failed: the mean of the others)")
     for balance, share in ((f"{args.share:.1%} class 0", args.share), ("balanced", None)):
         print(f"\n{balance}")
         print(f"{'board':<36} {'split':<8} " + " ".join(f"{p:>15}" for p in players) + f" {'auto queries':>13}")
         for label, chain, split, accounts in BOARDS:
             started = time.perf_counter()
-            runs = [play(_labels(args.rows, share, seed), chain, split, args.budget, seed, accounts)
+            if args.metric == "accuracy" and chain[0]["name"] == "threshold":
+                chain = [{"name": "threshold", "t": 0.5}]  # the same badge: right on more than half the rows
+                label = "badge (accuracy > 0.5), every row"
+            runs = [play(_labels(args.rows, share, seed), chain, split, args.budget, seed, accounts, args.metric)
                     for seed in range(args.runs)]
             for index, part in enumerate(("public", "private")):
                 if split is None and part == "private":
