@@ -194,11 +194,13 @@ def markdown_table(summary: Sequence[dict[str, Any]]) -> str:
 
 
 def summary_markdown(result: GameResult, summary: Sequence[dict[str, Any]]) -> str:
-    """``summary.md``: the game's name and mode above the summary table."""
+    """``summary.md``: the game's name, mode and accounts above the summary table."""
     where = f" against {result.site}" if result.site else ""
+    levels = result.game.account_levels
+    accounts = "one attacker account" if levels == [1] else "attacker accounts " + ", ".join(f"{k:,}" for k in levels)
     return (
-        f"Game `{result.game.name}`, mode: {result.mode}{where}; {len(result.cells)} cells, mean over seeds "
-        f"{', '.join(map(str, result.game.seeds))}.\n\n" + markdown_table(summary)
+        f"Game `{result.game.name}`, mode: {result.mode}{where}; {len(result.cells)} cells, {accounts}, mean over the "
+        f"seeds that finished of {', '.join(map(str, result.game.seeds))}.\n\n" + markdown_table(summary)
     )
 
 
