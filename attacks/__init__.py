@@ -10,7 +10,7 @@ package registers every built-in attack.
 from __future__ import annotations
 
 # Importing the attack modules registers them.
-from attacks import accounts, auto, balance, blocks, boosting, paper000, paper001, paper004  # noqa: F401
+from attacks import accounts, auto, balance, blocks, blocks_split, boosting, paper000, paper001, paper004  # noqa: F401
 from attacks import brep as _brep  # noqa: F401  (registers brep)
 from attacks import budgeted as _budgeted  # noqa: F401  (registers budgeted)
 from attacks import camouflage as _camouflage  # noqa: F401  (registers camouflage)

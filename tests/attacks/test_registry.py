@@ -88,6 +88,8 @@ CASES: dict[str, Case] = {
     "binary_representation": Case(lambda: LocalOracle(_binary(40, 4), decimals=5), generous=20),
     "blocks": Case(lambda: LocalOracle(_binary(40, 41), decimals=5, defenses=[
         {"name": "randomized_response", "p": 0.02, "mode": "fresh"}, *LAPLACE], seed=3), generous=60),
+    "blocks_split": Case(lambda: LocalOracle(_binary(60, 43), decimals=5, public_fraction=0.3, defenses=[
+        {"name": "randomized_response", "p": 0.02, "mode": "fresh"}, *LAPLACE], seed=3), generous=80),
     "boosting": Case(lambda: LocalOracle(_binary(40, 5, 0.7), metric="accuracy", decimals=5), generous=30),
     "bregman_powers": Case(lambda: LocalOracle(_classes(30, 3, 6), metric="brier", n_classes=3, decimals=5),
                            generous=60),
