@@ -17,9 +17,11 @@ import dataclasses
 import pickle
 import shutil
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from games import load_game, run_game
+from games.frontier import AccountsCell
 from games.report import (
     attack_lines,
     chain_verdicts,
@@ -92,10 +94,37 @@ def answer_text(result: GameResult) -> str:
                 f"every attacker.{bound} Honest cost 1 − τ = {p.cost:.3f} (tolerance {choice.tolerance}), best "
                 f"model wins in {100 * (p.best_wins_rate or 0):.0f} % of seeds.\n"
             )
+    changed = accounts_changes(by_accounts)
+    if changed:
+        top = result.game.levels[-1]
+        within = "without a cap" if top is None else f"within {top:,} submissions"
+        out.append(f"\nWhere more accounts read more ({within}, the strongest attack with at most that many accounts; "
+                   "the majority class in brackets):\n")
+        out.extend(f"- {line}\n" for line in changed)
     out.append("\nWhat each defense does not protect, and what this run measured through it:\n")
     for note in notes_of(chain_verdicts(result, lines, points)):
         out.append(f"- {note.statement} Measured: " + "; ".join(note.measured) + ".\n")
     return "".join(out)
+
+
+def accounts_changes(by_accounts: Sequence[AccountsCell]) -> list[str]:
+    """One line per data set and chain whose labels right change with the account count: each count's figure."""
+    chains: dict[tuple[str, str], list[AccountsCell]] = {}
+    for cell in by_accounts:
+        chains.setdefault((cell.dataset, cell.defense), []).append(cell)
+    lines = []
+    for (dataset, defense), cells in chains.items():
+        figures = [c.label_accuracy for c in cells]
+        if len(set(figures)) < 2:
+            continue
+        parts = [
+            f"{c.accounts:,} account{'s' if c.accounts > 1 else ''}: "
+            + (c.failure or "failed" if c.label_accuracy is None else f"{100 * c.label_accuracy:.1f} %")
+            for c in cells
+        ]
+        majority = "–" if cells[0].majority_rate is None else f"{100 * cells[0].majority_rate:.1f} %"
+        lines.append(f"{dataset} · `{defense}`: " + ", ".join(parts) + f" ({majority})")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:
