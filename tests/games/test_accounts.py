@@ -241,3 +241,7 @@ def test_the_readmes_answer_names_the_accounts_and_the_bound(played: tuple[GameR
     verdicts = [line for line in text.splitlines() if line.startswith("**balanced-100-public")]
     assert len(verdicts) == 1 and "up to 30 accounts (tried: 1, 30)" in verdicts[0]
     assert "safe" not in text.lower().replace("unsafe", "")
+    # Where the accounts changed the answer, each count's figure, generated from the run.
+    changed = text[text.index("Where more accounts read more"):].splitlines()[1]
+    assert changed.startswith("- balanced-100-public · `ladder-parameter-free`: 1 account: ")
+    assert "30 accounts: " in changed
