@@ -21,9 +21,10 @@ a row's belief is the split prior (``N_pub/N`` public, the class prior among the
 read's message is recomputed from the others' a few times over (a loopy graph whose loops are long: blocks are
 drawn afresh). Reads are independent given the states (fresh noise, fresh flips), so the beliefs are calibrated
 when the nuisance parameters are, and these are measured from the reads, as ``blocks`` measures them: the noise from
-every release's distance to its likeliest state pattern, the flip probability from public rows read twice (the
-second read asked for while the first had shown the row public and nothing else, so the pair is not chosen by a
-disagreement), the class prior from the public rows' beliefs.
+every release's distance to its state patterns (an EM step), the flip probability from public rows read twice
+(the second read asked for while the first had shown the row public and nothing else, so the pair is not chosen
+by a disagreement), the class prior from the public rows' beliefs (with the fingerprint's balance of the scored
+rows, where it measured one, counted as a read of every public row: a few reads sample few public rows).
 
 Reads go to the rows whose label, if public, is least sure (the expected wrong public labels a row holds), until
 those fall below :data:`TARGET_WRONG` or the budget ends. A row believed public gets its likelier label; one
@@ -115,6 +116,8 @@ class SplitReader:
     reads: list[SplitRead] = field(default_factory=list)
     flip_measured: bool = False
     noise_measured: bool = False
+    #: The share of 1s the fingerprint measured over the scored rows (``None``: unmeasured).
+    seen_prior: float | None = None
 
     def __post_init__(self) -> None:
         self.share = self.n_public / self.n
@@ -312,10 +315,16 @@ class SplitReader:
         touched = self.count > 0
         for _ in range(3):
             b = self.beliefs()
-            weight = (b[:, PUBLIC0] + b[:, PUBLIC1])[touched]
-            if weight.sum() >= 10:
-                share = float(b[touched, PUBLIC1].sum() / weight.sum())
-                self.prior = min(max(share, 0.5 / self.n), 1 - 0.5 / self.n)
+            ones = float(b[touched, PUBLIC1].sum())
+            weight = float((b[:, PUBLIC0] + b[:, PUBLIC1])[touched].sum())
+            if self.seen_prior is not None:
+                # The fingerprint's balance of the scored rows (the labels it saw, flips and all), as if
+                # ``n_public`` rows had been read with it.
+                seen = (self.seen_prior - self.flip) / (1 - 2 * self.flip) if self.flip < 0.5 else self.seen_prior
+                ones += min(max(seen, 0.0), 1.0) * self.n_public
+                weight += self.n_public
+            if weight >= 10:
+                self.prior = min(max(ones / weight, 0.5 / self.n), 1 - 0.5 / self.n)
             self.propagate(1)
 
     # -- design ---------------------------------------------------------------------------------------------
@@ -403,7 +412,7 @@ def blocks_split_fits(facts: BoardFacts) -> Plan | Refusal:
     reader = SplitReader(facts.n_rows, n_public, rounding, noise, prior=0.5)
     reader.noise_measured = True
     g = reader.block_size(_max_weight(facts.eps))
-    return Plan("blocks_split", {"budget": facts.budget_left, "seed": facts.seed},
+    return Plan("blocks_split", {"budget": facts.budget_left, "seed": facts.seed, "prior": facts.prior},
                 f"a public split released afresh under noise: blocks of ~{g} rows with binary-spaced logits read "
                 "each row's status and label (belief propagation over the reads, flips measured)",
                 rank=RANK, cost=1.5 * facts.n_rows / max(g, 1))
@@ -421,10 +430,12 @@ def _board(facts: BoardFacts) -> bool:
           queries="about N/g reads for g-row blocks (g = 4 at Laplace 1e-4), more to settle the public rows",
           precision="additive Laplace/Gaussian noise well below ln 2 on the public sum (measured from the reads), "
           "any decimals")
-def blocks_split(oracle: Oracle, *, budget: int | None = None, seed: int = 0) -> AttackResult:
+def blocks_split(oracle: Oracle, *, budget: int | None = None, seed: int = 0,
+                 prior: float | None = None) -> AttackResult:
     """Read every row's status and label in blocks until the expected wrong public labels fall below
-    :data:`TARGET_WRONG` or ``budget`` submissions are spent (see the module docstring). Labels are posteriors,
-    never exact.
+    :data:`TARGET_WRONG` or ``budget`` submissions are spent (see the module docstring). ``prior``: the share of 1s
+    a fingerprint measured over the scored rows (the plan passes it), counted with the reads. Labels are
+    posteriors, never exact.
 
     >>> import numpy as np
     >>> from attacks import LocalOracle, run
@@ -450,8 +461,9 @@ def blocks_split(oracle: Oracle, *, budget: int | None = None, seed: int = 0) ->
         raise AttackFailed("blocks_split: no submission in the budget")
     rounding = 0.0 if oracle.decimals is None else n_public * 10.0 ** (-oracle.decimals)
     max_weight = _max_weight(oracle.eps)
+    seen_prior = prior if prior is not None else facts.prior
     reader = SplitReader(n, n_public, rounding, _initial_noise(facts, n_public, rounding),
-                         prior=facts.prior if facts.prior is not None else 0.5)
+                         prior=seen_prior if seen_prior is not None else 0.5, seen_prior=seen_prior)
     # A stream of its own: ``default_rng(seed)`` is also how a board draws its split from its secret.
     rng = np.random.default_rng((seed, STREAM))
     order = rng.permutation(n)
