@@ -311,6 +311,9 @@ def auto(
     return AttackResult("auto", labels, details=course.as_dict(), confidence=confidence, course=course)
 
 
+#: Likelihood decoders that read a few rows a query and keep whatever the budget leaves them: under noise an exact
+#: design cut short before them gets a tenth of the budget (its labels most often fail their confirmation).
+BLOCK_READERS = frozenset({"blocks", "blocks_split"})
 #: The share of the counting bound's labels per query an exact design is assumed to realise under noise.
 EXACT_REALIZED = 0.6
 
@@ -394,7 +397,7 @@ def _cap_for_noise(
     per_query = counting_bound(view.n_rows, view.decimals, eps=view.eps, noise_bound=float(bound or 0.0))
     if view.n_rows / max(EXACT_REALIZED * per_query, 0.5) <= left:
         return False  # the exact design should finish within the budget: let it (its labels are vouched for)
-    if likely.attack == "blocks":
+    if likely.attack in BLOCK_READERS:
         # The block reads decode whatever the budget leaves them, a few rows a query, where an exact design cut
         # short under noise most often fails its confirmation and leaves nothing: it gets a tenth.
         cap = max(10, left // 10)
