@@ -217,7 +217,7 @@ def budgeted_fits(facts: BoardFacts) -> Plan | Refusal:
         if not facts.rescue_board or seen is None or not (facts.withheld and seen.noise):
             return Refusal("budgeted", "a rescue only where releases were withheld under noise")
         first = facts.fresh_account if facts.fresh_account is not None else facts.account
-        return Plan("budgeted", {"budget": facts.budget_left, "prior": None, "scale": facts.spread,
+        return Plan("budgeted", {"budget": facts.budget_left, "prior": None, "scale": facts.spread, "fit_scale": True,
                                  "first_account": first}, "releases withheld under noise: a privacy budget",
                     rank=42, rescue=True)
     told = facts.told
@@ -243,7 +243,7 @@ def budgeted_fits(facts: BoardFacts) -> Plan | Refusal:
     if not facts.binary_logloss or facts.split:
         return Refusal("budgeted", "binary log loss scoring every row only")
     return Plan("budgeted", {"scale": facts.spread, "prior": facts.prior, "budget": facts.budget_left,
-                             "first_account": facts.fresh_account},
+                             "first_account": facts.fresh_account, "fit_scale": True},
                 f"noisy releases that stop (a privacy budget): each remaining release spent on a few rows, decoded "
                 f"by their posterior (noise ~{facts.spread:.3g})", rank=10)
 
