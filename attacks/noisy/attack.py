@@ -364,6 +364,7 @@ def _play_groups(
             # wrong and bias every later query. The random-sign design does not depend on settled labels.
             return None
     decoder.recheck(rng, left - decoder.queries)
+    _open_rows_from_the_rest(decoder, fitted.balance)
     fit_stat = decoder.fit
     count = decoder._count
     kurt = 6.0 if fitted.kind == "laplace" else 3.0
@@ -375,6 +376,20 @@ def _play_groups(
     complete = bool(done >= n and fits and confidence.min() >= threshold)
     return _result(oracle, fitted, decoder.labels, confidence, complete, start_queries, fit_stat,
                    design="groups", design_queries=decoder.queries)
+
+
+def _open_rows_from_the_rest(decoder: GroupDecoder, balance: float) -> None:
+    """Rows no group query reached (the budget ran out first) take the majority class of the rows left, not of all
+    rows: the edge probes measure the balance of every row, and the settled labels account for part of it (after
+    half the rows, 0.5 overall may leave 0.44 to the rest), so the open rows' label and posterior are those of the
+    rows left."""
+    open_rows = ~decoder.settled
+    if not open_rows.any() or open_rows.all():
+        return
+    ones = balance * decoder.n - float(decoder.labels[~open_rows].sum())
+    share = min(max(ones / float(open_rows.sum()), 0.01), 0.99)
+    decoder.labels[open_rows] = int(share >= 0.5)
+    decoder.confidence[open_rows] = max(share, 1.0 - share)
 
 
 def residual_slack(kind: str, queries: int, probes: int) -> float:

@@ -34,10 +34,12 @@ def enough(count: int, mean: float) -> bool:
     return count >= mean * (1.0 - mean) / (TOLERANCE / 2) ** 2
 
 
-def _noisy_board(n: int, seed: int, budget: int) -> tuple[np.ndarray, np.ndarray, attacks.AttackResult]:
+def _noisy_board(
+    n: int, seed: int, budget: int, scale: float = 1e-2
+) -> tuple[np.ndarray, np.ndarray, attacks.AttackResult]:
     truth = (np.random.default_rng(1000 + seed).random(n) < 0.5).astype(np.int64)
     oracle = LocalOracle(truth, decimals=5, seed=seed, defenses=[
-        {"name": "noise", "kind": "laplace", "scale": 1e-2}, {"name": "rounding", "decimals": 5}])
+        {"name": "noise", "kind": "laplace", "scale": scale}, {"name": "rounding", "decimals": 5}])
     result = attacks.run("noisy", oracle, budget=budget, seed=seed)
     return result.fill_confidence(), result.labels == truth, result
 
@@ -56,6 +58,30 @@ def test_noisy_posteriors_are_calibrated_per_decile_on_pooled_seeded_boards() ->
     table = deciles(confidence, right)
     tested = [(count, mean, accuracy) for count, mean, accuracy in table if enough(count, mean)]
     assert len(tested) >= 8, f"too few deciles hold enough labels to test: {table}"
+    off = [(count, round(mean, 4), round(accuracy, 4)) for count, mean, accuracy in tested
+           if abs(accuracy - mean) > TOLERANCE]
+    assert not off, f"deciles right at more than ± {TOLERANCE} from their mean confidence: {off} (all: {table})"
+
+
+def test_group_design_posteriors_are_calibrated_per_decile() -> None:
+    """A smaller noise (Laplace 1e-3) gives the binary-weighted group design: exact posteriors per group, and the
+    rows no group reached at the balance the settled ones leave. Budgets of 0.1 to 0.3 queries a row; the labels
+    of the boards that kept the group design pooled (a board whose residuals outgrew the probes' noise moves to
+    random signs, whose posteriors the test above holds)."""
+    confidences, rights = [], []
+    for fraction in (0.1, 0.2, 0.3):
+        for seed in range(14):
+            confidence, right, result = _noisy_board(1000, seed + int(fraction * 1000), int(fraction * 1000) + 30,
+                                                     scale=1e-3)
+            assert not result.exact
+            if result.details["design"] == "groups":
+                confidences.append(confidence)
+                rights.append(right)
+    assert len(confidences) >= 25, "too few boards kept the group design to test it"
+    confidence, right = np.concatenate(confidences), np.concatenate(rights)
+    table = deciles(confidence, right)
+    tested = [(count, mean, accuracy) for count, mean, accuracy in table if enough(count, mean)]
+    assert len(tested) >= 7, f"too few deciles hold enough labels to test: {table}"
     off = [(count, round(mean, 4), round(accuracy, 4)) for count, mean, accuracy in tested
            if abs(accuracy - mean) > TOLERANCE]
     assert not off, f"deciles right at more than ± {TOLERANCE} from their mean confidence: {off} (all: {table})"
