@@ -37,6 +37,8 @@ from attacks.seen import Fingerprint
 #: Probes of the inner fingerprint, an account each: the released precision, noise (two identical probes) and
 #: the class balance; the outer fingerprint saw the rest (a Ladder).
 FINGERPRINT = 4
+#: … when the outer fingerprint measured the class balance: the two ½ probes (precision and noise) only.
+FINGERPRINT_KNOWN_BALANCE = 2
 #: Accounts held back beyond the inner design's expected queries before this plan is preferred to one account's
 #: Ladder attack: the fingerprint's probes, the confirmation, and slack for a count measured on a split.
 SLACK = FINGERPRINT + 6
@@ -165,7 +167,7 @@ def fresh_accounts_fits(facts: BoardFacts) -> Plan | Refusal:
         # An exact design inside would fail as the Ladder attack did (and spend the few accounts): the block reads
         # model noise and fresh flips and read a few rows a submission.
         return Plan("fresh_accounts", {"first_account": fresh, "decimals": decimals, "budget": facts.budget_left,
-                                       "seed": facts.seed, "attack": "blocks"},
+                                       "seed": facts.seed, "attack": "blocks", "balance": _balance(facts)},
                     f"the one-account Ladder attack failed (noise or flips behind the Ladder); {left} fresh accounts, "
                     "one submission each, read what they can in blocks (noise and flips measured inside)",
                     rank=RANK, cost=need, rescue=True)
@@ -177,11 +179,16 @@ def fresh_accounts_fits(facts: BoardFacts) -> Plan | Refusal:
                        "submissions")
     grid = "at the board's precision" if step is None else f"on the Ladder's step {float(step):.6g}"
     return Plan("fresh_accounts", {"first_account": fresh, "decimals": decimals, "budget": facts.budget_left,
-                                   "seed": facts.seed},
+                                   "seed": facts.seed, "balance": _balance(facts)},
                 f"released scores stick (a Ladder), but each account's first submission is released {grid}: "
                 f"{left} fresh accounts, one submission each, read the board as a plain one (~{need:.0f} needed "
                 "without noise" + (")" if left >= need else "; fewer decode what they can, the rest is guessed)"),
                 rank=RANK, cost=need)
+
+
+def _balance(facts: BoardFacts) -> list[float] | None:
+    """The class shares the outer fingerprint measured (its edge probes), which the inner one then need not."""
+    return None if facts.seen is None or facts.seen.balance is None else [float(b) for b in facts.seen.balance]
 
 
 @register("fresh_accounts", exact=False, truncatable=True, fits=fresh_accounts_fits,
@@ -193,6 +200,7 @@ def fresh_accounts_fits(facts: BoardFacts) -> Plan | Refusal:
 def fresh_accounts(
     oracle: Oracle, *, budget: int | None = None, first_account: int | None = None, decimals: int | None = None,
     attack: str | None = None, seed: int = 0, params: dict[str, Any] | None = None,
+    balance: list[float] | None = None,
 ) -> AttackResult:
     """``auto`` (or ``attack``, forced inside it) played through :class:`FreshAccounts`: one submission per account
     from ``first_account`` (default: the one after the current), within ``budget`` submissions; ``decimals``:
@@ -213,8 +221,10 @@ def fresh_accounts(
     if carrier.accounts_left < 1:
         raise AttackFailed("no fresh account left")
     limit = carrier.accounts_left if budget is None else min(carrier.accounts_left, budget)
-    inner = run("auto", carrier, budget=limit, fingerprint_budget=FINGERPRINT, seed=seed, attack=attack,
-                params=params)
+    # With the balance measured outside, the inner probes go to the precision and the noise (two ½ probes).
+    probes = FINGERPRINT if balance is None else FINGERPRINT_KNOWN_BALANCE
+    inner = run("auto", carrier, budget=limit, fingerprint_budget=probes, seed=seed, attack=attack,
+                params=params, balance=balance)
     inner.details["accounts_used"] = carrier.accounts_used
     inner.details["first_account"] = first
     lines = inner.course.reasoning if inner.course is not None else inner.details.setdefault("reasoning", [])

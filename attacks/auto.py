@@ -194,10 +194,13 @@ def auto(
     seed: int = 0,
     attack: str | None = None,
     params: dict[str, Any] | None = None,
+    balance: list[float] | None = None,
 ) -> AttackResult:
     """Fingerprint the release and play the strongest applicable attack within ``budget`` queries (``None``:
     no limit); see the module docstring. ``attack`` forces the attack (after the fingerprint), ``params``
-    override the chosen attack's parameters, ``seed`` seeds every random choice.
+    override the chosen attack's parameters, ``seed`` seeds every random choice. ``balance``: class shares
+    already measured, on a board whose every submission comes from a fresh account (``fresh_accounts``; the
+    fingerprint then skips its edge probes).
 
     Paper: ours (the catalogue's plans; each attack cites its own paper). Queries: at most ``budget``, the
     fingerprint's ``fingerprint_budget`` probes first. Precision: none assumed — the fingerprint measures the
@@ -227,7 +230,7 @@ def auto(
     n = oracle.n_rows
     reasoning: list[str] = []
     probe_budget = fingerprint_budget if budget is None else max(0, min(fingerprint_budget, budget - reserve))
-    report = fingerprint(view, budget=probe_budget, seed=seed)
+    report = fingerprint(view, budget=probe_budget, seed=seed, balance=balance)
     reasoning.extend(report.describe())
     if report.full_precision:
         view.decimals = None
@@ -395,12 +398,16 @@ def _cap_for_noise(
     left = _guess_budget(view, reserve) or 0
     bound = plan.params.get("noise_bound", 0.0)
     per_query = counting_bound(view.n_rows, view.decimals, eps=view.eps, noise_bound=float(bound or 0.0))
-    if view.n_rows / max(EXACT_REALIZED * per_query, 0.5) <= left:
-        return False  # the exact design should finish within the budget: let it (its labels are vouched for)
+    expected = view.n_rows / max(EXACT_REALIZED * per_query, 0.5)
     if likely.attack in BLOCK_READERS:
-        # The block reads decode whatever the budget leaves them, a few rows a query, where an exact design cut
-        # short under noise most often fails its confirmation and leaves nothing: it gets a tenth.
-        cap = max(10, left // 10)
+        if expected + likely.cost <= left:
+            return False  # room for both: the exact design first (its labels are vouched for), the reads after
+        # The block reads decode whatever the budget leaves them, a few rows a query, where an exact design under
+        # noise the probes cannot bound (fresh flips, Laplace tails) most often fails its confirmation and leaves
+        # nothing: it gets what the reads do not need, at least a tenth.
+        cap = max(10, left // 10, math.floor(left - likely.cost))
+    elif expected <= left:
+        return False  # the exact design should finish within the budget: let it (its labels are vouched for)
     else:
         # All the slack the decoder leaves, less the query that confirms the design's labels if it is cut short.
         cap = left - math.ceil(NOISY_SHARE * view.n_rows + NOISY_PROBES) - int(confirmed(plan.attack))

@@ -54,6 +54,7 @@ describes the board.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from decimal import Decimal
 
 import numpy as np
@@ -113,8 +114,14 @@ class _Prober:
         return value
 
 
-def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) -> Fingerprint:
-    """Probe ``oracle`` with at most ``budget`` queries; see the module docstring for the probes."""
+def fingerprint(
+    oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0, balance: Sequence[float] | None = None
+) -> Fingerprint:
+    """Probe ``oracle`` with at most ``budget`` queries; see the module docstring for the probes.
+
+    ``balance``: the class shares an outer fingerprint measured on a board whose every submission here comes from a
+    fresh account (``fresh_accounts``): no Ladder state builds up there, so the edge probes (the balance and the
+    Ladder test) are skipped and the probes go to the precision and the noise."""
     report = Fingerprint(
         metadata_decimals=oracle.decimals,
         public_fraction=BoardFacts.of(oracle).public_fraction,
@@ -133,7 +140,12 @@ def fingerprint(oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0) 
     if (budget_scale is None and binary and facts.told.privacy_budget and facts.public_fraction is None
             and prober.left >= 3 and _budget_noise_probes(prober, report, n, oracle.eps, facts.told)):
         return report
-    if binary:
+    if binary and balance is not None:
+        report.balance = [float(share) for share in balance]
+        report.ladder = False
+        report.notes.append("class balance from the outer fingerprint; every probe from a fresh account (no Ladder "
+                            "state builds up)")
+    elif binary:
         _edge_probes(prober, report, n, oracle.eps)
         _check_ladder(report, facts.told)
         if report.ladder:
