@@ -62,11 +62,9 @@ from attacks.noisy.calibration import temper
 from attacks.oracle import Oracle, Released, submit_many
 from attacks.plan import best_guess, choose, explain, rescues
 from attacks.registry import ATTACKS, confirmed, register, run, spec
-from attacks.result import AttackFailed, AttackResult, Course, SubmissionRefused
+from attacks.result import GUESS_CEILING, AttackFailed, AttackResult, Course, SubmissionRefused
 from scoring.metrics import get_metric
 
-#: The highest confidence a guess reports: 1.0 marks the labels an exact attack vouches for.
-GUESS_CEILING = 1.0 - 1e-9
 
 def truncatable(name: str) -> bool:
     """Whether attack ``name`` takes a budget and returns what it decoded when it runs out (its spec says)."""

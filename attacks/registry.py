@@ -12,7 +12,7 @@ from attacks.catalogue import AttackSpec, BoardFacts, Fallbacks, Fits, Stage
 from attacks.confirm import confirm as confirm_claims
 from attacks.confirm import slack_from
 from attacks.oracle import Oracle
-from attacks.result import AttackResult
+from attacks.result import GUESS_CEILING, AttackResult
 
 AttackFn = Callable[..., np.ndarray | AttackResult]
 #: The functions by name (tests register toy attacks here directly; those get a default spec).
@@ -107,6 +107,10 @@ def run(name: str, oracle: Oracle, *, confirm: bool | None = None, **params: Any
             result.details["confirmed"] = f"not checked (the budget of {budget} submissions is spent)"
         else:
             confirm_claims(oracle, result, slack=slack_from(params))
+    if result.confidence is None and name in CATALOGUE and spec(name).stage != Stage.EXACT:
+        # A likelihood decoder or a best guess never vouches for a label, even one that returned no posteriors
+        # (one_vs_rest once did: 5,000 labels read as exact on a board where 1,300 were wrong).
+        result.confidence = np.where(result.labels >= 0, GUESS_CEILING, 0.0)
     result.fill_confidence()
     note = majority_floor_note(name, result)
     if note is not None:

@@ -7,6 +7,10 @@ from typing import Any
 
 import numpy as np
 
+#: The highest confidence a posterior reports: 1.0 marks a label an exact attack vouches for (its decode guaranteed
+#: at its noise bound, or confirmed by a query); a guess stays below it whatever its decoder computed.
+GUESS_CEILING = 1.0 - 1e-9
+
 
 class AttackFailed(RuntimeError):
     """The attack's assumptions do not hold (e.g. the real noise exceeds the assumed bound) or its decoder
@@ -84,9 +88,10 @@ class AttackResult:
     label it vouches for, a posterior probability for a best guess, ``0.0`` where ``labels`` is ``-1``).
 
     ``queries`` and ``seconds`` are ``attacks.run``'s to fill in (from the oracle and the clock, confirmation
-    included); an attack returns its labels and details and leaves them alone. An attack that leaves
+    included); an attack returns its labels and details and leaves them alone. An exact-stage attack that leaves
     ``confidence`` unset vouches for every label it returns: ``attacks.run`` sets ``1.0`` where a label is
-    given and ``0.0`` where it is ``-1``.
+    given and ``0.0`` where it is ``-1``; a likelihood decoder or a best guess vouches for none, and ``attacks.run``
+    sets :data:`GUESS_CEILING` on its labels if it forgot its posteriors.
     """
 
     attack: str

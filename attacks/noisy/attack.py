@@ -51,7 +51,7 @@ from attacks.noisy.design import SignDesign
 from attacks.noisy.groups import ROUNDING_SPACING, SPACING, GroupDecoder, group_size
 from attacks.oracle import Oracle, require_budget
 from attacks.registry import register
-from attacks.result import AttackFailed, AttackResult
+from attacks.result import GUESS_CEILING, AttackFailed, AttackResult
 
 JITTER = 1e-12
 
@@ -136,8 +136,6 @@ def fit_noise(oracle: Oracle, probes: int) -> FittedNoise:
     return FittedNoise("gaussian", std, balance, std, len(pooled))
 
 
-#: The highest confidence a posterior reports (1.0 is kept for exact, confirmed labels).
-GUESS_CEILING = 1.0 - 1e-9
 
 
 #: Design queries ``noisy`` needs, as a share of the rows (its first batch), plus its noise probes.

@@ -75,3 +75,20 @@ def test_count_wrong_reads_the_wrong_labels_through_noise_and_refuses_a_re_relea
     best = ladder.submit(np.eye(4)[truth] * 0.9 + 0.025)
     assert best is not None
     assert count_wrong(ladder, claimed, staked, earlier=[float(best)]) is None
+
+
+def test_a_likelihood_decoder_that_forgets_its_posteriors_vouches_for_nothing() -> None:
+    """``attacks.run`` reads an unset confidence as vouching only for exact-stage attacks."""
+    from attacks.catalogue import Stage
+    from attacks.registry import ATTACKS, CATALOGUE, register
+
+    def forgetful(oracle: object, **params: object) -> np.ndarray:
+        return np.zeros(4, dtype=np.int64)
+
+    try:
+        register("forgetful_decoder", exact=False, stage=Stage.LIKELIHOOD)(forgetful)
+        result = attacks.run("forgetful_decoder", LocalOracle([0, 1, 0, 1], decimals=5))
+        assert result.exact == 0 and float(result.fill_confidence().max()) < 1.0
+    finally:
+        ATTACKS.pop("forgetful_decoder", None)
+        CATALOGUE.pop("forgetful_decoder", None)
