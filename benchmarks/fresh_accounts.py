@@ -43,6 +43,7 @@ def label_sets() -> dict[str, np.ndarray]:
         "breast_cancer": load_breast_cancer().target.astype(np.int64),
         "digits<5": (digits < 5).astype(np.int64),
         "skewed_2201": (np.random.default_rng(2201).random(2201) < 0.68).astype(np.int64),
+        "skewed_306": (np.random.default_rng(306).random(306) < 0.68).astype(np.int64),
     }
 
 
@@ -56,12 +57,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--accounts", default="1,2,30,100,1000")
     parser.add_argument("--budget", type=int, default=5000)
-    parser.add_argument("--sets", default="breast_cancer,digits<5,skewed_2201")
+    parser.add_argument("--sets", default="breast_cancer,digits<5,skewed_2201,skewed_306")
     parser.add_argument("--chains", default=",".join(CHAINS))
     parser.add_argument("--splits", default="all,0.3")
     args = parser.parse_args()
     accounts = [int(a) for a in args.accounts.split(",")]
     sets = label_sets()
+    cells: dict[tuple[str, str, int, float, int], dict[int, str]] = {}
     print("| labels | chain | rows scored | accounts | attack | labels right | exact (wrong) | queries | majority | "
           "first releases needed ≥ | seconds |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
@@ -90,6 +92,22 @@ def main() -> None:
                     print(f"| {set_name} | {chain} | {int(scored.sum())} | {k:,} | {played} | "
                           f"{(got == truth).mean():.3f} | {int(exact.sum())} ({wrong}) | {result.queries:,} | "
                           f"{majority:.3f} | {bound:,} | {seconds:.1f} |", flush=True)
+                    cells.setdefault((set_name, chain, int(scored.sum()), majority, bound), {})[k] = (
+                        f"{(got == truth).mean():.3f} ({int(exact.sum())})")
+    print()
+    print(pivot(cells, accounts))
+
+
+def pivot(cells: dict[tuple[str, str, int, float, int], dict[int, str]], accounts: list[int]) -> str:
+    """One row per board, one column per account count: labels right on the scored rows (exact ones in brackets),
+    beside the majority rate and the fewest first releases that could carry the labels."""
+    head = " | ".join(f"{k:,} account{'s' if k > 1 else ''}" for k in accounts)
+    lines = [f"| labels | chain | rows scored | majority | {head} | first releases needed ≥ |",
+             "|---|---|---|---|" + "---|" * len(accounts) + "---|"]
+    for (set_name, chain, rows, majority, bound), by_k in cells.items():
+        row = " | ".join(by_k.get(k, "–") for k in accounts)
+        lines.append(f"| {set_name} | {chain} | {rows} | {majority:.3f} | {row} | {bound:,} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
