@@ -35,6 +35,11 @@ those fall below :data:`TARGET_WRONG` or the budget ends. A row believed public 
 believed private the majority label (its label is never scored: nothing reads it). The confidence is the
 probability the label is right (public: the belief; private: the class prior), never 1. It only calls
 ``oracle.submit`` and reads ``n_rows``, ``eps``, ``decimals``, ``metric`` and the public fraction.
+
+Measured (the README's chain without its Ladder — fresh flips 2 %, Laplace 1e-4, 5 decimals — 30 % public, split
+seed 7): a seeded 2,201-row vector (660 public rows, majority 0.686) has 0.732, 0.905 and 1.000 of its public
+labels right with 100, 441 and 1,000 submissions (873 used); digits < 5 (539 public, majority 0.512) 0.577, 0.931
+and 1.000 (692 used). Through fresh accounts behind the parameter-free Ladder the reads are the same.
 """
 
 from __future__ import annotations

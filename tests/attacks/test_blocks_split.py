@@ -13,7 +13,9 @@ import pytest
 
 from attacks import LocalOracle, run
 from attacks.blocks import Noise
-from attacks.blocks_split import SplitRead, SplitReader, row_levels
+from attacks.blocks_split import SplitRead, SplitReader, blocks_split_fits, n_public_of, row_levels
+from attacks.catalogue import BoardFacts, Plan, Refusal
+from attacks.seen import Fingerprint
 from scoring import public_split_mask
 
 NOISY_FLIPS = [{"name": "randomized_response", "p": 0.02, "mode": "fresh"},
@@ -107,3 +109,25 @@ def test_confidences_are_calibrated_by_decile() -> None:
         se = math.sqrt(max(mean * (1 - mean), 1e-6) / len(decile))
         assert abs(rate - mean) <= max(0.02, 2.5 * se), (
             f"decile of mean confidence {mean:.4f} right at {rate:.4f} ({len(decile)} labels)")
+
+
+@pytest.mark.parametrize(("n", "fraction"), [(600, 0.3), (2201, 0.3), (1797, 0.3), (7, 0.3), (2, 0.1), (5, 0.999)])
+def test_the_public_count_is_the_split_s(n: int, fraction: float) -> None:
+    """``N_pub`` (every read's sum unit) is the count the board's split holds, read off the page's fraction."""
+    facts = BoardFacts.of(LocalOracle(np.zeros(n, dtype=np.int64), public_fraction=fraction))
+    assert n_public_of(facts) == int(public_split_mask(n, fraction, 0).sum())
+
+
+def test_fits_a_noisy_split_board_only() -> None:
+    """The plan needs a split of known size and noise or fresh flips seen; it passes on the balance seen."""
+    seen = Fingerprint(noise=True, noise_spread=1e-4, balance=[0.3, 0.7])
+    split = BoardFacts.of(LocalOracle([0, 1] * 50, decimals=5, public_fraction=0.3), seen)
+    plan = blocks_split_fits(split)
+    assert isinstance(plan, Plan) and plan.params["prior"] == pytest.approx(0.7)
+    every_row = BoardFacts.of(LocalOracle([0, 1] * 50, decimals=5), seen)
+    assert isinstance(blocks_split_fits(every_row), Refusal)
+    quiet = BoardFacts.of(LocalOracle([0, 1] * 50, decimals=5, public_fraction=0.3), Fingerprint(noise=False))
+    assert isinstance(blocks_split_fits(quiet), Refusal)
+    loud = BoardFacts.of(LocalOracle([0, 1] * 50, decimals=5, public_fraction=0.3),
+                         Fingerprint(noise=True, noise_spread=0.05))
+    assert isinstance(blocks_split_fits(loud), Refusal)
