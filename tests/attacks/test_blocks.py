@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -13,7 +14,7 @@ import pytest
 from attacks import LocalOracle, run
 from attacks.blocks import BlockReader, Noise, Read
 
-COMBINED = [{"name": "randomized_response", "p": 0.02, "mode": "fresh"},
+COMBINED: list[dict[str, Any]] = [{"name": "randomized_response", "p": 0.02, "mode": "fresh"},
             {"name": "noise", "kind": "laplace", "scale": 1e-4},
             {"name": "ladder", "mode": "parameter_free"}]
 NOISY_FLIPS = COMBINED[:2]

@@ -14,10 +14,11 @@ from attacks.hard_label_floor import Recorder, check_queries, read_majority
 from attacks.registry import ATTACKS
 from attacks.result import AttackResult
 
-LADDER_ACCEPT = [{"name": "ladder", "mode": "parameter_free"}, {"name": "accept_reject"}]
-RANK = [{"name": "rank"}]
-BADGE = [{"name": "threshold", "t": 17.0}]  # log loss at the edge: beats it when right on more than half the rows
-BOARDS = {"accept_reject": LADDER_ACCEPT, "rank": RANK, "badge": BADGE}
+LADDER_ACCEPT: list[dict[str, Any]] = [{"name": "ladder", "mode": "parameter_free"}, {"name": "accept_reject"}]
+RANK: list[dict[str, Any]] = [{"name": "rank"}]
+# Log loss at the edge: beats it when right on more than half the rows.
+BADGE: list[dict[str, Any]] = [{"name": "threshold", "t": 17.0}]
+BOARDS: dict[str, list[dict[str, Any]]] = {"accept_reject": LADDER_ACCEPT, "rank": RANK, "badge": BADGE}
 
 
 def _labels(n: int, share: float | None, seed: int, majority: int = 0) -> np.ndarray:

@@ -4,6 +4,8 @@ shows."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 import attacks
@@ -50,7 +52,7 @@ def test_guesses_behind_an_unseen_ladder_claim_no_more_than_their_class_share() 
     """Behind a parameter-free Ladder the likelihood decoder's questions were read as noiseless and called every
     row sure (right 37 % of the time); the check query sees a re-released score and withdraws the claim."""
     truth = np.random.default_rng(1).integers(0, 3, 40).astype(np.int64)
-    defenses = [{"name": "ladder", "mode": "parameter_free"}, {"name": "rounding", "decimals": 5}]
+    defenses: list[dict[str, Any]] = [{"name": "ladder", "mode": "parameter_free"}, {"name": "rounding", "decimals": 5}]
     oracle = LocalOracle(truth, metric="softmax_ce", n_classes=3, decimals=5, defenses=defenses, seed=1)
     result = attacks.run("auto", oracle, budget=300, seed=0)
     confidence = result.fill_confidence()
