@@ -267,7 +267,7 @@ class LocalOracle:
     ``public_fraction`` (optional) releases the public-split score as the site does, with the split drawn
     from ``seed`` like a competition's secret; ``arithmetic`` is ``"float64"`` or ``"mpfr:φ"`` (then
     predictions may be decimal strings, ``Decimal`` or gmpy2 values and are read at φ bits). ``defenses`` is a
-    chain in its JSON form. Defense state is kept in memory per oracle (one oracle = one participant).
+    chain in its JSON form. Defense state is kept in memory per oracle and account (see ``accounts``).
 
     The attribute :attr:`decimals` is what a participant can see: the *released* precision, i.e. the displayed
     decimals or a coarser rounding defense of the chain (:meth:`ScoringSpec.released_decimals`).
@@ -275,6 +275,7 @@ class LocalOracle:
     ``accounts`` (default 1) is how many participants the attacker controls: :attr:`account` picks the one the
     next submission is made as; each has its own defense state, while submission ids (hence fresh noise draws)
     stay global as on the site. ``queries`` counts every account's submissions, ``queries_by_account`` each one's.
+    A defense with ``scope: "competition"`` keeps one state for the whole board instead, shared by every account.
 
     ``disclosed`` is what the host tells participants of its chain (the parameters a page may state: a privacy
     budget's ε, the Ladder's step, a randomized response's p), kept beside ``same_file_same_score``.
@@ -354,6 +355,9 @@ class LocalOracle:
             {name: {} for name in self.specs} for _ in range(accounts)
         ]
         self.queries_by_account = [0] * accounts
+        #: The state of the chain's competition-scoped defenses (``scope: "competition"``): one for the whole
+        #: board, shared by every account (``{metric: {split: [state per defense]}}``).
+        self._shared_states: dict[str, dict[str, list[dict[str, Any]]]] = {}
         #: What the host tells participants of the chain (e.g. ``{"epsilon": 10}``, ``{"eta": 0.01}``), beside
         #: whether the same file gets the same score; attacks read it through ``BoardFacts.disclosed``.
         self.disclosed: dict[str, Any] = {"same_file_same_score": same_file_same_score, **(disclosed or {})}
@@ -407,9 +411,12 @@ class LocalOracle:
             peers = {name: {self.split: [o[name][self.split] for o in others if self.split in o.get(name, {})]}
                      for name in self.spec.reported_metrics}
         release = release_submission(
-            self.spec, parsed, submission_id=self.queries, states=self._states, splits=(self.split,), peers=peers
+            self.spec, parsed, submission_id=self.queries, states=self._states, splits=(self.split,), peers=peers,
+            shared=self._shared_states,
         )
         self._states = release.states
+        if release.shared:
+            self._shared_states = release.shared
         return {name: self._released(release.reject, release.results[name].get(self.split))
                 if name in release.results else None for name in release.metrics}
 

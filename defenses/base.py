@@ -14,6 +14,13 @@ and the submission id (or the file's content), so re-scoring a submission reprod
 from ``ctx.competition_rng``, seeded by the secret alone, for draws that must be the same for every submission
 and participant (randomized response fixed once per competition, Thresholdout's reference rows).
 
+A stateful defense (the Ladder, ``privacy_budget``, ``probe_detector``, ``thresholdout``) takes ``scope``
+(:data:`SCOPES`): ``"account"`` (default) keeps its state per participant, as above; ``"competition"`` keeps
+one state for the whole board, shared by every participant (a new account meets the board's Ladder, the
+board's budget, the board's probe history). The chain says which of its states are shared
+(:meth:`defenses.DefenseChain.combine_states`); the caller stores them once per competition and split.
+``"team"`` is reserved for teams, which the site does not have yet: it is refused with a clear message.
+
 Defenses of one release talk to each other only through ``ctx.ledger``, a dict shared by the whole chain for
 that one split of that one submission (e.g. the noise defense records the ε it spent under ``"privacy"`` and
 ``privacy_budget`` reads it). A defense that withholds a score says why in ``ctx.message`` (participant-safe).
@@ -36,6 +43,34 @@ Score = float | Decimal
 
 class DefenseConfigError(ValueError):
     """A defense chain or one of its parameters is invalid; the message says which and why."""
+
+
+SCOPES = ("account", "team", "competition")
+"""Whose submissions share a stateful defense's state: each participant's own, a team's, or the whole board's."""
+
+
+def take_scope(name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """Split the ``scope`` parameter off a stateful defense's parameters and validate it.
+
+    >>> take_scope("ladder", {"mode": "fixed", "scope": "competition"})
+    ('competition', {'mode': 'fixed'})
+    >>> take_scope("ladder", {})
+    ('account', {})
+    >>> take_scope("ladder", {"scope": "board"})
+    Traceback (most recent call last):
+    ...
+    defenses.base.DefenseConfigError: defense 'ladder': 'scope' must be one of account, team, competition, got 'board'
+    """
+    rest = {k: v for k, v in params.items() if k != "scope"}
+    scope = params.get("scope", "account")
+    if scope not in SCOPES:
+        raise DefenseConfigError(f"defense {name!r}: 'scope' must be one of {', '.join(SCOPES)}, got {scope!r}")
+    if scope == "team":
+        raise DefenseConfigError(
+            f"defense {name!r}: scope 'team' needs teams, which this leaderboard does not have yet; "
+            "use 'account' (each participant's own state) or 'competition' (one state for the whole board)"
+        )
+    return scope, rest
 
 
 class Stage(IntEnum):
@@ -163,6 +198,17 @@ class Defense(ABC):
     # True when the release depends on other participants (``DefenseContext.peers``); the site then reads
     # their states, which it skips otherwise (one query per submission saved on every other chain).
     needs_peers: bool = False
+    # Whose submissions share this defense's state (:data:`SCOPES`); a stateful defense takes it as a parameter.
+    scope: str = "account"
+
+    @property
+    def shared(self) -> bool:
+        """Whether this defense's state is one for the whole competition (``scope: "competition"``)."""
+        return self.scope == "competition"
+
+    def scope_params(self) -> dict[str, Any]:
+        """``{"scope": ...}`` when it is not the default, for :meth:`params` (a default chain's JSON is unchanged)."""
+        return {} if self.scope == "account" else {"scope": self.scope}
 
     def params(self) -> dict[str, Any]:
         return {}

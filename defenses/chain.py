@@ -166,6 +166,48 @@ class DefenseChain:
         return [d.initial_state() for d in self.defenses]
 
     @property
+    def has_shared_state(self) -> bool:
+        """Whether some defense keeps one state for the whole competition (``scope: "competition"``)."""
+        return any(defense.shared for defense in self.defenses)
+
+    def combine_states(
+        self, own: list[dict[str, Any]] | None, shared: list[dict[str, Any]] | None
+    ) -> list[dict[str, Any]] | None:
+        """The chain state a release runs with: the participant's ``own`` states at account-scoped positions and
+        the competition's ``shared`` ones at competition-scoped positions (a missing or stale list of another
+        chain's length counts as fresh). Without a competition-scoped defense, ``own`` itself.
+
+        >>> chain = DefenseChain.from_json([{"name": "ladder", "scope": "competition"}, {"name": "rounding"}])
+        >>> chain.combine_states([{}, {"own": 1}], [{"best": 0.5}, {}])
+        [{'best': 0.5}, {'own': 1}]
+        >>> chain.combine_states(None, None)
+        [{'best': None}, {}]
+        """
+        if not self.has_shared_state:
+            return own
+        fresh = self.initial_states()
+        mine = own if own is not None and len(own) == len(self.defenses) else fresh
+        board = shared if shared is not None and len(shared) == len(self.defenses) else fresh
+        return [board[i] if d.shared else mine[i] for i, d in enumerate(self.defenses)]
+
+    def divide_states(
+        self, states: list[dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None]:
+        """Split a released chain state into (the participant's own part, the competition's shared part): each
+        list keeps the chain's length, with ``{}`` at the other scope's positions. Without a competition-scoped
+        defense: (``states``, ``None``), nothing shared.
+
+        >>> chain = DefenseChain.from_json([{"name": "ladder", "scope": "competition"}, {"name": "rounding"}])
+        >>> chain.divide_states([{"best": 0.5}, {"own": 1}])
+        ([{}, {'own': 1}], [{'best': 0.5}, {}])
+        """
+        if not self.has_shared_state:
+            return states, None
+        own = [{} if d.shared else states[i] for i, d in enumerate(self.defenses)]
+        shared = [states[i] if d.shared else {} for i, d in enumerate(self.defenses)]
+        return own, shared
+
+    @property
     def needs_peers(self) -> bool:
         """Whether a release reads the other participants' states (``release(peers=...)``)."""
         return any(defense.needs_peers for defense in self.defenses)

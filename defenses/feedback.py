@@ -35,7 +35,7 @@ from defenses.base import (
     register,
     take_params,
 )
-from defenses.ladder import ACCEPTED
+from defenses.ladder import ACCEPTED, WITHHELD
 from defenses.sampling import to_fraction
 
 HARD_LABEL_KINDS = ("threshold", "rank", "accept_reject")
@@ -228,6 +228,6 @@ class AcceptReject(HardLabel):
         return {"kind": "accept_reject", "released": "1 if the Ladder accepted the submission, else 0"}
 
     def after_metric(self, score: Score | None, view: ScoringView, ctx: DefenseContext) -> Score | None:
-        if score is None or ACCEPTED not in ctx.ledger:
-            return None
+        if ACCEPTED not in ctx.ledger or (score is None and not ctx.ledger.get(WITHHELD)):
+            return None  # no Ladder decided, or a later defense withheld the release
         return 1 if ctx.ledger[ACCEPTED] else 0

@@ -21,6 +21,7 @@ from defenses.base import (
     Stage,
     register,
     take_params,
+    take_scope,
 )
 from defenses.sampling import to_fraction
 
@@ -28,6 +29,13 @@ MODES = ("fixed", "parameter_free")
 ACCEPTED = "ladder_accepted"
 """The ledger key under which the Ladder records whether it accepted this submission (``accept_reject`` reads
 it to release the decision without the value)."""
+WITHHELD = "ladder_withheld"
+"""The ledger key set when a competition-scoped Ladder released nothing because the submission did not beat the
+board's best (``accept_reject`` still releases the decision, 0)."""
+NOT_BEATEN_MESSAGE = (
+    "This submission did not beat the leaderboard's best score by the margin this leaderboard requires, so no "
+    "score is released for it."
+)
 
 
 def round_to_step(value: Score, step: Fraction) -> float:
@@ -66,8 +74,17 @@ class Ladder(Defense):
     them anyway it falls back to the fixed rule with ``η = 1/√n`` and says so in a host note. If the rows
     differ from the leader's (subsetting before the Ladder), the test is unpaired (``std(l)``), also noted.
 
+    ``scope: "competition"``: one leader for the whole board, shared by every participant. A submission is
+    compared with the board's best (a new account's first submission included: it is not released for free);
+    one that beats it by the margin becomes the board's best and its value is released; any other releases
+    nothing (``None``, with a participant-safe message), since the board's best is another participant's
+    score and the submitter's own earlier releases are already on the board. ``scope: "account"`` (default)
+    is the per-participant Ladder above.
+
     >>> Ladder(mode="fixed", eta=0.01).to_json()
     {'name': 'ladder', 'mode': 'fixed', 'eta': 0.01}
+    >>> Ladder(mode="parameter_free", scope="competition").to_json()
+    {'name': 'ladder', 'mode': 'parameter_free', 'scope': 'competition'}
     """
 
     name = "ladder"
@@ -80,6 +97,7 @@ class Ladder(Defense):
     }
 
     def __init__(self, **params: Any) -> None:
+        self.scope, params = take_scope(self.name, params)
         mode = params.get("mode", "fixed")
         if mode not in self._ALLOWED:
             raise DefenseConfigError(f"defense 'ladder': 'mode' must be one of {', '.join(MODES)}, got {mode!r}")
@@ -94,8 +112,8 @@ class Ladder(Defense):
 
     def params(self) -> dict[str, Any]:
         if self.mode == "fixed" and self.eta is not None:
-            return {"mode": self.mode, "eta": self.eta}
-        return {"mode": self.mode}
+            return {"mode": self.mode, "eta": self.eta, **self.scope_params()}
+        return {"mode": self.mode, **self.scope_params()}
 
     def initial_state(self) -> dict[str, Any]:
         return {"best": None}
@@ -129,17 +147,26 @@ class Ladder(Defense):
     def _improves(candidate: Fraction, best: Fraction, margin: Fraction, higher_is_better: bool) -> bool:
         return candidate > best + margin if higher_is_better else candidate < best - margin
 
-    def _fixed(self, score: Score, step: Fraction, view: ScoringView, ctx: DefenseContext) -> float:
+    def _fixed(self, score: Score, step: Fraction, view: ScoringView, ctx: DefenseContext) -> float | None:
         best = ctx.state.get("best")
         if best is None or self._improves(to_fraction(score), to_fraction(best), step, view.metric.higher_is_better):
             ctx.state["best"] = round_to_step(score, step)
             ctx.ledger[ACCEPTED] = True
         else:
-            ctx.notes.append("ladder: no significant improvement; the previous best is released")
-            ctx.ledger[ACCEPTED] = False
+            return self._not_improved(ctx)
         return float(ctx.state["best"])
 
-    def _parameter_free(self, score: Score, view: ScoringView, ctx: DefenseContext) -> float:
+    def _not_improved(self, ctx: DefenseContext) -> float | None:
+        ctx.ledger[ACCEPTED] = False
+        if self.shared:
+            ctx.notes.append("ladder: does not beat the board's best by the margin; nothing released")
+            ctx.ledger[WITHHELD] = True
+            ctx.message = NOT_BEATEN_MESSAGE
+            return None
+        ctx.notes.append("ladder: no significant improvement; the previous best is released")
+        return float(ctx.state["best"])
+
+    def _parameter_free(self, score: Score, view: ScoringView, ctx: DefenseContext) -> float | None:
         row_values = view.metric.row_values
         assert row_values is not None
         sign = -1.0 if view.metric.higher_is_better else 1.0  # work with losses, as Ladder.jl does
@@ -161,6 +188,5 @@ class Ladder(Defense):
             ctx.state["leader_rows"] = digest
             ctx.ledger[ACCEPTED] = True
         else:
-            ctx.notes.append("ladder: no significant improvement; the previous best is released")
-            ctx.ledger[ACCEPTED] = False
+            return self._not_improved(ctx)
         return float(ctx.state["best"])

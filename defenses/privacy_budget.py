@@ -15,6 +15,7 @@ from defenses.base import (
     Stage,
     register,
     take_params,
+    take_scope,
 )
 
 COMPOSITIONS = ("basic", "advanced", "best")
@@ -23,6 +24,10 @@ ON_EXHAUSTED = ("withhold", "reject")
 EXHAUSTED_MESSAGE = (
     "Your privacy budget on this leaderboard is used up: further submissions are accepted but no more "
     "scores are released to you."
+)
+BOARD_EXHAUSTED_MESSAGE = (
+    "This leaderboard's privacy budget is used up: further submissions are accepted but no more scores are "
+    "released to anyone."
 )
 
 
@@ -77,7 +82,9 @@ class PrivacyBudget(Defense):
     chooses which one the budget is enforced by: ``"basic"``, ``"advanced"`` or ``"best"`` (default; the
     smaller of the two, as both are valid bounds). ``delta`` (default 1e-6) bounds the total δ.
 
-    The state is per participant and per split (public and private boards are separate releases).
+    The state is per participant and per split (public and private boards are separate releases); with
+    ``scope: "competition"`` it is one budget per split for the whole board, spent by every participant's
+    releases together (so k accounts get one budget, not k).
     Unknown ε (noise with a fixed scale on a metric without a derived sensitivity) counts as infinite.
 
     Sources: Dwork & Roth, "The Algorithmic Foundations of Differential Privacy", 2014, Theorems 3.16 and
@@ -89,6 +96,7 @@ class PrivacyBudget(Defense):
     citation = "Dwork & Roth 2014, Thms 3.16 and 3.20; Dwork, Rothblum & Vadhan 2010"
 
     def __init__(self, **params: Any) -> None:
+        self.scope, params = take_scope(self.name, params)
         p = take_params(
             self.name, params, {"epsilon": None, "delta": 1e-6, "composition": "best", "on_exhausted": "withhold"}
         )
@@ -117,7 +125,7 @@ class PrivacyBudget(Defense):
     def params(self) -> dict[str, Any]:
         return {
             "epsilon": self.epsilon, "delta": self.delta, "composition": self.composition,
-            "on_exhausted": self.on_exhausted,
+            "on_exhausted": self.on_exhausted, **self.scope_params(),
         }
 
     def initial_state(self) -> dict[str, Any]:
@@ -164,10 +172,11 @@ class PrivacyBudget(Defense):
                 f"privacy_budget: exhausted (spent ε={before['enforced']:.6g} of {self.epsilon:g} by "
                 f"{self.composition} composition; this release would make it {spent['enforced']:.6g})"
             )
+            message = BOARD_EXHAUSTED_MESSAGE if self.shared else EXHAUSTED_MESSAGE
             if self.on_exhausted == "reject":
-                ctx.reject = EXHAUSTED_MESSAGE
+                ctx.reject = message
             else:
-                ctx.message = EXHAUSTED_MESSAGE
+                ctx.message = message
             return None
         ctx.state.update(pending)
         ctx.notes.append(

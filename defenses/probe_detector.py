@@ -63,6 +63,7 @@ from defenses.base import (
     Stage,
     register,
     take_params,
+    take_scope,
 )
 
 REJECT_MESSAGE = (
@@ -243,7 +244,9 @@ class ProbeDetector(Defense):
     rows at one value that makes a spike), ``min_structured`` (default 4: how many structured values make a
     prime-odds or geometric pattern), ``history`` (default 8: recent 0/1 submissions kept for the
     random-hard-labels signal; 0 turns it off). Runs at the DATA stage on the rows it is given, so put it
-    first in the chain (before subsetting). State per participant: ``hard_labels``, the kept vectors.
+    first in the chain (before subsetting). State per participant: ``hard_labels``, the kept vectors, and
+    ``sketches``; with ``scope: "competition"`` one history for the whole board, so a submission is compared
+    with the board's recent submissions, whoever made them (sparse edits spread over fresh accounts).
 
     Sources: Aggarwal et al., ICML 2021 (paper 000), Theorem 1 and Algorithms 1 and 3; Aggarwal et al.,
     PrivateNLP 2020 (paper 004), Algorithms 1 and 3; the Data Science Bowl 2017 leaderboard-probing kernel
@@ -256,6 +259,7 @@ class ProbeDetector(Defense):
     citation = "Aggarwal et al. ICML 2021 Thm 1, Algs 1 and 3; Aggarwal et al. 2020 Algs 1 and 3; DSB 2017 kernel"
 
     def __init__(self, **params: Any) -> None:
+        self.scope, params = take_scope(self.name, params)
         p = take_params(
             self.name, params, {
                 "reject": False, "constant_share": 0.9, "min_structured": 4, "history": 8,
@@ -293,7 +297,7 @@ class ProbeDetector(Defense):
             "reject": self.reject, "constant_share": self.constant_share, "min_structured": self.min_structured,
             "history": self.history, "spike_tolerance": self.spike_tolerance,
             "change_tolerance": self.change_tolerance, "min_changed": self.min_changed,
-            "sparse_edits": self.sparse_edits, "sample": self.sample,
+            "sparse_edits": self.sparse_edits, "sample": self.sample, **self.scope_params(),
         }
 
     def initial_state(self) -> dict[str, Any]:

@@ -20,6 +20,7 @@ from defenses.base import (
     Stage,
     register,
     take_params,
+    take_scope,
 )
 from defenses.noise import MAX_SCALE
 
@@ -65,7 +66,8 @@ class Thresholdout(Defense):
     ``sigma`` ``1/√n``; ``budget`` (overfitting detections allowed per participant) 100. These suit metrics
     in [0, 1] (accuracy, AUC, Brier); for log loss give ``threshold`` and ``sigma`` in log-loss units.
 
-    State per participant: ``budget_left`` and the current noisy threshold ``threshold_noisy``.
+    State per participant: ``budget_left`` and the current noisy threshold ``threshold_noisy``; with ``scope:
+    "competition"`` one such state for the whole board (the budget is the board's, every participant spends it).
 
     >>> Thresholdout(budget=10).to_json()
     {'name': 'thresholdout', 'reference_fraction': 0.5, 'budget': 10}
@@ -76,6 +78,7 @@ class Thresholdout(Defense):
     citation = "Dwork et al., Science 349(6248), 2015, Thresholdout"
 
     def __init__(self, **params: Any) -> None:
+        self.scope, params = take_scope(self.name, params)
         p = take_params(
             self.name, params, {"reference_fraction": 0.5, "threshold": None, "sigma": None, "budget": 100}
         )
@@ -99,7 +102,7 @@ class Thresholdout(Defense):
         if self.sigma is not None:
             out["sigma"] = self.sigma
         out["budget"] = self.budget
-        return out
+        return {**out, **self.scope_params()}
 
     def initial_state(self) -> dict[str, Any]:
         return {"budget_left": self.budget, "threshold_noisy": None}
@@ -127,7 +130,11 @@ class Thresholdout(Defense):
         threshold = self.threshold if self.threshold is not None else 4 / math.sqrt(n_holdout)
         sigma = self.sigma if self.sigma is not None else 1 / math.sqrt(n_holdout)
         if ctx.state.get("budget_left", self.budget) < 1:
-            ctx.message = "This leaderboard's holdout budget for you is used up; no further scores are released."
+            ctx.message = (
+                "This leaderboard's holdout budget is used up; no further scores are released."
+                if self.shared
+                else "This leaderboard's holdout budget for you is used up; no further scores are released."
+            )
             ctx.notes.append("thresholdout: budget exhausted")
             return None
         reference_score = Fraction(view.with_rows(np.flatnonzero(reference)).score())

@@ -49,6 +49,9 @@ class Release:
     states: dict[str, States]
     reject: str | None = None
     withheld: dict[str, str] = field(default_factory=dict)
+    # The competition's shared chain state per metric and split (``scope: "competition"`` defenses), to persist
+    # once per competition; empty when the chain has no competition-scoped defense.
+    shared: dict[str, States] = field(default_factory=dict)
 
     @property
     def primary(self) -> dict[str, SplitResult]:
@@ -84,6 +87,7 @@ def release_submission(
     states: dict[str, States] | None = None,
     splits: Iterable[str] = SPLITS,
     peers: Mapping[str, Mapping[str, Sequence[list[dict[str, Any]]]]] | None = None,
+    shared: dict[str, States] | None = None,
 ) -> Release:
     """Score ``parsed`` on every reported metric of ``spec`` (:attr:`ScoringSpec.reported_metrics`, the primary
     first) and every split of ``splits`` through the defense chain, rounded to the displayed precision.
@@ -96,7 +100,26 @@ def release_submission(
     that is not finite on the rows, or whose chain rejects the release, releases nothing (``Release.withheld``)
     and keeps its state; splits it scored before a rejection keep their results, as a single-metric evaluation
     reports them.
+
+    ``shared[metric][split]`` is the competition's state of the chain's competition-scoped defenses (missing =
+    fresh): the release runs with it in their positions (:meth:`~defenses.DefenseChain.combine_states`) and
+    returns the new one in ``Release.shared`` (``Release.states`` then holds the participant's own part). A
+    caller serialises the releases of one competition while such a state is in use, as it serialises one
+    participant's. Without a competition-scoped defense both are ignored and nothing changes.
     """
+    if spec.chain.has_shared_state:
+        return _release_shared(spec, parsed, submission_id, states or {}, tuple(splits), peers, shared or {})
+    return _release(spec, parsed, submission_id, states, tuple(splits), peers)
+
+
+def _release(
+    spec: ScoringSpec,
+    parsed: ParsedPredictions,
+    submission_id: str | int,
+    states: dict[str, States] | None,
+    splits: tuple[str, ...],
+    peers: Mapping[str, Mapping[str, Sequence[list[dict[str, Any]]]]] | None,
+) -> Release:
     given = states or {}
     split_list = tuple(splits)
     keys = release_keys(spec, parsed, submission_id)
@@ -125,3 +148,38 @@ def release_submission(
             continue
         new_states[name] = evaluation.states
     return Release(spec.reported_metrics, results, new_states, withheld=withheld)
+
+
+def _release_shared(
+    spec: ScoringSpec,
+    parsed: ParsedPredictions,
+    submission_id: str | int,
+    states: dict[str, States],
+    splits: tuple[str, ...],
+    peers: Mapping[str, Mapping[str, Sequence[list[dict[str, Any]]]]] | None,
+    shared: dict[str, States],
+) -> Release:
+    """:func:`release_submission` for a chain with competition-scoped defenses: run it on the combined state
+    (the participant's own and the competition's), then divide what it returns into the two parts again."""
+    chain = spec.chain
+    combined: dict[str, States] = {}
+    for name in spec.reported_metrics:
+        own, board = states.get(name) or {}, shared.get(name) or {}
+        combined[name] = {}
+        for split in splits:
+            merged = chain.combine_states(own.get(split), board.get(split))
+            assert merged is not None
+            combined[name][split] = merged
+    release = _release(spec, parsed, submission_id, combined, splits, peers)
+    if release.reject is not None:  # nothing changes: the states as they were given
+        return Release(release.metrics, release.results, {n: dict(s) for n, s in states.items()}, release.reject,
+                       shared={n: dict(s) for n, s in shared.items()})
+    own_states: dict[str, States] = {}
+    shared_states: dict[str, States] = {}
+    for name, by_split in release.states.items():
+        own_states[name], shared_states[name] = {}, {}
+        for split, chain_state in by_split.items():
+            mine, common = chain.divide_states(chain_state)
+            own_states[name][split] = mine
+            shared_states[name][split] = common if common is not None else []
+    return Release(release.metrics, release.results, own_states, withheld=release.withheld, shared=shared_states)
