@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib import admin
 
-from leaderboard.submissions.models import DefenseState, Submission
+from leaderboard.submissions.models import CompetitionDefenseState, DefenseState, Submission
 
 
 @admin.register(Submission)
@@ -32,6 +32,18 @@ class DefenseStateAdmin(admin.ModelAdmin):
     list_display = ("competition", "participant", "split", "updated_at")
     list_filter = ("competition", "split")
     readonly_fields = ("competition", "participant", "split", "state", "updated_at")
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+
+@admin.register(CompetitionDefenseState)
+class CompetitionDefenseStateAdmin(admin.ModelAdmin):
+    """The chain's competition-scoped state (one Ladder, one budget for the whole board), read-only."""
+
+    list_display = ("competition", "split", "updated_at")
+    list_filter = ("competition", "split")
+    readonly_fields = ("competition", "split", "state", "updated_at")
 
     def has_add_permission(self, request: Any) -> bool:
         return False

@@ -154,3 +154,27 @@ class DefenseState(models.Model):
 
     def __str__(self) -> str:
         return f"defense state {self.competition_id}/{self.participant_id}/{self.split}"
+
+
+class CompetitionDefenseState(models.Model):
+    """The state of a chain's competition-scoped defenses (``scope: "competition"``: one Ladder, privacy budget,
+    probe history or Thresholdout budget for the whole board) on one split of one competition. The worker locks
+    this row while it scores, so a competition's releases through such a defense are serialised."""
+
+    competition = models.ForeignKey(
+        Competition, on_delete=models.CASCADE, related_name="competition_defense_states"
+    )
+    # As ``DefenseState.split``: "public"/"private" for the primary metric, "public@auc" for a reported metric.
+    split = models.CharField(max_length=64)
+    state = models.JSONField(default=list, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    competition_id: int
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["competition", "split"], name="one_competition_state_per_split"),
+        ]
+
+    def __str__(self) -> str:
+        return f"competition defense state {self.competition_id}/{self.split}"

@@ -38,7 +38,14 @@ from leaderboard.competitions.selectors import competition_scoring_spec
 from leaderboard.errors import CompetitionNotOpen, IdempotencyKeyReused, InvalidUpload, QuotaExceeded, SelectionError
 from leaderboard.inversion.selectors import inversion_of
 from leaderboard.submissions.model_runs import ModelRunFailed, model_predictions, model_validate
-from leaderboard.submissions.models import DefenseState, Participation, Status, Submission, UploadKind
+from leaderboard.submissions.models import (
+    CompetitionDefenseState,
+    DefenseState,
+    Participation,
+    Status,
+    Submission,
+    UploadKind,
+)
 from leaderboard.submissions.selectors import QuotaStatus, quota_status
 from scoring import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
 from scoring.fast_csv import BytesLike
@@ -664,6 +671,18 @@ def _lock_states(competition: Competition, participant_id: int, splits: tuple[st
     return {state.split: state for state in locked}
 
 
+def _lock_shared_states(competition: Competition, splits: tuple[str, ...]) -> dict[str, CompetitionDefenseState]:
+    """The competition's shared defense states (``scope: "competition"``), locked: every submission of the
+    competition waits here for the one before it, as one participant's do on :func:`_lock_states`. Taken before
+    the participant's rows, always, so two workers never wait on each other in a cycle."""
+    for split in splits:
+        CompetitionDefenseState.objects.get_or_create(competition=competition, split=split)
+    locked = CompetitionDefenseState.objects.select_for_update().filter(
+        competition=competition, split__in=splits
+    ).order_by("split")
+    return {state.split: state for state in locked}
+
+
 def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
     # The raw upload is only read when the stored array cannot serve (MPFR arithmetic reads the decimal text).
     submission = (
@@ -696,14 +715,19 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
         # need each submission to see the state the previous one left. An empty chain has no state, so it
         # skips the lock and its three queries (the common, no-defense case stays fast).
         keys = {(name, split): _state_key(spec, name, split) for name in spec.reported_metrics for split in splits}
+        # A competition-scoped defense (one Ladder, one budget for the board) serialises the whole competition.
+        shared_rows = _lock_shared_states(competition, tuple(keys.values())) if spec.chain.has_shared_state else {}
         states = _lock_states(competition, submission.participant_id, tuple(keys.values())) if stateful else {}
         given: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        shared: dict[str, dict[str, list[dict[str, Any]]]] = {}
         for (name, split), key in keys.items():
             if key in states and states[key].state:
                 given.setdefault(name, {})[split] = states[key].state
+            if key in shared_rows and shared_rows[key].state:
+                shared.setdefault(name, {})[split] = shared_rows[key].state
         peers = _peer_states(competition, submission.participant_id, keys) if spec.needs_peers else None
         release = release_submission(
-            spec, parsed, submission_id=submission_id, states=given, splits=splits, peers=peers
+            spec, parsed, submission_id=submission_id, states=given, splits=splits, peers=peers, shared=shared
         )
         primary = release.primary
         notes = [*run_notes, *(f"{split}: {note}" for split, result in primary.items() for note in result.notes)]
@@ -718,6 +742,14 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
             if new_state != state.state:
                 state.state = new_state
                 state.save(update_fields=["state", "updated_at"])
+        for (name, split), key in keys.items():
+            board_state = shared_rows.get(key)
+            if board_state is None:
+                continue
+            new_board_state = release.shared.get(name, {}).get(split, board_state.state)
+            if new_board_state != board_state.state:
+                board_state.state = new_board_state
+                board_state.save(update_fields=["state", "updated_at"])
         # A metric of also_report that released nothing (undefined on the rows, e.g. AUC on one class) shows "".
         extra_scores = {
             name: {split: release.released_text(name, split) or "" for split in splits} for name in spec.also_report
