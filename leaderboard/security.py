@@ -3,17 +3,36 @@
 - :class:`NoLocalsReporterFilter`: error pages (with ``DJANGO_DEBUG=1``) and error reports show no local
   variables, because a scoring frame's locals hold the hidden labels and the competition secret that seeds the
   split and every noise draw.
-- :class:`ThrottledModelBackend`: a username that has failed ``LEADERBOARD_LOGIN_ATTEMPTS`` times within
-  ``LEADERBOARD_LOGIN_WINDOW`` seconds cannot log in (not even with the right password) until the window has
-  passed; both the site's login page and the admin's authenticate through it.
+- :class:`ThrottledModelBackend`: failed logins are counted per (username, client address) and per client
+  address across usernames. ``LEADERBOARD_LOGIN_ATTEMPTS`` failures of one username from one address lock that
+  pair, ``LEADERBOARD_LOGIN_ADDRESS_ATTEMPTS`` failures from one address (any usernames: a spray) lock the
+  address; a lock lasts ``LEADERBOARD_LOGIN_LOCKOUT`` seconds and doubles with every failure after it (up to
+  ``LEADERBOARD_LOGIN_LOCKOUT_MAX``). While locked, even the right password is refused, so guessing gains
+  nothing — but only there: the owner logging in from another address is not affected. Both the site's login
+  page, the API's token login and the admin's authenticate through it; :func:`login_locked_until` says until
+  when, for the "try again after HH:MM UTC" message.
 - :func:`attempt_allowed`: counts requests per client address in a scope (sign-up, password reset) and refuses
   them past ``LEADERBOARD_SIGNUP_ATTEMPTS`` within ``LEADERBOARD_SIGNUP_WINDOW`` seconds: every account has its
   own quota, so farming accounts must be slow, and so must guessing an invite code.
+- :func:`client_address`: ``REMOTE_ADDR``, or — only when that peer is a trusted proxy (``TRUSTED_PROXIES``,
+  plus loopback with ``BEHIND_PROXY``) — the right-most ``X-Forwarded-For`` entry that is not a trusted proxy.
+
+The counters live in the cache (Redis, shared by every web process). When it cannot be reached, login falls back
+to a per-process in-memory limiter (each web process counts on its own, so the limits are per process until
+Redis is back) and sign-up fails closed (:class:`LimiterUnavailable`, a 503 page): an account farm must not
+get in while nobody counts. Password-reset requests fall back to memory as login does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import ipaddress
+import math
+import threading
+import time
+from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -21,6 +40,9 @@ from django.contrib.auth.backends import ModelBackend
 from django.core.cache import cache
 from django.http import HttpRequest
 from django.views.debug import SafeExceptionReporterFilter
+
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+LOCKED_ATTRIBUTE = "leaderboard_login_locked_until"  # set on the request by the backend, read by the forms
 
 
 class NoLocalsReporterFilter(SafeExceptionReporterFilter):
@@ -30,64 +52,302 @@ class NoLocalsReporterFilter(SafeExceptionReporterFilter):
         return {name: self.cleansed_substitute for name in tb_frame.f_locals}.items()
 
 
+class LimiterUnavailable(Exception):
+    """The shared counters (Redis) cannot be reached and the caller asked to fail closed."""
+
+
+# --- Counters: the cache, or this process's memory while the cache is down ---------------------------------
+
+
+class _MemoryCounters:
+    """A per-process stand-in for the cache's counters: values with an expiry time, under one lock."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, tuple[float, Any]] = {}
+        self._lock = threading.Lock()
+
+    def _live(self, key: str, now: float) -> Any:
+        entry = self._values.get(key)
+        if entry is None or entry[0] <= now:
+            self._values.pop(key, None)
+            return None
+        return entry[1]
+
+    def get(self, key: str) -> Any:
+        with self._lock:
+            return self._live(key, time.monotonic())
+
+    def set(self, key: str, value: Any, timeout: float) -> None:
+        with self._lock:
+            if len(self._values) > 100_000:  # a flood of distinct keys: drop what has expired
+                now = time.monotonic()
+                self._values = {k: v for k, v in self._values.items() if v[0] > now}
+            self._values[key] = (time.monotonic() + timeout, value)
+
+    def incr(self, key: str, timeout: float, *, sliding: bool) -> int:
+        with self._lock:
+            now = time.monotonic()
+            count = int(self._live(key, now) or 0) + 1
+            expires = now + timeout if sliding or count == 1 else self._values[key][0]
+            self._values[key] = (expires, count)
+            return count
+
+    def delete(self, key: str) -> None:
+        with self._lock:
+            self._values.pop(key, None)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
+
+memory_counters = _MemoryCounters()
+
+
+def _cache_incr(key: str, timeout: int, *, sliding: bool) -> int:
+    if cache.add(key, 1, timeout=timeout):
+        return 1
+    try:
+        count = int(cache.incr(key))
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=timeout)
+        return 1
+    if sliding:
+        cache.touch(key, timeout)
+    return count
+
+
+def _incr(key: str, timeout: int, *, sliding: bool = False, fail_closed: bool = False) -> int:
+    """Add one to the counter ``key`` (a ``timeout``-second lifetime from its first count, or from its latest
+    with ``sliding``) and return its new value."""
+    try:
+        return _cache_incr(key, timeout, sliding=sliding)
+    except Exception as exc:  # the cache is down (connection refused, timeout)
+        if fail_closed:
+            raise LimiterUnavailable(str(exc)) from exc
+        return memory_counters.incr(key, timeout, sliding=sliding)
+
+
+def _get(key: str) -> Any:
+    try:
+        return cache.get(key)
+    except Exception:
+        return memory_counters.get(key)
+
+
+def _set(key: str, value: Any, timeout: int) -> None:
+    try:
+        cache.set(key, value, timeout=timeout)
+    except Exception:
+        memory_counters.set(key, value, timeout)
+
+
+def _touch(key: str, value: int, timeout: int) -> None:
+    try:
+        if not cache.touch(key, timeout):
+            cache.set(key, value, timeout=timeout)
+    except Exception:
+        memory_counters.set(key, value, timeout)
+
+
+def _delete(key: str) -> None:
+    with contextlib.suppress(Exception):
+        cache.delete(key)
+    memory_counters.delete(key)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+# --- Client address -----------------------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=16)
+def parse_networks(entries: tuple[str, ...]) -> tuple[Network, ...]:
+    """Addresses and CIDR blocks (``10.0.0.0/8``, ``::1``) as networks; :class:`ValueError` names a bad one."""
+    networks = []
+    for entry in entries:
+        try:
+            networks.append(ipaddress.ip_network(entry.strip(), strict=False))
+        except ValueError:
+            raise ValueError(f"{entry.strip()!r} is not an IP address or a CIDR block") from None
+    return tuple(networks)
+
+
+LOOPBACK = ("127.0.0.1/32", "::1/128")
+
+
+def trusted_proxies() -> tuple[Network, ...]:
+    """The peers whose ``X-Forwarded-For`` is believed: ``TRUSTED_PROXIES`` (``DJANGO_TRUSTED_PROXIES``), plus
+    loopback when ``BEHIND_PROXY`` (``DJANGO_BEHIND_PROXY``: a proxy on this machine)."""
+    entries = tuple(getattr(settings, "TRUSTED_PROXIES", ()))
+    if getattr(settings, "BEHIND_PROXY", False):
+        entries += LOOPBACK
+    return parse_networks(entries)
+
+
+def _parse_address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
+    text = text.strip()
+    if text.startswith("[") and "]" in text:  # "[2001:db8::1]:443"
+        text = text[1 : text.index("]")]
+    elif text.count(":") == 1:  # "203.0.113.7:51234"
+        text = text.split(":")[0]
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return None
+    mapped = getattr(address, "ipv4_mapped", None)
+    return mapped or address
+
+
+def _is_trusted(text: str, networks: tuple[Network, ...]) -> bool:
+    address = _parse_address(text)
+    return address is not None and any(address in network for network in networks)
+
+
+def client_address(request: HttpRequest | None) -> str:
+    """The address the request came from. ``X-Forwarded-For`` counts only when the direct peer
+    (``REMOTE_ADDR``) is a trusted proxy; then the answer is its right-most entry that is not itself a trusted
+    proxy (entries to its left are whatever the client wrote). Otherwise ``REMOTE_ADDR``."""
+    if request is None:
+        return ""
+    peer = str(request.META.get("REMOTE_ADDR", ""))
+    networks = trusted_proxies()
+    if not networks or not _is_trusted(peer, networks):
+        return peer
+    hops = [hop.strip() for hop in str(request.META.get("HTTP_X_FORWARDED_FOR", "")).split(",") if hop.strip()]
+    for hop in reversed(hops):
+        if not _is_trusted(hop, networks):
+            address = _parse_address(hop)
+            return str(address) if address is not None else hop[:100]
+    return peer if not hops else str(_parse_address(hops[0]) or peer)
+
+
+# --- Per-address limits (sign-up, password reset) -----------------------------------------------------------
+
+
+def attempt_allowed(request: HttpRequest, *, scope: str, fail_closed: bool = False) -> bool:
+    """Count one attempt in ``scope`` from the request's address; ``False`` once the address has made more than
+    ``LEADERBOARD_SIGNUP_ATTEMPTS`` in the current ``LEADERBOARD_SIGNUP_WINDOW``. With ``fail_closed``, a cache
+    outage raises :class:`LimiterUnavailable` instead of counting in this process's memory."""
+    address = _digest(client_address(request))
+    count = _incr(f"{scope}-attempts:{address}", settings.LEADERBOARD_SIGNUP_WINDOW, fail_closed=fail_closed)
+    return count <= settings.LEADERBOARD_SIGNUP_ATTEMPTS
+
+
+# --- Login lockout --------------------------------------------------------------------------------------------
+
+
+def _username_key(username: str) -> str:
+    return _digest(username.strip().casefold())
+
+
+def _keys(username: str, address: str) -> tuple[tuple[str, str, int], tuple[str, str, int]]:
+    """(failure counter, lock, threshold) of the (username, address) pair and of the address alone."""
+    pair = f"{_username_key(username)}:{_digest(address)}"
+    alone = _digest(address)
+    return (
+        (f"login-failures:{pair}", f"login-lock:{pair}", settings.LEADERBOARD_LOGIN_ATTEMPTS),
+        (f"login-address-failures:{alone}", f"login-address-lock:{alone}", settings.LEADERBOARD_LOGIN_ADDRESS_ATTEMPTS),
+    )
+
+
+def _until(value: Any) -> float | None:
+    try:
+        until = float(value)
+    except (TypeError, ValueError):
+        return None
+    return until if until > time.time() else None
+
+
+def login_locked_until(username: str, address: str) -> datetime | None:
+    """When the lock on ``username`` from ``address`` (or on the address itself) ends, ``None`` if not locked."""
+    ends = [until for _, lock, _ in _keys(username, address) if (until := _until(_get(lock))) is not None]
+    return datetime.fromtimestamp(max(ends), UTC) if ends else None
+
+
+def _lock_seconds(failures: int, threshold: int) -> int:
+    base = settings.LEADERBOARD_LOGIN_LOCKOUT
+    cap = settings.LEADERBOARD_LOGIN_LOCKOUT_MAX
+    doublings = min(failures - threshold, 32)
+    return int(min(base * 2**doublings, cap))
+
+
+def record_login_failure(username: str, address: str) -> datetime | None:
+    """Count a failed login; the end of the lock it starts (or ``None`` if it starts none)."""
+    window = settings.LEADERBOARD_LOGIN_WINDOW
+    ends: list[float] = []
+    for counter, lock, threshold in _keys(username, address):
+        # The counter lives for the window from its latest failure, and past the lock that failure starts:
+        # failures keep compounding (the lock doubling) while they keep coming; a quiet window wipes the slate.
+        failures = _incr(counter, window, sliding=True)
+        if failures >= threshold:
+            seconds = _lock_seconds(failures, threshold)
+            until = time.time() + seconds
+            _set(lock, until, seconds)
+            _touch(counter, failures, window + seconds)
+            ends.append(until)
+    return datetime.fromtimestamp(max(ends), UTC) if ends else None
+
+
+def clear_login_failures(username: str, address: str) -> None:
+    """A successful login forgets the pair's failures (not the address's: an attacker's own account must not
+    reset a spray's count)."""
+    (counter, lock, _), _ = _keys(username, address)
+    _delete(counter)
+    _delete(lock)
+
+
+def reset_all_counters() -> None:
+    """Forget every in-memory count (tests; the cache is cleared with ``cache.clear()``)."""
+    memory_counters.clear()
+
+
+def retry_after_seconds(until: datetime) -> int:
+    return max(math.ceil(until.timestamp() - time.time()), 1)
+
+
+def format_until(until: datetime) -> str:
+    """``HH:MM UTC`` (rounded up to the minute, so that trying at that time works), with the date when it is
+    not today."""
+    moment = datetime.fromtimestamp(math.ceil(until.timestamp() / 60) * 60, UTC)
+    today = datetime.now(UTC).date()
+    return moment.strftime("%H:%M UTC" if moment.date() == today else "%Y-%m-%d %H:%M UTC")
+
+
+def locked_message(until: datetime) -> str:
+    return f"Too many failed attempts; try again after {format_until(until)}."
+
+
 class ThrottledModelBackend(ModelBackend):
-    """Django's username/password backend with a per-username limit on failed attempts."""
+    """Django's username/password backend behind the (username, address) and address lockout."""
 
     def authenticate(
         self, request: HttpRequest | None, username: str | None = None, password: str | None = None, **kwargs: Any
     ) -> Any:
-        key = _failures_key(username or kwargs.get("username") or "")
-        if _failures(key) >= settings.LEADERBOARD_LOGIN_ATTEMPTS:
+        name = str(username if username is not None else kwargs.get("username") or "")
+        address = client_address(request)
+        until = login_locked_until(name, address)
+        if until is not None:
+            _mark_locked(request, until)
             return None  # locked: the right password fails too, so guessing gains nothing
         user = super().authenticate(request, username=username, password=password, **kwargs)
         if user is None:
-            _record_failure(key)
+            until = record_login_failure(name, address)
+            if until is not None:
+                _mark_locked(request, until)
+        else:
+            clear_login_failures(name, address)
         return user
 
 
-def login_locked(username: str) -> bool:
-    """Whether ``username`` is locked out by failed attempts (for the login page's message)."""
-    return _failures(_failures_key(username)) >= settings.LEADERBOARD_LOGIN_ATTEMPTS
+def _mark_locked(request: HttpRequest | None, until: datetime) -> None:
+    if request is not None:
+        setattr(request, LOCKED_ATTRIBUTE, until)
 
 
-def _failures_key(username: str) -> str:
-    return "login-failures:" + hashlib.sha256(username.strip().lower().encode()).hexdigest()[:32]
-
-
-def _failures(key: str) -> int:
-    try:
-        return int(cache.get(key, 0))
-    except Exception:  # a cache outage must not lock everybody out
-        return 0
-
-
-def _record_failure(key: str) -> None:
-    _increment(key, settings.LEADERBOARD_LOGIN_WINDOW)
-
-
-def _increment(key: str, window: int) -> int:
-    """Add one to the counter ``key`` (made with a ``window``-second lifetime); its new value, 0 on a cache outage."""
-    try:
-        if cache.add(key, 1, timeout=window):
-            return 1
-        return int(cache.incr(key))
-    except Exception:  # the cache is an optional guard; the site must keep working without it
-        return 0
-
-
-def client_address(request: HttpRequest) -> str:
-    """The address the request came from: behind a proxy (``DJANGO_BEHIND_PROXY``), the last hop it appended
-    to ``X-Forwarded-For`` (earlier entries are whatever the client wrote), else ``REMOTE_ADDR``."""
-    if getattr(settings, "BEHIND_PROXY", False):
-        forwarded = [hop.strip() for hop in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if hop.strip()]
-        if forwarded:
-            return forwarded[-1]
-    return str(request.META.get("REMOTE_ADDR", ""))
-
-
-def attempt_allowed(request: HttpRequest, *, scope: str) -> bool:
-    """Count one attempt in ``scope`` from the request's address; ``False`` once the address has made more than
-    ``LEADERBOARD_SIGNUP_ATTEMPTS`` in the current ``LEADERBOARD_SIGNUP_WINDOW``."""
-    address = hashlib.sha256(client_address(request).encode()).hexdigest()[:32]
-    count = _increment(f"{scope}-attempts:{address}", settings.LEADERBOARD_SIGNUP_WINDOW)
-    return count <= settings.LEADERBOARD_SIGNUP_ATTEMPTS
+def request_locked_until(request: HttpRequest | None) -> datetime | None:
+    """The lock the backend met while authenticating ``request`` (``None`` if it met none)."""
+    until = getattr(request, LOCKED_ATTRIBUTE, None)
+    return until if isinstance(until, datetime) else None

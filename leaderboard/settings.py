@@ -34,6 +34,7 @@ Environment:
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 import tempfile
@@ -89,8 +90,14 @@ SECRET_KEY = secret_key(VAR_DIR)
 # Error pages and reports show no frame's local variables: scoring frames hold hidden labels and the secret.
 DEFAULT_EXCEPTION_REPORTER_FILTER = "leaderboard.security.NoLocalsReporterFilter"
 AUTHENTICATION_BACKENDS = ["leaderboard.security.ThrottledModelBackend"]
+# Failed logins per (username, client address), and per address across usernames (a spray), before a lock of
+# LEADERBOARD_LOGIN_LOCKOUT seconds that doubles with every further failure up to LEADERBOARD_LOGIN_LOCKOUT_MAX;
+# counts are forgotten after LEADERBOARD_LOGIN_WINDOW quiet seconds. The owner elsewhere is never locked out.
 LEADERBOARD_LOGIN_ATTEMPTS = env_int("LEADERBOARD_LOGIN_ATTEMPTS", 10)
+LEADERBOARD_LOGIN_ADDRESS_ATTEMPTS = env_int("LEADERBOARD_LOGIN_ADDRESS_ATTEMPTS", 30)
 LEADERBOARD_LOGIN_WINDOW = env_int("LEADERBOARD_LOGIN_WINDOW", 900)
+LEADERBOARD_LOGIN_LOCKOUT = env_int("LEADERBOARD_LOGIN_LOCKOUT", 300)
+LEADERBOARD_LOGIN_LOCKOUT_MAX = env_int("LEADERBOARD_LOGIN_LOCKOUT_MAX", 24 * 3600)
 
 # --- Accounts: who may sign up, and how password-reset mail leaves --------------------------------------
 SIGNUP_MODES = ("open", "invite", "closed")
@@ -120,7 +127,16 @@ SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = HTTPS
 SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", HTTPS)
 SECURE_HSTS_SECONDS = env_int("DJANGO_HSTS_SECONDS", 31_536_000 if HTTPS else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HSTS_PRELOAD = SECURE_HSTS_SECONDS > 0
-BEHIND_PROXY = env_bool("DJANGO_BEHIND_PROXY", HTTPS)  # also: the client address is the proxy's last X-Forwarded-For
+# A TLS proxy on this machine: X-Forwarded-Proto is believed, and X-Forwarded-For when the peer is loopback.
+BEHIND_PROXY = env_bool("DJANGO_BEHIND_PROXY", HTTPS)
+# Peers whose X-Forwarded-For names the client (addresses or CIDR blocks); none by default: the header is ignored
+# and the client is REMOTE_ADDR. The client is then the right-most X-Forwarded-For entry not in this list.
+TRUSTED_PROXIES = [p.strip() for p in os.environ.get("DJANGO_TRUSTED_PROXIES", "").split(",") if p.strip()]
+for _proxy in TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(f"DJANGO_TRUSTED_PROXIES: {_proxy!r} is not an IP address or CIDR block") from None
 if BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SESSION_COOKIE_HTTPONLY = True
@@ -278,8 +294,10 @@ SPECTACULAR_SETTINGS = {
 
 # --- Cache: the login and API throttles count here, shared by every web process through Redis --------------
 CACHES = {
+    # Short socket timeouts: with Redis unreachable, login falls back to a per-process limiter at once and
+    # sign-up answers 503 (leaderboard/security.py), instead of every request hanging.
     "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": os.environ["REDIS_URL"],
-                "KEY_PREFIX": "leaderboard"}
+                "KEY_PREFIX": "leaderboard", "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1}}
     if os.environ.get("REDIS_URL")
     else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
 }

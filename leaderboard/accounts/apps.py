@@ -10,3 +10,11 @@ class AccountsConfig(AppConfig):
     name = "leaderboard.accounts"
     label = "accounts"
     verbose_name = "Accounts"
+
+    def ready(self) -> None:
+        from django.contrib import admin
+
+        from leaderboard.accounts.forms import AdminLoginForm
+
+        # The admin's login says "try again after HH:MM UTC" when locked, as the site's does.
+        admin.site.login_form = AdminLoginForm

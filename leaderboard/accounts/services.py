@@ -1,5 +1,6 @@
 """Writes on accounts: a host makes a participant account and gets its API token; a person signs up with a
-password; an owner gets or replaces their API token."""
+password; an owner gets or replaces their API token. New usernames are NFKC-normalised and refused when they look
+like a taken one (``leaderboard.accounts.usernames``)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from django.db import IntegrityError, transaction
 from rest_framework.authtoken.models import Token
 
 from leaderboard.accounts.models import ProvisionedAccount
+from leaderboard.accounts.usernames import CONFUSABLE_MESSAGE, confusable_existing_username, normalize_username
 from leaderboard.errors import UsernameTaken
 
 
@@ -22,7 +24,10 @@ def participant_provision(*, username: str, host: Any, email: str = "") -> tuple
     taken name raises :class:`UsernameTaken`, so a host can never obtain another person's token.
     """
     user_model = get_user_model()
+    username = normalize_username(username)
     with transaction.atomic():
+        if not user_model.objects.filter(username=username).exists() and confusable_existing_username(username):
+            raise UsernameTaken(f"the username {username!r} looks too much like a taken one; choose another")
         user, created = user_model.objects.get_or_create(username=username, defaults={"email": email})
         if created:
             user.set_unusable_password()
@@ -41,6 +46,9 @@ def participant_provision(*, username: str, host: Any, email: str = "") -> tuple
 def participant_sign_up(*, username: str, email: str, password: str) -> tuple[Any, str]:
     """A new participant account with a password (validated by the caller's form) and its API token."""
     users: Any = get_user_model().objects  # the user model's manager (create_user is not on the base type)
+    username = normalize_username(username)
+    if confusable_existing_username(username) is not None:
+        raise UsernameTaken(CONFUSABLE_MESSAGE)
     try:
         with transaction.atomic():
             user = users.create_user(username=username, email=email, password=password)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from django.urls import path
 
-from leaderboard.api import views
+from leaderboard.api import auth, views
 
 app_name = "api"
 
 urlpatterns = [
+    path("auth/token/", auth.TokenLoginApi.as_view(), name="auth-token"),
     path("competitions/", views.CompetitionListApi.as_view(), name="competition-list"),
     path("competitions/<slug:slug>/", views.CompetitionDetailApi.as_view(), name="competition-detail"),
     path(

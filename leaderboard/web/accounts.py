@@ -1,8 +1,10 @@
 """The account pages: sign-up (open, by invite code or closed: ``LEADERBOARD_SIGNUP``), the profile with the API
 token and its regeneration, and Django's own password change and reset views on the site's templates.
 
-Sign-up and password-reset requests are counted per client address (``leaderboard.security.attempt_allowed``),
-as failed logins are counted per username; tokens are only ever shown to their owner.
+Sign-up and password-reset requests are counted per client address (``leaderboard.security.attempt_allowed``);
+failed logins per (username, address) and per address, and a locked login says until when (HTTP 429). With the
+shared counters (Redis) down, sign-up answers 503 rather than let accounts through uncounted. Tokens are only
+ever shown to their owner.
 """
 
 from __future__ import annotations
@@ -21,13 +23,35 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST
 
+from leaderboard.accounts.forms import LoginForm
 from leaderboard.accounts.services import api_token_ensure, api_token_regenerate, participant_sign_up
 from leaderboard.errors import UsernameTaken
-from leaderboard.security import attempt_allowed
+from leaderboard.security import LimiterUnavailable, attempt_allowed, request_locked_until, retry_after_seconds
 from leaderboard.web.forms import SignUpForm
 
 LOGIN_BACKEND = "leaderboard.security.ThrottledModelBackend"
 TOO_MANY = "Too many requests from your address; try again later."
+UNAVAILABLE = "Sign-up is unavailable for a moment (its rate limiter cannot be reached); try again in a few minutes."
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login view on the site's template; a locked login answers 429 with a Retry-After header and
+    says until when."""
+
+    template_name = "web/login.html"
+    form_class = LoginForm
+    next_page = "web:competition-list"
+
+    def form_invalid(self, form: Any) -> HttpResponse:
+        response = super().form_invalid(form)
+        until = request_locked_until(self.request)
+        if until is not None and form.has_error("__all__", "locked"):
+            response.status_code = 429
+            response["Retry-After"] = str(retry_after_seconds(until))
+        return response
+
+
+login_page = LoginView.as_view()
 
 
 def _invite_code() -> str | None:
@@ -53,7 +77,14 @@ def sign_up(request: HttpRequest) -> HttpResponse:
         return render(request, "web/signup.html", context, status=403)
     status = 200
     if request.method == "POST":
-        if not attempt_allowed(request, scope="signup"):
+        try:
+            allowed = attempt_allowed(request, scope="signup", fail_closed=True)
+        except LimiterUnavailable:
+            context.update(form=SignUpForm(invite_code=_invite_code()), error=UNAVAILABLE)
+            response = render(request, "web/signup.html", context, status=503)
+            response["Retry-After"] = "60"
+            return response
+        if not allowed:
             context.update(form=SignUpForm(invite_code=_invite_code()), error=TOO_MANY)
             return render(request, "web/signup.html", context, status=429)
         form = SignUpForm(request.POST, invite_code=_invite_code())

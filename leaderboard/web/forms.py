@@ -10,6 +10,8 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.forms import UserCreationForm
 
+from leaderboard.accounts.usernames import CONFUSABLE_MESSAGE, confusable_existing_username
+
 
 class SubmissionUploadForm(forms.Form):
     # Empty files go through to the parser, so every malformed upload gets the same precise message.
@@ -58,6 +60,12 @@ class SignUpForm(UserCreationForm):
         self.expected_invite_code = invite_code
         if invite_code is None:
             del self.fields["invite_code"]
+
+    def clean_username(self) -> Any:
+        username = super().clean_username()  # NFKC-normalised by Django's UsernameField; taken names refused
+        if username and confusable_existing_username(username) is not None:
+            raise forms.ValidationError(CONFUSABLE_MESSAGE, code="confusable")
+        return username
 
     def clean_invite_code(self) -> str:
         given = str(self.cleaned_data.get("invite_code", ""))

@@ -13,11 +13,7 @@ app_name = "web"
 urlpatterns = [
     path("", views.competitions, name="competition-list"),
     path("favicon.ico", views.favicon, name="favicon"),
-    path(
-        "accounts/login/",
-        auth_views.LoginView.as_view(template_name="web/login.html", next_page="web:competition-list"),
-        name="login",
-    ),
+    path("accounts/login/", accounts.login_page, name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(next_page="web:competition-list"), name="logout"),
     path("accounts/signup/", accounts.sign_up, name="signup"),
     path("accounts/profile/", accounts.profile, name="profile"),

@@ -1,5 +1,6 @@
 """Safe defaults against a hostile participant: debug off, a generated secret key, no frame locals on error
-pages even with debug on, failed logins throttled per username, and a clean ``check --deploy`` behind HTTPS."""
+pages even with debug on, failed logins throttled per username and address, and a clean ``check --deploy``
+behind HTTPS."""
 
 from __future__ import annotations
 
@@ -82,15 +83,19 @@ def test_a_debug_error_page_shows_no_local_variable() -> None:
 @pytest.mark.django_db
 def test_failed_logins_lock_the_username_even_against_the_right_password(client: Any, settings: Any) -> None:
     from django.contrib.auth.models import User
+    from django.core.cache import cache
 
+    cache.clear()
     settings.LEADERBOARD_LOGIN_ATTEMPTS = 5
     User.objects.create_user("mallory-target", password="the-right-password-42")
     other = User.objects.create_user("bystander", password="another-password-42")
+    attacker = {"REMOTE_ADDR": "203.0.113.66"}
     for attempt in range(5):
-        assert not client.login(username="mallory-target", password=f"guess-{attempt}")
-    assert not client.login(username="mallory-target", password="the-right-password-42")
-    assert client.login(username=other.username, password="another-password-42")  # only that username is locked
-    client.logout()
-    page = client.post("/accounts/login/", {"username": "mallory-target", "password": "the-right-password-42"})
-    assert page.status_code == 200  # the form again, not the redirect of a successful login
+        client.post("/accounts/login/", {"username": "mallory-target", "password": f"guess-{attempt}"}, **attacker)
+    page = client.post("/accounts/login/", {"username": "mallory-target", "password": "the-right-password-42"},
+                       **attacker)
+    assert page.status_code == 429  # the form again, not the redirect of a successful login
     assert "_auth_user_id" not in client.session
+    # Only that username from that address is locked.
+    assert client.post("/accounts/login/", {"username": other.username, "password": "another-password-42"},
+                       **attacker).status_code == 302
