@@ -49,6 +49,7 @@ from games.utility import (
 from scoring import ScoringError
 from scoring.parsing import ParsedPredictions, validate_array
 from scoring.pipeline import evaluate, raw_score
+from scoring.release import States, release_submission
 
 if TYPE_CHECKING:
     from games.live import LiveSite
@@ -305,14 +306,25 @@ def _splits(oracle: LocalOracle) -> tuple[str, str]:
 
 
 def release_once(
-    oracle: LocalOracle, predictions: np.ndarray, *, submission_id: str, split: str
+    oracle: LocalOracle, predictions: np.ndarray, *, submission_id: str, split: str,
+    shared: dict[str, States] | None = None,
 ) -> tuple[float | None, float, bool]:
     """Score one first-and-only submission of a fresh participant on ``split`` of ``oracle``'s competition.
 
     Returns (released score or ``None``, raw score, rejected). Goes through the same :func:`evaluate` and
-    chain as ``oracle.submit``, with fresh defense state and its own submission id.
+    chain as ``oracle.submit``, with fresh defense state and its own submission id. ``shared`` is the
+    competition's state of a chain with competition-scoped defenses (one Ladder for the board), updated in
+    place: every honest participant meets the board the ones before them left.
     """
     parsed = ParsedPredictions(validate_array(np.asarray(predictions, dtype=np.float64), oracle.spec.submission_format))
+    if shared is not None and oracle.spec.chain.has_shared_state:
+        release = release_submission(oracle.spec, parsed, submission_id=submission_id, splits=(split,), shared=shared)
+        if release.reject is not None:
+            return None, float(raw_score(oracle.spec, parsed, oracle.spec.split_rows[split])), True
+        for metric, by_split in release.shared.items():
+            shared.setdefault(metric, {}).update(by_split)
+        shared_result = release.primary[split]
+        return shared_result.released, float(shared_result.raw), False
     evaluation = evaluate(oracle.spec, parsed, submission_id=submission_id, states=None, splits=(split,))
     if evaluation.reject is not None:
         return None, float(raw_score(oracle.spec, parsed, oracle.spec.split_rows[split])), True
@@ -329,17 +341,22 @@ def as_submitted(oracle: LocalOracle, probabilities: Any) -> np.ndarray:
 def play_honest(
     spec: GameSpec, dataset: DatasetSpec, population: Population, defense: DefenseSpec, seed: int
 ) -> Board:
-    """Every honest model submits once to the cell's competition; their public and private boards."""
+    """Every honest model submits once to the cell's competition, in the population's order; their public and
+    private boards. A competition-scoped defense (``scope: "competition"``) keeps one state across them (a later
+    model is released behind a board Ladder only if it beats the best so far), the public and private boards
+    each their own."""
     oracle = make_oracle(spec, dataset, population, defense, seed)
     public_split, private_split = _splits(oracle)
     participants: list[Participant] = []
+    shared_public: dict[str, States] = {}
+    shared_private: dict[str, States] = {}
     for position, (name, predictions) in enumerate(population.predictions.items()):
         values = as_submitted(oracle, predictions)
         released_public, raw_public, rejected = release_once(
-            oracle, values, submission_id=f"honest-{position}", split=public_split
+            oracle, values, submission_id=f"honest-{position}", split=public_split, shared=shared_public
         )
         released_private, raw_private, rejected_private = release_once(
-            oracle, values, submission_id=f"honest-{position}-private", split=private_split
+            oracle, values, submission_id=f"honest-{position}-private", split=private_split, shared=shared_private
         )
         participants.append(
             Participant(name, released_public, released_private, raw_public, raw_private, rejected or rejected_private)
