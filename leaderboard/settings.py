@@ -9,10 +9,16 @@ Environment:
   explicitly when several machines serve the site.
 - ``DJANGO_HTTPS`` — ``1`` behind HTTPS: secure cookies, HSTS (``DJANGO_HSTS_SECONDS``, default one year),
   redirect to HTTPS (``DJANGO_SSL_REDIRECT``), and trust of ``X-Forwarded-Proto`` from the proxy
-  (``DJANGO_BEHIND_PROXY``). ``manage.py check --deploy`` is clean with it.
-- ``LEADERBOARD_LOGIN_ATTEMPTS`` / ``LEADERBOARD_LOGIN_WINDOW`` — failed logins allowed per username and the
-  window in seconds (10 and 900); ``LEADERBOARD_API_THROTTLE_ANON`` / ``LEADERBOARD_API_THROTTLE_USER`` —
-  DRF rates such as ``100/minute`` (off unless set).
+  (``DJANGO_BEHIND_PROXY``: a proxy on this machine, whose ``X-Forwarded-For`` is believed from loopback only).
+  ``manage.py check --deploy`` is clean with it.
+- ``DJANGO_TRUSTED_PROXIES`` — comma-separated proxy addresses or CIDR blocks whose ``X-Forwarded-For`` names the
+  client (its right-most entry that is not a trusted proxy); default none: the client is ``REMOTE_ADDR``.
+- ``LEADERBOARD_LOGIN_ATTEMPTS`` / ``LEADERBOARD_LOGIN_ADDRESS_ATTEMPTS`` — failed logins per (username, client
+  address) and per address across usernames before a lock (10 and 30); ``LEADERBOARD_LOGIN_LOCKOUT`` /
+  ``LEADERBOARD_LOGIN_LOCKOUT_MAX`` — the first lock and the cap of its doubling (300 s and one day);
+  ``LEADERBOARD_LOGIN_WINDOW`` — quiet seconds after which counts are forgotten (900); docs/security.md.
+  ``LEADERBOARD_API_THROTTLE_ANON`` / ``LEADERBOARD_API_THROTTLE_USER`` — DRF rates such as ``100/minute`` (off
+  unless set).
 - ``LEADERBOARD_SIGNUP`` — who may make an account on the sign-up page: ``open`` (default, anyone), ``invite``
   (whoever knows ``LEADERBOARD_INVITE_CODE``) or ``closed`` (hosts make accounts: ``create_participant``, the
   host API, the admin); ``LEADERBOARD_SIGNUP_ATTEMPTS`` / ``LEADERBOARD_SIGNUP_WINDOW`` — sign-up and

@@ -39,6 +39,8 @@ class TokenLoginApi(APIView):
         username, password = data.get("username"), data.get("password")
         if not isinstance(username, str) or not isinstance(password, str) or not username or not password:
             return Response({"detail": "send a username and a password"}, status=status.HTTP_400_BAD_REQUEST)
+        if "\x00" in username or "\x00" in password:  # PostgreSQL refuses NUL in a string: never a 500
+            return Response({"detail": DID_NOT_MATCH}, status=status.HTTP_400_BAD_REQUEST)
         raw = request._request  # the lockout reads the client address from the Django request
         user = authenticate(raw, username=username[:150], password=password[:4096])
         if user is None:

@@ -5,7 +5,10 @@ login degrading when Redis is down; NFKC usernames and confusable look-alikes re
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -22,6 +25,7 @@ from leaderboard.accounts.services import participant_provision, participant_sig
 from leaderboard.accounts.usernames import confusable_with, normalize_username, skeleton
 from leaderboard.errors import UsernameTaken
 from leaderboard.security import client_address, format_until, reset_all_counters
+from stack.processes import REPO
 
 pytestmark = pytest.mark.django_db
 
@@ -171,7 +175,7 @@ def test_the_api_token_login_answers_429_with_the_reset_time() -> None:
     assert datetime.fromisoformat(body["resets_at"]) > datetime.now(UTC)
     token = api.post(url, {"username": "alice", "password": PASSWORD}, "application/json", REMOTE_ADDR=OWNER_ELSEWHERE)
     assert token.status_code == 200 and token.json()["token"] == Token.objects.get(user=user).key
-    for junk in ([1, 2], "text", {"username": ["a"], "password": None}):
+    for junk in ([1, 2], "text", {"username": ["a"], "password": None}, {"username": "a\x00", "password": "b"}):
         assert api.post(url, junk, "application/json", REMOTE_ADDR=OWNER_ELSEWHERE).status_code == 400
 
 
@@ -229,6 +233,18 @@ def test_login_lockout_follows_the_forwarded_client_from_a_trusted_proxy(setting
     spoofed = Client().post("/accounts/login/", {"username": "alice", "password": PASSWORD},
                             HTTP_X_FORWARDED_FOR=f"{OWNER_ELSEWHERE}, {ATTACKER}", **proxy)
     assert spoofed.status_code == 429
+
+
+def test_trusted_proxies_come_from_the_environment_and_a_bad_entry_stops_the_start() -> None:
+    code = "import django; django.setup(); from django.conf import settings; print(settings.TRUSTED_PROXIES)"
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "LEADERBOARD_"))}
+    env = {**base, "DJANGO_SETTINGS_MODULE": "leaderboard.settings", "DJANGO_SECRET_KEY": "x" * 50}
+    good = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                          env={**env, "DJANGO_TRUSTED_PROXIES": "10.0.0.0/8, 192.0.2.1"})
+    assert good.stdout.strip() == "['10.0.0.0/8', '192.0.2.1']"
+    bad = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                         env={**env, "DJANGO_TRUSTED_PROXIES": "10.0.0.0/8, proxy.local"})
+    assert bad.returncode != 0 and "DJANGO_TRUSTED_PROXIES: 'proxy.local' is not an IP address" in bad.stderr
 
 
 # --- Redis down ---------------------------------------------------------------------------------------------------
