@@ -132,3 +132,27 @@ def test_several_tokens_read_public_labels_one_token_cannot_and_resume_by_accoun
     # No token is printed or written anywhere the bot writes.
     written = output + out.read_text() + checkpoint.read_text()
     assert not any(token in written for token in [solo_token, *tokens])
+
+
+def test_thirty_tokens_read_no_more_than_the_majority_behind_a_competition_scoped_ladder(
+    stack: LiveStack, tmp_path: Path
+) -> None:
+    """The same attack on a board whose Ladder is one for the whole competition: a new account's first submission
+    meets the board's best, so the fresh accounts buy nothing and the bot vouches for no label."""
+    stack.competition("board-ladder", LABELS, decimals=5, public_fraction=PUBLIC,
+                      defenses=[{**LADDER[0], "scope": "competition"}])
+    tokens = [stack.participant(f"board-sybil-{i:02d}") for i in range(ACCOUNTS)]
+    token_file = tmp_path / "tokens.txt"
+    token_file.write_text("\n".join(tokens) + "\n")
+    out = tmp_path / "board" / "summary.json"
+    argv = [sys.executable, "-m", "bot", "--url", stack.url, "--competition", "board-ladder", "--json", str(out),
+            "--no-progress", "--budget", str(BUDGET), "--token-file", str(token_file)]
+    done = subprocess.run(argv, cwd=REPO, env=stack.env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr + stack.logs()
+    summary = json.loads(out.read_text())
+    assert _exact(summary) == {}, summary["reasoning"]
+    by_row = {int(key[1:]): label for key, label in summary["labels"].items()}
+    assert len(by_row) == N_ROWS  # every row guessed, none vouched for
+    guessed = np.array([by_row[i] for i in range(N_ROWS)])
+    majority = max(float(LABELS.mean()), 1 - float(LABELS.mean()))
+    assert float(np.mean(guessed == LABELS)) <= majority + 0.02, summary["reasoning"]
