@@ -25,7 +25,6 @@ get in while nobody counts. Password-reset requests fall back to memory as login
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import ipaddress
 import math
@@ -104,16 +103,44 @@ class _MemoryCounters:
 memory_counters = _MemoryCounters()
 
 
+# After a failed cache call the cache is left alone for this long (per cache location): an unreachable Redis
+# costs one socket timeout every few seconds, not one per counter per request.
+CACHE_RETRY_AFTER = 5.0
+_cache_down_until: dict[str, float] = {}
+
+
+class _CacheDown(Exception):
+    """The cache failed moments ago; not asked again yet."""
+
+
+def _cache_location() -> str:
+    config = settings.CACHES.get("default", {})
+    return f"{config.get('BACKEND', '')}|{config.get('LOCATION', '')}"
+
+
+def _shared() -> Any:
+    """The cache, unless it failed less than ``CACHE_RETRY_AFTER`` seconds ago."""
+    if _cache_down_until.get(_cache_location(), 0.0) > time.monotonic():
+        raise _CacheDown
+    return cache
+
+
+def _failed(exc: Exception) -> None:
+    if not isinstance(exc, _CacheDown):
+        _cache_down_until[_cache_location()] = time.monotonic() + CACHE_RETRY_AFTER
+
+
 def _cache_incr(key: str, timeout: int, *, sliding: bool) -> int:
-    if cache.add(key, 1, timeout=timeout):
+    shared = _shared()
+    if shared.add(key, 1, timeout=timeout):
         return 1
     try:
-        count = int(cache.incr(key))
+        count = int(shared.incr(key))
     except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=timeout)
+        shared.set(key, 1, timeout=timeout)
         return 1
     if sliding:
-        cache.touch(key, timeout)
+        shared.touch(key, timeout)
     return count
 
 
@@ -123,6 +150,7 @@ def _incr(key: str, timeout: int, *, sliding: bool = False, fail_closed: bool = 
     try:
         return _cache_incr(key, timeout, sliding=sliding)
     except Exception as exc:  # the cache is down (connection refused, timeout)
+        _failed(exc)
         if fail_closed:
             raise LimiterUnavailable(str(exc)) from exc
         return memory_counters.incr(key, timeout, sliding=sliding)
@@ -130,29 +158,35 @@ def _incr(key: str, timeout: int, *, sliding: bool = False, fail_closed: bool = 
 
 def _get(key: str) -> Any:
     try:
-        return cache.get(key)
-    except Exception:
+        return _shared().get(key)
+    except Exception as exc:
+        _failed(exc)
         return memory_counters.get(key)
 
 
 def _set(key: str, value: Any, timeout: int) -> None:
     try:
-        cache.set(key, value, timeout=timeout)
-    except Exception:
+        _shared().set(key, value, timeout=timeout)
+    except Exception as exc:
+        _failed(exc)
         memory_counters.set(key, value, timeout)
 
 
 def _touch(key: str, value: int, timeout: int) -> None:
     try:
-        if not cache.touch(key, timeout):
-            cache.set(key, value, timeout=timeout)
-    except Exception:
+        shared = _shared()
+        if not shared.touch(key, timeout):
+            shared.set(key, value, timeout=timeout)
+    except Exception as exc:
+        _failed(exc)
         memory_counters.set(key, value, timeout)
 
 
 def _delete(key: str) -> None:
-    with contextlib.suppress(Exception):
-        cache.delete(key)
+    try:
+        _shared().delete(key)
+    except Exception as exc:
+        _failed(exc)
     memory_counters.delete(key)
 
 
@@ -300,8 +334,9 @@ def clear_login_failures(username: str, address: str) -> None:
 
 
 def reset_all_counters() -> None:
-    """Forget every in-memory count (tests; the cache is cleared with ``cache.clear()``)."""
+    """Forget every in-memory count and every cache failure (tests; the cache is cleared with ``cache.clear()``)."""
     memory_counters.clear()
+    _cache_down_until.clear()
 
 
 def retry_after_seconds(until: datetime) -> int:

@@ -268,6 +268,34 @@ def test_with_redis_down_sign_up_fails_closed_and_login_degrades(settings: Any) 
     assert Client().post("/accounts/password/reset/", {"email": "x@example.org"}).status_code == 302
 
 
+def test_an_unreachable_redis_is_asked_once_per_few_seconds_not_per_counter(
+    settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import leaderboard.security as security
+
+    calls: list[str] = []
+
+    class Unreachable:
+        def __getattr__(self, name: str) -> Any:
+            def fail(*args: Any, **kwargs: Any) -> Any:
+                calls.append(name)
+                raise ConnectionError("timed out")  # what an unreachable host gives after the socket timeout
+
+            return fail
+
+    owner()
+    settings.CACHES = REDIS_DOWN
+    monkeypatch.setattr(security, "cache", Unreachable())
+    for n in range(3):
+        log_in("alice", f"g{n}", ATTACKER)  # each login reads two locks and counts two failures
+    assert len(calls) == 1
+    assert log_in("alice", PASSWORD, ATTACKER).status_code == 429  # counted in memory meanwhile
+    clock = time.monotonic() + security.CACHE_RETRY_AFTER + 1
+    monkeypatch.setattr(time, "monotonic", lambda: clock)
+    log_in("alice", PASSWORD, OWNER_ELSEWHERE)
+    assert len(calls) == 2  # asked again once the pause is over
+
+
 # --- Usernames -----------------------------------------------------------------------------------------------------
 
 
