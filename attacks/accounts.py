@@ -146,6 +146,9 @@ def fresh_accounts_fits(facts: BoardFacts) -> Plan | Refusal:
     attack."""
     if not facts.sticky or facts.refusing:
         return Refusal("fresh_accounts", "no per-account Ladder seen (or probes refused)")
+    if facts.told.ladder_scope == "competition":
+        return Refusal("fresh_accounts", "the host discloses one Ladder for the whole competition: a fresh account's "
+                       "first submission meets the board's best, it is not released for free")
     if facts.family not in CAPACITY_METRICS or not facts.float64 or facts.feedback != "score":
         return Refusal("fresh_accounts", "a float64 score board of a metric capacity reads only")
     scored = facts.n_rows if facts.public_fraction is None else round(facts.n_rows * facts.public_fraction)

@@ -6,6 +6,7 @@ A competition may disclose parameters of its chain (the site's ``disclosed_defen
 * **flat keys**: ``epsilon`` (the ε each noisy release spends), ``scale`` (a fixed noise scale on the released
   score), ``noise`` (``"laplace"`` or ``"gaussian"``), ``privacy_budget`` (the total ε per participant; also
   ``budget_epsilon``), ``composition``, ``ladder`` (``"fixed"`` or ``"parameter_free"``), ``eta`` (the Ladder's step),
+  ``ladder_scope`` and ``budget_scope`` (``"account"`` or ``"competition"``: whose submissions share the state),
   ``p`` (randomized response's flip rate; also ``flip_rate``), ``subset_size`` or ``subset_fraction``;
 * **the chain** itself, as the chain JSON of the disclosed defenses: ``{"defenses": [{"name": "noise", "kind":
   "laplace", "epsilon": 10}, {"name": "privacy_budget", "epsilon": 200}]}`` (also under ``chain``), or a ``text``
@@ -58,6 +59,9 @@ class Disclosure:
     ladder_step: float | None = None
     rr_p: float | None = None
     rr_mode: str | None = None
+    # Whose submissions share the Ladder's and the privacy budget's state (``"account"``, ``"competition"``).
+    ladder_scope: str | None = None
+    budget_scope: str | None = None
     subset_size: int | None = None
     subset_fraction: float | None = None
     read: tuple[str, ...] = field(default=())
@@ -138,6 +142,9 @@ def _read_defense(step: Mapping[str, Any], values: dict[str, Any], read: list[st
             read.append(f"privacy budget ε {number:g}")
         if isinstance(step.get("composition"), str):
             values["composition"] = step["composition"]
+        if isinstance(step.get("scope"), str):
+            values["budget_scope"] = step["scope"]
+            read.append(f"privacy budget scope {step['scope']}")
     elif name == "ladder":
         mode = step.get("mode", "fixed")
         if isinstance(mode, str):
@@ -147,6 +154,9 @@ def _read_defense(step: Mapping[str, Any], values: dict[str, Any], read: list[st
         if number is not None:
             values["ladder_step"] = number
             read.append(f"Ladder step {number:g}")
+        if isinstance(step.get("scope"), str):
+            values["ladder_scope"] = step["scope"]
+            read.append(f"Ladder scope {step['scope']}")
     elif name == "randomized_response":
         p = _number(step.get("p"))
         eps = _number(step.get("epsilon"))
@@ -192,7 +202,8 @@ def _read_flat(disclosed: Mapping[str, Any], values: dict[str, Any], read: list[
     if isinstance(size, int) and not isinstance(size, bool) and size > 0 and "subset_size" not in values:
         values["subset_size"] = size
         read.append(f"subset size {size}")
-    for key, target in (("noise", "noise_kind"), ("ladder", "ladder_mode"), ("composition", "composition")):
+    for key, target in (("noise", "noise_kind"), ("ladder", "ladder_mode"), ("composition", "composition"),
+                        ("ladder_scope", "ladder_scope"), ("budget_scope", "budget_scope")):
         text = disclosed.get(key)
         if isinstance(text, str) and target not in values:
             values[target] = text

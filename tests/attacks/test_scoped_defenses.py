@@ -79,3 +79,20 @@ def test_a_competition_privacy_budget_is_one_budget_not_one_per_account() -> Non
     # Thirty accounts on one board budget read what one account reads; thirty budgets read far more.
     assert shared == pytest.approx(one_account, abs=0.01)
     assert per_account >= shared + 0.15
+
+
+def test_a_disclosed_scope_is_read_and_a_disclosed_board_ladder_is_not_played_as_fresh_first_releases() -> None:
+    from attacks.disclosure import Disclosure
+
+    told = Disclosure.parse({"defenses": [*_ladder("parameter_free", "competition"),
+                                          *_budget_chain(10.0, "competition")[:2]]})
+    assert told.ladder_scope == "competition" and told.budget_scope == "competition"
+    assert "Ladder scope competition" in told.read
+    assert Disclosure.parse({"ladder": "fixed", "ladder_scope": "account"}).ladder_scope == "account"
+    chain = _ladder("parameter_free", "competition")
+    board = LocalOracle(LABELS, decimals=5, defenses=chain, public_fraction=0.3, seed=3, accounts=60,
+                        disclosed={"defenses": chain})
+    result = attacks.run("auto", board, budget=200)
+    assert result.course is not None and result.course.attack != "fresh_accounts"
+    right, wrong = _public_read(result)
+    assert right <= MAJORITY + TOLERANCE and wrong == 0 and result.exact == 0
