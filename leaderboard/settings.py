@@ -22,7 +22,9 @@ Environment:
 - ``LEADERBOARD_SIGNUP`` — who may make an account on the sign-up page: ``open`` (default, anyone), ``invite``
   (whoever knows ``LEADERBOARD_INVITE_CODE``) or ``closed`` (hosts make accounts: ``create_participant``, the
   host API, the admin); ``LEADERBOARD_SIGNUP_ATTEMPTS`` / ``LEADERBOARD_SIGNUP_WINDOW`` — sign-up and
-  password-reset requests allowed per client address and the window in seconds (20 and 3600).
+  password-reset requests allowed per client address and the window in seconds (20 and 3600);
+  ``LEADERBOARD_HOST_ACCOUNTS_PER_DAY`` — new accounts a host (not a superuser) may make through the host API in
+  24 hours (300; 0: no limit).
 - ``DJANGO_EMAIL_BACKEND`` — default: a file per message under ``var/mail/`` (``LEADERBOARD_MAIL_DIR``); with
   ``django.core.mail.backends.smtp.EmailBackend``, ``DJANGO_EMAIL_HOST``, ``DJANGO_EMAIL_PORT``,
   ``DJANGO_EMAIL_HOST_USER``, ``DJANGO_EMAIL_HOST_PASSWORD``, ``DJANGO_EMAIL_USE_TLS``; ``DJANGO_DEFAULT_FROM_EMAIL``.
@@ -117,6 +119,8 @@ if LEADERBOARD_SIGNUP == "invite" and not LEADERBOARD_INVITE_CODE:
 # own quota) and guessing the invite code; a class behind one NAT address may need a larger number.
 LEADERBOARD_SIGNUP_ATTEMPTS = env_int("LEADERBOARD_SIGNUP_ATTEMPTS", 20)
 LEADERBOARD_SIGNUP_WINDOW = env_int("LEADERBOARD_SIGNUP_WINDOW", 3600)
+# New participant accounts one host (not a superuser) may make through the host API in 24 hours; 0: no limit.
+LEADERBOARD_HOST_ACCOUNTS_PER_DAY = env_int("LEADERBOARD_HOST_ACCOUNTS_PER_DAY", 300)
 EMAIL_BACKEND = os.environ.get("DJANGO_EMAIL_BACKEND") or "django.core.mail.backends.filebased.EmailBackend"
 EMAIL_FILE_PATH = Path(os.environ.get("LEADERBOARD_MAIL_DIR") or VAR_DIR / "mail")
 EMAIL_HOST = os.environ.get("DJANGO_EMAIL_HOST", "localhost")

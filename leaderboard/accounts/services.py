@@ -4,15 +4,20 @@ like a taken one (``leaderboard.accounts.usernames``)."""
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 from rest_framework.authtoken.models import Token
 
 from leaderboard.accounts.models import ProvisionedAccount
 from leaderboard.accounts.usernames import CONFUSABLE_MESSAGE, confusable_existing_username, normalize_username
-from leaderboard.errors import UsernameTaken
+from leaderboard.errors import QuotaExceeded, UsernameTaken
+
+HOST_ACCOUNT_PERIOD = timedelta(days=1)
 
 
 def participant_provision(*, username: str, host: Any, email: str = "") -> tuple[Any, str, bool]:
@@ -21,13 +26,17 @@ def participant_provision(*, username: str, host: Any, email: str = "") -> tuple
     A new account has no usable password (it signs in with its token) and remembers ``host`` as its maker.
     Asking again for an existing account returns it only to the host that made it (or to a superuser, who may
     read every token anyway), and only when it is a plain participant (never a staff account); any other
-    taken name raises :class:`UsernameTaken`, so a host can never obtain another person's token.
+    taken name raises :class:`UsernameTaken`, so a host can never obtain another person's token. A new name
+    that looks like a taken one raises :class:`UsernameTaken` too; a host (not a superuser) past
+    ``LEADERBOARD_HOST_ACCOUNTS_PER_DAY`` new accounts in 24 hours gets :class:`QuotaExceeded`.
     """
     user_model = get_user_model()
     username = normalize_username(username)
     with transaction.atomic():
-        if not user_model.objects.filter(username=username).exists() and confusable_existing_username(username):
-            raise UsernameTaken(f"the username {username!r} looks too much like a taken one; choose another")
+        if not user_model.objects.filter(username=username).exists():
+            if confusable_existing_username(username):
+                raise UsernameTaken(f"the username {username!r} looks too much like a taken one; choose another")
+            _check_host_account_limit(host)
         user, created = user_model.objects.get_or_create(username=username, defaults={"email": email})
         if created:
             user.set_unusable_password()
@@ -41,6 +50,24 @@ def participant_provision(*, username: str, host: Any, email: str = "") -> tuple
                 raise UsernameTaken(f"the username {username!r} is taken; choose another")
         token, _ = Token.objects.get_or_create(user=user)
     return user, token.key, created
+
+
+def _check_host_account_limit(host: Any) -> None:
+    """At most ``LEADERBOARD_HOST_ACCOUNTS_PER_DAY`` new accounts per host in any 24 hours (superusers: no
+    limit): a host is also a participant elsewhere, and every account brings a fresh quota and defense state."""
+    limit = settings.LEADERBOARD_HOST_ACCOUNTS_PER_DAY
+    if getattr(host, "is_superuser", False) or limit <= 0:
+        return
+    # One host's requests queue here, so two at once cannot both take the last place.
+    get_user_model().objects.select_for_update().filter(pk=host.pk).first()
+    since = timezone.now() - HOST_ACCOUNT_PERIOD
+    made = ProvisionedAccount.objects.filter(created_by=host, created_at__gte=since)
+    if made.count() >= limit:
+        oldest = made.order_by("created_at").values_list("created_at", flat=True).first() or timezone.now()
+        raise QuotaExceeded(
+            f"a host may make {limit} participant accounts in 24 hours; ask an administrator for more",
+            resets_at=oldest + HOST_ACCOUNT_PERIOD,
+        )
 
 
 def participant_sign_up(*, username: str, email: str, password: str) -> tuple[Any, str]:

@@ -404,6 +404,7 @@ class HostParticipantsApi(APIView):
             400: OpenApiResponse(description="an invalid username or email"),
             403: OpenApiResponse(description="not allowed to create competitions"),
             409: OpenApiResponse(description="the username is taken by an account this host did not make"),
+            429: OpenApiResponse(description="over the host's new accounts in 24 hours; `resets_at` (UTC)"),
         },
     )
     def post(self, request: Request) -> Response:

@@ -338,3 +338,23 @@ def test_a_host_cannot_provision_a_look_alike(host: Any) -> None:
     assert created and made.username == "dave"
     again, _, created_again = participant_provision(username="dave", host=host)  # the host's own account again
     assert again.pk == made.pk and not created_again
+
+
+# --- Host-made accounts -----------------------------------------------------------------------------------------
+
+
+def test_a_host_makes_a_limited_number_of_accounts_a_day(settings: Any) -> None:
+    from tests.site.conftest import api_client
+
+    settings.LEADERBOARD_HOST_ACCOUNTS_PER_DAY = 2
+    host = api_client(User.objects.create_user("hana", is_staff=True))
+    made = [host.post("/api/v1/host/participants/", {"username": f"bot-{n}"}, format="json") for n in range(3)]
+    assert [answer.status_code for answer in made] == [201, 201, 429]
+    refused = made[2].json()
+    assert "2 participant accounts in 24 hours" in refused["detail"] and refused["resets_at"].endswith("Z")
+    assert int(made[2]["Retry-After"]) > 23 * 3600
+    assert not User.objects.filter(username="bot-2").exists()
+    # Asking again for an account it made is not a new account; a superuser has no limit.
+    assert host.post("/api/v1/host/participants/", {"username": "bot-0"}, format="json").status_code == 200
+    root = api_client(User.objects.create_superuser("root", "root@example.org", PASSWORD))
+    assert root.post("/api/v1/host/participants/", {"username": "bot-9"}, format="json").status_code == 201
