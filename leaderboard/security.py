@@ -277,14 +277,16 @@ def _username_key(username: str) -> str:
     return _digest(username.strip().casefold())
 
 
-def _keys(username: str, address: str) -> tuple[tuple[str, str, int], tuple[str, str, int]]:
-    """(failure counter, lock, threshold) of the (username, address) pair and of the address alone."""
-    pair = f"{_username_key(username)}:{_digest(address)}"
+def _keys(username: str, address: str) -> list[tuple[str, str, int]]:
+    """(failure counter, lock, threshold) of the (username, address) pair, then of the address alone — unless
+    there is no address (``authenticate`` called without a request, in this process: nobody to count)."""
     alone = _digest(address)
-    return (
-        (f"login-failures:{pair}", f"login-lock:{pair}", settings.LEADERBOARD_LOGIN_ATTEMPTS),
-        (f"login-address-failures:{alone}", f"login-address-lock:{alone}", settings.LEADERBOARD_LOGIN_ADDRESS_ATTEMPTS),
-    )
+    pair = f"{_username_key(username)}:{alone}"
+    keys = [(f"login-failures:{pair}", f"login-lock:{pair}", settings.LEADERBOARD_LOGIN_ATTEMPTS)]
+    if address:
+        threshold = settings.LEADERBOARD_LOGIN_ADDRESS_ATTEMPTS
+        keys.append((f"login-address-failures:{alone}", f"login-address-lock:{alone}", threshold))
+    return keys
 
 
 def _until(value: Any) -> float | None:
@@ -328,7 +330,7 @@ def record_login_failure(username: str, address: str) -> datetime | None:
 def clear_login_failures(username: str, address: str) -> None:
     """A successful login forgets the pair's failures (not the address's: an attacker's own account must not
     reset a spray's count)."""
-    (counter, lock, _), _ = _keys(username, address)
+    counter, lock, _ = _keys(username, address)[0]
     _delete(counter)
     _delete(lock)
 

@@ -150,6 +150,18 @@ def test_a_successful_login_forgets_the_pairs_failures() -> None:
         assert log_in("alice", f"typo-again-{n}", OWNER_ELSEWHERE).status_code == 200
 
 
+def test_authenticate_without_a_request_counts_per_username_only() -> None:
+    from django.contrib.auth import authenticate
+
+    owner()
+    for n in range(40):  # in-process callers (a management command, the test client's login) have no address
+        assert authenticate(username=f"nobody-{n}", password="wrong") is None
+    assert authenticate(username="alice", password=PASSWORD) is not None
+    for n in range(3):
+        authenticate(username="alice", password=f"wrong-{n}")
+    assert authenticate(username="alice", password=PASSWORD) is None
+
+
 def test_the_admin_login_is_locked_per_address_and_says_until_when() -> None:
     owner("hana", is_staff=True, is_superuser=True)
     for n in range(3):
