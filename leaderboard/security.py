@@ -346,11 +346,11 @@ def retry_after_seconds(until: datetime) -> int:
 
 
 def format_until(until: datetime) -> str:
-    """``HH:MM UTC`` (rounded up to the minute, so that trying at that time works), with the date when it is
-    not today."""
+    """``HH:MM UTC`` (rounded up to the minute, so that trying at that time works); with the date in front when
+    it is 12 hours away or more (a lock past midnight but within hours still reads as a time)."""
     moment = datetime.fromtimestamp(math.ceil(until.timestamp() / 60) * 60, UTC)
-    today = datetime.now(UTC).date()
-    return moment.strftime("%H:%M UTC" if moment.date() == today else "%Y-%m-%d %H:%M UTC")
+    near = moment.timestamp() - time.time() < 12 * 3600
+    return moment.strftime("%H:%M UTC" if near else "%Y-%m-%d %H:%M UTC")
 
 
 def locked_message(until: datetime) -> str:

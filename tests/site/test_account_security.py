@@ -115,6 +115,14 @@ def test_the_locked_message_names_the_end_of_the_lock_once(settings: Any) -> Non
     assert f"{shown} UTC" in expected
 
 
+def test_the_reset_time_reads_as_hh_mm_and_gains_a_date_only_when_far(monkeypatch: pytest.MonkeyPatch) -> None:
+    now = datetime(2026, 11, 28, 23, 58, 30, tzinfo=UTC).timestamp()
+    monkeypatch.setattr(time, "time", lambda: now)
+    assert format_until(datetime.fromtimestamp(now + 60, UTC)) == "00:00 UTC"  # rounded up, past midnight
+    assert format_until(datetime.fromtimestamp(now + 300, UTC)) == "00:04 UTC"
+    assert format_until(datetime.fromtimestamp(now + 86_400, UTC)) == "2026-11-29 23:59 UTC"
+
+
 def test_the_lock_doubles_with_every_failure_after_it(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = [1_900_000_000.0]
     monkeypatch.setattr(time, "time", lambda: clock[0])  # the cache's expiry reads the same clock
