@@ -24,7 +24,7 @@ Environment:
   host API, the admin); ``LEADERBOARD_SIGNUP_ATTEMPTS`` / ``LEADERBOARD_SIGNUP_WINDOW`` — sign-up and
   password-reset requests allowed per client address and the window in seconds (20 and 3600);
   ``LEADERBOARD_HOST_ACCOUNTS_PER_DAY`` — new accounts a host (not a superuser) may make through the host API in
-  24 hours (300; 0: no limit).
+  24 hours (1,000; 0: no limit).
 - ``DJANGO_EMAIL_BACKEND`` — default: a file per message under ``var/mail/`` (``LEADERBOARD_MAIL_DIR``); with
   ``django.core.mail.backends.smtp.EmailBackend``, ``DJANGO_EMAIL_HOST``, ``DJANGO_EMAIL_PORT``,
   ``DJANGO_EMAIL_HOST_USER``, ``DJANGO_EMAIL_HOST_PASSWORD``, ``DJANGO_EMAIL_USE_TLS``; ``DJANGO_DEFAULT_FROM_EMAIL``.
@@ -120,7 +120,7 @@ if LEADERBOARD_SIGNUP == "invite" and not LEADERBOARD_INVITE_CODE:
 LEADERBOARD_SIGNUP_ATTEMPTS = env_int("LEADERBOARD_SIGNUP_ATTEMPTS", 20)
 LEADERBOARD_SIGNUP_WINDOW = env_int("LEADERBOARD_SIGNUP_WINDOW", 3600)
 # New participant accounts one host (not a superuser) may make through the host API in 24 hours; 0: no limit.
-LEADERBOARD_HOST_ACCOUNTS_PER_DAY = env_int("LEADERBOARD_HOST_ACCOUNTS_PER_DAY", 300)
+LEADERBOARD_HOST_ACCOUNTS_PER_DAY = env_int("LEADERBOARD_HOST_ACCOUNTS_PER_DAY", 1000)
 EMAIL_BACKEND = os.environ.get("DJANGO_EMAIL_BACKEND") or "django.core.mail.backends.filebased.EmailBackend"
 EMAIL_FILE_PATH = Path(os.environ.get("LEADERBOARD_MAIL_DIR") or VAR_DIR / "mail")
 EMAIL_HOST = os.environ.get("DJANGO_EMAIL_HOST", "localhost")
