@@ -83,3 +83,25 @@ class AuditBusy(ApplicationError):
     """Another audit of the competition is queued or running (``id`` and ``url`` name it)."""
 
     status_code = 409
+
+
+class TeamError(ApplicationError):
+    """A team request that is malformed (an empty or too long name, a missing field)."""
+
+
+class TeamForbidden(ApplicationError):
+    """A team action the caller may not take (not a member, the competition closed, the merger deadline past)."""
+
+    status_code = 403
+
+
+class TeamNotFound(ApplicationError):
+    """No such team, user or invitation — or one the caller may not see (answered like a missing one)."""
+
+    status_code = 404
+
+
+class TeamConflict(ApplicationError):
+    """A team action the current state refuses (a taken name, a user already in a team, a merge over quota)."""
+
+    status_code = 409

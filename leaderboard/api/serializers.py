@@ -54,6 +54,9 @@ class CompetitionSummarySerializer(serializers.Serializer):
     )
     opens_at = serializers.DateTimeField()
     closes_at = serializers.DateTimeField(allow_null=True)
+    team_merger_deadline = serializers.DateTimeField(
+        allow_null=True, help_text="Joining and merging teams are allowed until then (empty: until the close)."
+    )
     is_open = serializers.SerializerMethodField()
 
     def get_is_open(self, competition: Competition) -> bool:
@@ -326,6 +329,9 @@ class CompetitionUpdateInputSerializer(serializers.Serializer):
     total_limit = serializers.IntegerField(required=False, min_value=0, allow_null=True)
     opens_at = serializers.DateTimeField(required=False)
     closes_at = serializers.DateTimeField(required=False, allow_null=True)
+    team_merger_deadline = serializers.DateTimeField(
+        required=False, allow_null=True, help_text="Joining and merging teams close then (empty: at the close)."
+    )
     defenses = serializers.JSONField(required=False, help_text=DEFENSE_CHAIN_HELP)
     disclosed_defenses = serializers.CharField(required=False, allow_blank=True)
     also_report = serializers.ListField(child=serializers.CharField(), required=False)
@@ -475,3 +481,46 @@ class AuditSerializer(serializers.Serializer):
 
     def get_page(self, audit: Any) -> str:
         return f"/c/{audit.competition.slug}/host/audit/"
+
+
+# --- Teams ----------------------------------------------------------------------------------------------
+
+
+class TeamCreateInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=64, help_text="Unique in the competition (case-insensitive).")
+
+
+class TeamInviteInputSerializer(serializers.Serializer):
+    username = serializers.CharField(max_length=150)
+
+
+class TeamMergeInputSerializer(serializers.Serializer):
+    team = serializers.IntegerField(help_text="The id of the other team, in the same competition.")
+
+
+class TeamSummarySerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    competition = serializers.CharField(source="competition.slug")
+    name = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    members = serializers.ListField(child=serializers.CharField(), help_text="Member usernames (public, as on Kaggle).")
+
+
+class InvitationSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    team = serializers.IntegerField(source="team.id")
+    team_name = serializers.CharField(source="team.name")
+    competition = serializers.CharField(source="team.competition.slug")
+    invitee = serializers.CharField(source="invitee.username")
+    status = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
+class TeamSerializer(TeamSummarySerializer):
+    is_member = serializers.BooleanField(help_text="Whether the caller is a member.")
+    invitations = InvitationSerializer(many=True, help_text="Pending invitations: shown to members only.")
+
+
+class TeamMergeSerializer(serializers.Serializer):
+    merged = serializers.BooleanField(help_text="False: the request is recorded until the other team agrees.")
+    team = TeamSerializer()

@@ -11,7 +11,7 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import NotFound, ParseError, PermissionDenied, ValidationError
+from rest_framework.exceptions import NotAuthenticated, NotFound, ParseError, PermissionDenied, ValidationError
 from rest_framework.parsers import JSONParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
@@ -46,6 +46,20 @@ from leaderboard.submissions.selectors import (
     submission_list_for_participant,
 )
 from leaderboard.submissions.services import submission_create, submission_select_final
+from leaderboard.submissions.teams import (
+    invitation_accept,
+    invitation_decline,
+    invitations_for,
+    team_create,
+    team_get,
+    team_invitations,
+    team_invite,
+    team_is_member,
+    team_leave,
+    team_list,
+    team_members,
+    team_merge,
+)
 from leaderboard.uploads import (
     StreamedUploadedFile,
     stream_body,
@@ -307,6 +321,148 @@ class LeaderboardApi(APIView):
                 "rows": s.LeaderboardRowSerializer(rows, many=True).data,
             }
         )
+
+
+# --- Teams ---------------------------------------------------------------------------------------------
+
+TEAM_ERRORS = {
+    400: OpenApiResponse(description="A malformed request (`detail` says what)."),
+    403: OpenApiResponse(description="Not a member, the competition closed or the merger deadline passed."),
+    404: OpenApiResponse(description="No such team, user or invitation (or not yours)."),
+    409: OpenApiResponse(description="The current state refuses it: a taken name, already in a team, over quota."),
+}
+
+
+def _team_data(team: Any, viewer: Any) -> dict[str, Any]:
+    return {
+        "id": team.pk,
+        "competition": team.competition,
+        "name": team.name,
+        "created_at": team.created_at,
+        "members": team_members(team=team),
+        "is_member": team_is_member(team=team, user=viewer),
+        "invitations": list(team_invitations(team=team, viewer=viewer)),
+    }
+
+
+class CompetitionTeamsApi(APIView):
+    """The competition's teams (public: names and members, as the board shows them); create one."""
+
+    @extend_schema(summary="List a competition's teams", responses=s.TeamSummarySerializer(many=True))
+    def get(self, request: Request, slug: str) -> Response:
+        competition = competition_get(slug=slug)
+        teams = [
+            {"id": t.pk, "competition": competition, "name": t.name, "created_at": t.created_at,
+             "members": team_members(team=t)}
+            for t in team_list(competition=competition)
+        ]
+        return Response(s.TeamSummarySerializer(teams, many=True).data)
+
+    @extend_schema(
+        summary="Create a team",
+        description="The caller becomes its first member. A participant already in a team of the competition "
+        "cannot create another; one with submissions may (they become the team's).",
+        request=s.TeamCreateInputSerializer,
+        responses={201: s.TeamSerializer, **TEAM_ERRORS},
+    )
+    def post(self, request: Request, slug: str) -> Response:
+        if not request.user.is_authenticated:
+            raise NotAuthenticated()
+        competition = competition_get(slug=slug)
+        payload = s.TeamCreateInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        team = team_create(competition=competition, user=request.user, name=payload.validated_data["name"])
+        return Response(s.TeamSerializer(_team_data(team, request.user)).data, status=status.HTTP_201_CREATED)
+
+
+class TeamDetailApi(APIView):
+    @extend_schema(summary="One team", responses={200: s.TeamSerializer, 404: TEAM_ERRORS[404]})
+    def get(self, request: Request, team_id: int) -> Response:
+        team = team_get(team_id=team_id)
+        return Response(s.TeamSerializer(_team_data(team, request.user)).data)
+
+
+class TeamInvitationsApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Invite a user to the team (members only)",
+        request=s.TeamInviteInputSerializer,
+        responses={201: s.InvitationSerializer, **TEAM_ERRORS},
+    )
+    def post(self, request: Request, team_id: int) -> Response:
+        team = team_get(team_id=team_id)
+        payload = s.TeamInviteInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        invitation = team_invite(team=team, inviter=request.user, username=payload.validated_data["username"])
+        return Response(s.InvitationSerializer(invitation).data, status=status.HTTP_201_CREATED)
+
+
+class TeamLeaveApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Leave the team (before its first submission)", request=None,
+        responses={204: None, **TEAM_ERRORS},
+    )
+    def post(self, request: Request, team_id: int) -> Response:
+        team_leave(team=team_get(team_id=team_id), user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class TeamMergeApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Ask to merge another team into this one, or agree to its request",
+        description="A member of this team asks; the merge happens when a member of the other team makes the "
+        "reverse request (`merged: true`, the requesting side's members join the agreeing team, whose name is "
+        "kept). Refused after the merger deadline and when the two teams' submissions so far exceed one "
+        "team's daily or total limit.",
+        request=s.TeamMergeInputSerializer,
+        responses={200: s.TeamMergeSerializer, 202: s.TeamMergeSerializer, **TEAM_ERRORS},
+    )
+    def post(self, request: Request, team_id: int) -> Response:
+        team = team_get(team_id=team_id)
+        payload = s.TeamMergeInputSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        result = team_merge(team=team, other_id=payload.validated_data["team"], user=request.user)
+        body = {"merged": result.merged, "team": _team_data(result.team, request.user)}
+        code = status.HTTP_200_OK if result.merged else status.HTTP_202_ACCEPTED
+        return Response(s.TeamMergeSerializer(body).data, status=code)
+
+
+class InvitationListApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(summary="Your pending team invitations", responses=s.InvitationSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(s.InvitationSerializer(invitations_for(user=request.user), many=True).data)
+
+
+class InvitationAcceptApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        summary="Accept an invitation (invitee only)",
+        description="Before the merger deadline. An invitee who already has submissions in the competition joins "
+        "only as a merge: when their submissions and the team's fit one team's daily and total limits.",
+        request=None,
+        responses={200: s.TeamSerializer, **TEAM_ERRORS},
+    )
+    def post(self, request: Request, invitation_id: int) -> Response:
+        team = invitation_accept(invitation_id=invitation_id, user=request.user)
+        return Response(s.TeamSerializer(_team_data(team, request.user)).data)
+
+
+class InvitationDeclineApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(summary="Decline an invitation (invitee only)", request=None,
+                   responses={200: s.InvitationSerializer, **TEAM_ERRORS})
+    def post(self, request: Request, invitation_id: int) -> Response:
+        invitation = invitation_decline(invitation_id=invitation_id, user=request.user)
+        return Response(s.InvitationSerializer(invitation).data)
 
 
 # --- Host side ------------------------------------------------------------------------------------------

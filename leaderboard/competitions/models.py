@@ -62,6 +62,9 @@ class Competition(models.Model):
     total_limit = models.PositiveIntegerField(null=True, blank=True, help_text="Over the whole competition.")
     opens_at = models.DateTimeField(default=timezone.now)
     closes_at = models.DateTimeField(null=True, blank=True)
+    # Joining a team (an invitation accepted) and merging two teams are allowed until this moment, as on Kaggle;
+    # empty: until the close. Creating a team of one and inviting are not limited by it.
+    team_merger_deadline = models.DateTimeField(null=True, blank=True)
     arithmetic = models.CharField(max_length=20, default="float64", help_text="'float64' or 'mpfr:BITS'.")
     defenses = models.JSONField(default=list, blank=True, help_text="Defense chain as a JSON list.")
     also_report = models.JSONField(

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models.functions import Lower
 from django.utils import timezone
 
 from leaderboard.competitions.models import Competition
@@ -37,15 +38,47 @@ class UploadKind(models.TextChoices):
     ONNX = "onnx", "ONNX model"
 
 
+class Team(models.Model):
+    """A team in one competition: one quota, one set of final submissions and one board row for its members.
+
+    A participant without a team is a team of one implicitly (no row). Its members are the participations that
+    point at it; a team's submissions are its members' (a member with submissions joins only by a merge, and a
+    member leaves only before the team's first submission, so the two always agree)."""
+
+    competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="teams")
+    name = models.CharField(max_length=64)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="teams_created"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    competition_id: int
+    created_by_id: int | None
+
+    class Meta:
+        ordering = ["name", "id"]
+        constraints = [
+            models.UniqueConstraint(Lower("name"), "competition", name="one_team_name_per_competition"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class Participation(models.Model):
-    """One row per (competition, participant): the row locked while checking the quota."""
+    """One row per (competition, participant): the row locked while checking the quota, and the membership of
+    the participant's team in that competition (``team``; empty: a team of one), so a user is in at most one
+    team per competition."""
 
     competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="participations")
     participant = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="participations")
     joined_at = models.DateTimeField(default=timezone.now)
+    team = models.ForeignKey(Team, on_delete=models.SET_NULL, null=True, blank=True, related_name="memberships")
+    joined_team_at = models.DateTimeField(null=True, blank=True)
 
     competition_id: int
     participant_id: int
+    team_id: int | None
 
     class Meta:
         constraints = [
@@ -178,3 +211,60 @@ class CompetitionDefenseState(models.Model):
 
     def __str__(self) -> str:
         return f"competition defense state {self.competition_id}/{self.split}"
+
+
+class InvitationStatus(models.TextChoices):
+    PENDING = "pending", "pending"
+    ACCEPTED = "accepted", "accepted"
+    DECLINED = "declined", "declined"
+    CANCELLED = "cancelled", "cancelled"
+
+
+class Invitation(models.Model):
+    """A team's invitation to one user; only the invitee answers it."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="invitations")
+    invitee = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="team_invitations")
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    status = models.CharField(max_length=10, choices=InvitationStatus.choices, default=InvitationStatus.PENDING)
+    created_at = models.DateTimeField(default=timezone.now)
+    answered_at = models.DateTimeField(null=True, blank=True)
+
+    team_id: int
+    invitee_id: int
+    invited_by_id: int | None
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["team", "invitee"],
+                condition=models.Q(status="pending"),
+                name="one_pending_invitation_per_invitee",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"invitation {self.pk} ({self.status})"
+
+
+class TeamMergeRequest(models.Model):
+    """A member of ``team`` asked to merge it into ``target``; a member of ``target`` completes the merge."""
+
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="merge_requests")
+    target = models.ForeignKey(Team, on_delete=models.CASCADE, related_name="merge_offers")
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    team_id: int
+    target_id: int
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["team", "target"], name="one_merge_request_per_pair")]
+
+    def __str__(self) -> str:
+        return f"merge {self.team_id} into {self.target_id}"

@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from leaderboard.competitions.models import Competition
 from leaderboard.errors import BoardNotAvailable
-from leaderboard.submissions.models import Status, Submission, UploadKind
+from leaderboard.submissions.models import Participation, Status, Submission, UploadKind
 from scoring.board import BOARDS, BoardEntry, board_standings
 
 # Columns a participant-facing list may load (never the raw scores, notes or the upload itself).
@@ -59,6 +59,22 @@ def utc_day_bounds(now: datetime) -> tuple[datetime, datetime]:
     return start, start + timedelta(days=1)
 
 
+def team_members_of(*, competition: Competition, participant: Any) -> QuerySet[Participation]:
+    """The participations of the participant's team in ``competition`` (none when the participant is a team of
+    one), as a subquery-ready queryset."""
+    team = Participation.objects.filter(competition=competition, participant=participant, team__isnull=False)
+    return Participation.objects.filter(team__in=team.values("team"))
+
+
+def team_submissions(*, competition: Competition, participant: Any) -> QuerySet[Submission]:
+    """Every submission of the participant's team in ``competition`` (the participant's own when they have no
+    team), in one query: what the quota counts and the finals are chosen from."""
+    members = team_members_of(competition=competition, participant=participant).values("participant")
+    return Submission.objects.filter(competition=competition).filter(
+        Q(participant=participant) | Q(participant__in=members)
+    )
+
+
 def quota_status(*, competition: Competition, participant: Any, now: datetime | None = None) -> QuotaStatus:
     """What the participant has used and has left. Failed submissions do not count, except a model that failed
     to run (its failure is a function of the hidden features, so free failures would be free queries on them);
@@ -67,7 +83,7 @@ def quota_status(*, competition: Competition, participant: Any, now: datetime | 
     day_start, next_day = utc_day_bounds(now)
     # One query for both counts: the quota is read up to three times per upload.
     used = (
-        Submission.objects.filter(competition=competition, participant=participant)
+        team_submissions(competition=competition, participant=participant)
         .exclude(Q(status=Status.FAILED) & ~Q(upload_kind=UploadKind.ONNX))
         .aggregate(total=Count("id"), today=Count("id", filter=Q(created_at__gte=day_start)))
     )
@@ -171,11 +187,11 @@ class LeaderboardRow:
 def leaderboard_rows(
     *, competition: Competition, board: str, now: datetime | None = None, allow_private_before_close: bool = False
 ) -> list[LeaderboardRow]:
-    """The public board (each participant's best released public score) or, after the close, the private board
-    (best released private score among the selected finals, or among the two best public ones if none were
-    selected). Ties go to the earlier submission. Raises :class:`BoardNotAvailable` for the private board
-    before the close unless ``allow_private_before_close`` (hosts). The policy is the core's
-    (:func:`scoring.board.board_standings`)."""
+    """The public board (each team's best released public score; a participant without a team is a team of
+    one) or, after the close, the private board (best released private score among the team's selected finals,
+    or among its two best public ones if none were selected). Ties go to the earlier submission. Raises
+    :class:`BoardNotAvailable` for the private board before the close unless ``allow_private_before_close``
+    (hosts). The policy is the core's (:func:`scoring.board.board_standings`)."""
     if board not in BOARDS:
         raise ValueError(f"unknown board {board!r}; use 'public' or 'private'")
     if board == "private" and not allow_private_before_close and not competition.is_closed(now):
@@ -194,10 +210,26 @@ def leaderboard_rows(
             "created_at",
         )
     }
+    # One row per team: a member's submissions count as the team's, shown under the team's name.
+    teams = {
+        member["participant_id"]: (member["team_id"], member["team__name"])
+        for member in Participation.objects.filter(competition=competition, team__isnull=False).values(
+            "participant_id", "team_id", "team__name"
+        )
+    }
+
+    def board_key(participant_id: int) -> tuple[str, int]:
+        team = teams.get(participant_id)
+        return ("team", team[0]) if team else ("user", participant_id)
+
+    def board_name(row: dict[str, Any]) -> str:
+        team = teams.get(row["participant_id"])
+        return team[1] if team else str(row["participant__username"])
+
     entries = [
         BoardEntry(
             submission_id=row["id"],
-            participant=row["participant_id"],
+            participant=board_key(row["participant_id"]),
             submitted_at=row["created_at"],
             public=row["public_score"],
             private=row["private_score"],
@@ -209,7 +241,7 @@ def leaderboard_rows(
     return [
         LeaderboardRow(
             rank=standing.rank,
-            participant=row["participant__username"],
+            participant=board_name(row),
             score=standing.score,
             score_text=row[f"{board}_score_text"],
             entries=standing.entries,

@@ -44,9 +44,10 @@ from leaderboard.submissions.models import (
     Participation,
     Status,
     Submission,
+    Team,
     UploadKind,
 )
-from leaderboard.submissions.selectors import QuotaStatus, quota_status
+from leaderboard.submissions.selectors import QuotaStatus, quota_status, team_submissions
 from scoring import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
 from scoring.fast_csv import BytesLike
 from scoring.inversion import parse_reconstructions
@@ -268,11 +269,21 @@ def submission_create(
 
 def _lock_participation(competition: Competition, participant: Any) -> None:
     """Lock the participant's :class:`Participation` row (created on the first upload): one ``SELECT ... FOR
-    UPDATE`` once it exists."""
-    if Participation.objects.select_for_update().filter(competition=competition, participant=participant).exists():
-        return
-    Participation.objects.get_or_create(competition=competition, participant=participant)
-    Participation.objects.select_for_update().get(competition=competition, participant=participant)
+    UPDATE`` once it exists; then, for a member of a team, the :class:`Team` row, which every member's upload
+    and every change of the team's members (join, leave, merge) locks, so the team's quota is checked
+    atomically as one participant's is. Always participation first, team second (the team services too)."""
+    team_ids = list(
+        Participation.objects.select_for_update().filter(competition=competition, participant=participant)
+        .values_list("team_id", flat=True)
+    )
+    if not team_ids:
+        Participation.objects.get_or_create(competition=competition, participant=participant)
+        team_ids = list(
+            Participation.objects.select_for_update().filter(competition=competition, participant=participant)
+            .values_list("team_id", flat=True)
+        )
+    if team_ids and team_ids[0] is not None:
+        list(Team.objects.select_for_update().filter(pk=team_ids[0]).values_list("pk", flat=True))
 
 
 def _submission_for_key(
@@ -830,19 +841,21 @@ def submission_select_final(
         raise SelectionError("you can only select your own submissions")
     if competition.is_closed(now):
         raise SelectionError("final submissions cannot be changed after the competition closes")
-    Participation.objects.get_or_create(competition=competition, participant=participant)
     with transaction.atomic():
-        Participation.objects.select_for_update().get(competition=competition, participant=participant)
+        _lock_participation(competition, participant)
         current = Submission.objects.get(pk=submission.pk)
         target = (not current.selected_for_final) if selected is None else selected
         if target and not current.selected_for_final:
             if current.status != Status.SCORED:
                 raise SelectionError("only a scored submission can be selected as final")
-            others = Submission.objects.filter(
-                competition=competition, participant=participant, selected_for_final=True
+            # One set of finals per team: a teammate's selections count.
+            others = team_submissions(competition=competition, participant=participant).filter(
+                selected_for_final=True
             ).count()
             if others >= MAX_FINALS:
-                raise SelectionError(f"at most {MAX_FINALS} final submissions; unselect one first")
+                raise SelectionError(
+                    f"at most {MAX_FINALS} final submissions per team; unselect one first"
+                )
         Submission.objects.filter(pk=submission.pk).update(selected_for_final=target)
     submission.selected_for_final = target
     return submission
