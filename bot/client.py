@@ -482,6 +482,61 @@ class Leaderboard:
 
 
 @dataclass(frozen=True)
+class TeamInvitation:
+    """A team's invitation (``POST teams/{id}/invitations/``, ``GET invitations/``)."""
+
+    id: int
+    team: int
+    team_name: str
+    competition: str
+    invitee: str
+    status: str
+    created_at: datetime | None
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TeamInvitation:
+        return cls(
+            id=int(data["id"]), team=int(data["team"]), team_name=str(data.get("team_name", "")),
+            competition=str(data.get("competition", "")), invitee=str(data.get("invitee", "")),
+            status=str(data.get("status", "")), created_at=parse_utc(data.get("created_at")),
+        )
+
+
+@dataclass(frozen=True)
+class Team:
+    """A team of a competition: its members (public) and, for its members, its pending invitations."""
+
+    id: int
+    competition: str
+    name: str
+    members: tuple[str, ...]
+    created_at: datetime | None
+    is_member: bool = False
+    invitations: tuple[TeamInvitation, ...] = ()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Team:
+        return cls(
+            id=int(data["id"]), competition=str(data.get("competition", "")), name=str(data["name"]),
+            members=tuple(str(m) for m in data.get("members", [])), created_at=parse_utc(data.get("created_at")),
+            is_member=bool(data.get("is_member", False)),
+            invitations=tuple(TeamInvitation.from_json(i) for i in data.get("invitations", [])),
+        )
+
+
+@dataclass(frozen=True)
+class TeamMerge:
+    """``POST teams/{id}/merge/``: ``merged`` is False while the other team has not agreed yet."""
+
+    merged: bool
+    team: Team
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TeamMerge:
+        return cls(merged=bool(data["merged"]), team=Team.from_json(data["team"]))
+
+
+@dataclass(frozen=True)
 class HostSubmission:
     """Host only: one submission of any participant, raw scores next to released ones."""
 
@@ -837,6 +892,52 @@ class LeaderboardClient:
         board (at most two)."""
         path = f"/api/v1/submissions/{submission_id}/select/"
         return Submission.from_json(self._object(self._request("POST", path, json={"selected": selected}), path))
+
+    # --- teams ------------------------------------------------------------------------------------------
+    # Not retried blindly: a POST whose answer was lost may have landed, which the site then reports as a
+    # :class:`Conflict` (the name taken, the invitation pending or answered).
+
+    def teams(self, slug: str) -> list[Team]:
+        """The competition's teams and their members."""
+        return [Team.from_json(row) for row in self._get_list(f"/api/v1/competitions/{slug}/teams/")]
+
+    def team(self, team_id: int) -> Team:
+        """One team (its pending invitations only when you are a member)."""
+        return Team.from_json(self._get_object(f"/api/v1/teams/{int(team_id)}/"))
+
+    def create_team(self, slug: str, name: str) -> Team:
+        """Create a team in a competition, with you as its first member (:class:`Conflict` when the name is
+        taken or you are already in a team there)."""
+        path = f"/api/v1/competitions/{slug}/teams/"
+        return Team.from_json(self._object(self._request("POST", path, json={"name": name}), path))
+
+    def invite(self, team_id: int, username: str) -> TeamInvitation:
+        """Invite a user to your team (members only)."""
+        path = f"/api/v1/teams/{int(team_id)}/invitations/"
+        return TeamInvitation.from_json(self._object(self._request("POST", path, json={"username": username}), path))
+
+    def invitations(self) -> list[TeamInvitation]:
+        """Your pending invitations, in every competition."""
+        return [TeamInvitation.from_json(row) for row in self._get_list("/api/v1/invitations/")]
+
+    def accept_invitation(self, invitation_id: int) -> Team:
+        """Join the inviting team (:class:`Conflict` when you have submissions that do not fit its quota,
+        :class:`Forbidden` after the merger deadline)."""
+        path = f"/api/v1/invitations/{int(invitation_id)}/accept/"
+        return Team.from_json(self._object(self._request("POST", path), path))
+
+    def decline_invitation(self, invitation_id: int) -> TeamInvitation:
+        path = f"/api/v1/invitations/{int(invitation_id)}/decline/"
+        return TeamInvitation.from_json(self._object(self._request("POST", path), path))
+
+    def leave_team(self, team_id: int) -> None:
+        """Leave a team before its first submission."""
+        self._request("POST", f"/api/v1/teams/{int(team_id)}/leave/")
+
+    def merge_teams(self, team_id: int, other_team_id: int) -> TeamMerge:
+        """Ask to merge team ``other_team_id`` into your team ``team_id``, or agree to its request."""
+        path = f"/api/v1/teams/{int(team_id)}/merge/"
+        return TeamMerge.from_json(self._object(self._request("POST", path, json={"team": int(other_team_id)}), path))
 
     # --- host side --------------------------------------------------------------------------------------
 
