@@ -6,7 +6,14 @@ from typing import Any
 
 from django.contrib import admin
 
-from leaderboard.submissions.models import CompetitionDefenseState, DefenseState, Submission
+from leaderboard.submissions.models import (
+    CompetitionDefenseState,
+    DefenseState,
+    Invitation,
+    Participation,
+    Submission,
+    Team,
+)
 
 
 @admin.register(Submission)
@@ -44,6 +51,42 @@ class CompetitionDefenseStateAdmin(admin.ModelAdmin):
     list_display = ("competition", "split", "updated_at")
     list_filter = ("competition", "split")
     readonly_fields = ("competition", "split", "state", "updated_at")
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+
+class MembershipInline(admin.TabularInline):
+    """A team's members, read-only: joining, leaving and merging go through the team rules (the API)."""
+
+    model = Participation
+    fields = ("participant", "joined_team_at")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+
+    def has_add_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ("id", "name", "competition", "created_by", "created_at")
+    list_filter = ("competition",)
+    search_fields = ("name", "competition__slug", "memberships__participant__username")
+    readonly_fields = ("competition", "created_by", "created_at")
+    inlines = [MembershipInline]
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin):
+    list_display = ("id", "team", "invitee", "invited_by", "status", "created_at", "answered_at")
+    list_filter = ("status", "team__competition")
+    search_fields = ("team__name", "invitee__username")
+    readonly_fields = ("team", "invitee", "invited_by", "created_at", "answered_at")
 
     def has_add_permission(self, request: Any) -> bool:
         return False

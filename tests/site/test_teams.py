@@ -221,11 +221,15 @@ def test_an_invitee_with_submissions_joins_only_as_a_merge_within_the_quota(
 
 
 def test_the_merger_deadline(make_competition: Any, clients: dict[str, Any]) -> None:
-    from leaderboard.competitions.services import competition_update
-
     competition = make_competition(slug="late")
-
-    competition_update(competition=competition, team_merger_deadline=timezone.now() - timedelta(minutes=1))
+    past = (timezone.now() - timedelta(minutes=1)).isoformat()
+    set_by_host = clients["host"].patch(
+        f"/api/v1/host/competitions/{competition.slug}/", {"team_merger_deadline": past}, format="json"
+    )
+    assert set_by_host.status_code == 200, set_by_host.json()
+    assert clients["participant"].patch(
+        f"/api/v1/host/competitions/{competition.slug}/", {"team_merger_deadline": None}, format="json"
+    ).status_code == 403
     owls = _create(clients["participant"], competition, "Owls").json()
     invitation = _invite(clients["participant"], owls["id"], "bob").json()
     refused = _accept(clients["other"], invitation["id"])
@@ -309,3 +313,19 @@ def test_the_openapi_schema_lists_the_team_endpoints(clients: dict[str, Any]) ->
         "/api/v1/teams/{team_id}/merge/",
     ):
         assert path in paths
+
+
+def test_the_admin_lists_teams_and_invitations(competition: Any, clients: dict[str, Any], client: Any) -> None:
+    from django.contrib.auth.models import User
+
+    owls = _create(clients["participant"], competition, "Owls").json()
+    _invite(clients["participant"], owls["id"], "bob")
+    client.force_login(User.objects.create_superuser("root", password="x"))
+    for url in (
+        "/admin/submissions/team/",
+        f"/admin/submissions/team/{owls['id']}/change/",
+        "/admin/submissions/invitation/",
+    ):
+        page = client.get(url)
+        assert page.status_code == 200, url
+    assert b"alice" in client.get(f"/admin/submissions/team/{owls['id']}/change/").content
