@@ -29,6 +29,7 @@ urlpatterns = [
     path("c/<slug:slug>/submit/", views.submission_upload, name="submit"),
     path("c/<slug:slug>/submissions/", views.my_submissions, name="my-submissions"),
     path("c/<slug:slug>/submissions/<int:submission_id>/final/", views.submission_final, name="submission-final"),
+    path("c/<slug:slug>/team/", views.team_page, name="team"),
     path("c/<slug:slug>/leaderboard/<str:board>/", views.leaderboard, name="leaderboard"),
     path("c/<slug:slug>/leaderboard/<str:board>.csv", views.leaderboard_export, name="leaderboard-csv"),
     path("c/<slug:slug>/host/", views.host_submissions, name="host-submissions"),

@@ -44,8 +44,21 @@ from leaderboard.submissions.selectors import (
     submission_leakage_for_host,
     submission_list_for_host,
     submission_list_for_participant,
+    team_submissions,
 )
 from leaderboard.submissions.services import MAX_FINALS, submission_create, submission_select_final
+from leaderboard.submissions.teams import (
+    invitation_accept,
+    invitation_decline,
+    invitations_for,
+    team_create,
+    team_get,
+    team_invitations,
+    team_invite,
+    team_leave,
+    team_members,
+    team_of,
+)
 from leaderboard.uploads import streams_uploads, upload_bytes, upload_refusal
 from leaderboard.web import charts as charts_module
 from leaderboard.web import games as game_reports
@@ -188,7 +201,9 @@ def my_submissions(request: HttpRequest, slug: str) -> HttpResponse:
             "competition": competition,
             "submissions": submissions,
             "show_private": competition.is_closed(),
-            "finals_selected": sum(s.selected_for_final for s in submissions),
+            # One set of finals per team: a teammate's selections count.
+            "finals_selected": team_submissions(competition=competition, participant=request.user)
+            .filter(selected_for_final=True).count(),
             "max_finals": MAX_FINALS,
             "quota": quota_status(competition=competition, participant=request.user),
             # The page reloads itself (a meta refresh, no script) until every submission is final.
@@ -222,6 +237,69 @@ def submission_final(request: HttpRequest, slug: str, submission_id: int) -> Htt
         state = "selected as final" if submission.selected_for_final else "no longer a final"
         messages.success(request, f"Submission #{submission.pk} is {state}.")
     return redirect("web:my-submissions", slug=competition.slug)
+
+
+TEAM_ACTIONS = ("create", "invite", "accept", "decline", "leave")
+
+
+def _int_field(value: Any) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+@participant_login_required
+def team_page(request: HttpRequest, slug: str) -> HttpResponse:
+    """Your team in a competition: members, pending invitations (members only), your invitations, and forms to
+    create a team, invite, accept or decline, and leave. Every action goes through the team services."""
+    competition = _competition(slug)
+    if request.method == "POST":
+        action = request.POST.get("action", "")
+        try:
+            if action == "create":
+                team = team_create(competition=competition, user=request.user, name=request.POST.get("team_name", ""))
+                messages.success(request, f"Team {team.name!r} created.")
+            elif action == "invite":
+                mine = team_of(competition=competition, participant=request.user)
+                if mine is None:
+                    raise Http404("no team")
+                username = request.POST.get("username", "")
+                team_invite(team=mine, inviter=request.user, username=username)
+                messages.success(request, f"Invited {username.strip()!r}.")
+            elif action in ("accept", "decline"):
+                invitation_id = _int_field(request.POST.get("invitation"))
+                if invitation_id is None:
+                    raise Http404("no such invitation")
+                if action == "accept":
+                    team = invitation_accept(invitation_id=invitation_id, user=request.user)
+                    messages.success(request, f"You joined team {team.name!r}.")
+                else:
+                    invitation_decline(invitation_id=invitation_id, user=request.user)
+                    messages.success(request, "Invitation declined.")
+            elif action == "leave":
+                mine = team_of(competition=competition, participant=request.user)
+                if mine is None:
+                    raise Http404("no team")
+                team_leave(team=team_get(team_id=mine.pk), user=request.user)
+                messages.success(request, "You left the team.")
+            else:
+                messages.error(request, f"unknown action; use one of {', '.join(TEAM_ACTIONS)}")
+        except ApplicationError as exc:
+            messages.error(request, exc.message)
+        return redirect("web:team", slug=competition.slug)
+    current = team_of(competition=competition, participant=request.user)
+    return render(
+        request,
+        "web/team.html",
+        {
+            "competition": competition,
+            "team": current,
+            "members": team_members(team=current) if current else [],
+            "pending": list(team_invitations(team=current, viewer=request.user)) if current else [],
+            "my_invitations": list(invitations_for(user=request.user, competition=competition)),
+        },
+    )
 
 
 def leaderboard(request: HttpRequest, slug: str, board: str) -> HttpResponse:

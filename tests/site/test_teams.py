@@ -329,3 +329,41 @@ def test_the_admin_lists_teams_and_invitations(competition: Any, clients: dict[s
         page = client.get(url)
         assert page.status_code == 200, url
     assert b"alice" in client.get(f"/admin/submissions/team/{owls['id']}/change/").content
+
+
+def test_the_team_page_creates_invites_accepts_and_leaves(
+    competition: Any, participant: Any, other_participant: Any, client: Any
+) -> None:
+    from django.test import Client
+
+    url = f"/c/{competition.slug}/team/"
+    assert client.get(url).status_code == 302  # sign in first
+    alice, bob = client, Client()
+    alice.force_login(participant)
+    bob.force_login(other_participant)
+    assert b"Create a team" in alice.get(url).content
+    page = alice.post(url, {"action": "create", "team_name": "Owls"}, follow=True)
+    assert b"Team &#x27;Owls&#x27; created." in page.content and b"<li>alice</li>" in page.content
+    refused = bob.post(url, {"action": "create", "team_name": "owls"}, follow=True)
+    assert b"already exists" in refused.content
+    invited = alice.post(url, {"action": "invite", "username": "bob"}, follow=True)
+    assert b'id="pending"' in invited.content and b"bob" in invited.content
+    # The invitation is shown to the invitee, not to a third user.
+    carol = Client()
+    from django.contrib.auth.models import User
+
+    carol.force_login(User.objects.create_user("carol"))
+    assert b"Owls" not in carol.get(url).content
+    from leaderboard.submissions.models import Invitation
+
+    invitation = Invitation.objects.get(invitee=other_participant)
+    assert b"Accept" in bob.get(url).content
+    stolen = carol.post(url, {"action": "accept", "invitation": invitation.pk}, follow=True)
+    assert b"no invitation" in stolen.content
+    for bad in ({"action": "accept", "invitation": "x"}, {"action": "nope"}, {"action": "invite"}):
+        assert carol.post(url, bad).status_code in (302, 404)
+    joined = bob.post(url, {"action": "accept", "invitation": invitation.pk}, follow=True)
+    assert b"You joined team" in joined.content and b"<li>bob</li>" in joined.content
+    left = bob.post(url, {"action": "leave"}, follow=True)
+    assert b"You left the team." in left.content
+    assert b"My team" in alice.get(f"/c/{competition.slug}/").content
