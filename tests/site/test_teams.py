@@ -367,3 +367,15 @@ def test_the_team_page_creates_invites_accepts_and_leaves(
     left = bob.post(url, {"action": "leave"}, follow=True)
     assert b"You left the team." in left.content
     assert b"My team" in alice.get(f"/c/{competition.slug}/").content
+
+
+def test_out_of_range_ids_are_404_not_500(competition: Any, clients: dict[str, Any]) -> None:
+    huge = 2**70
+    owls = _create(clients["participant"], competition, "Owls").json()
+    assert clients["anonymous"].get(f"/api/v1/teams/{huge}/").status_code == 404
+    assert _invite(clients["participant"], huge, "bob").status_code == 404
+    assert _accept(clients["other"], huge).status_code == 404
+    assert clients["other"].post(f"/api/v1/invitations/{huge}/decline/").status_code == 404
+    assert clients["participant"].post(f"/api/v1/teams/{huge}/leave/").status_code == 404
+    merge = clients["participant"].post(f"/api/v1/teams/{owls['id']}/merge/", {"team": huge}, format="json")
+    assert merge.status_code in (400, 404), merge.content
