@@ -5,9 +5,10 @@ A participant without a team is a team of one (no row). Membership is :attr:`Par
 in at most one team per competition. A team's submissions are its members' (:func:`team_submissions`), which
 the quota, the finals and the boards count as one.
 
-Locks: the joining participant's :class:`Participation` row first, then the :class:`Team` rows in id order —
-the order an upload takes them (``submission_create``), so the quota of a team is never checked against a
-membership that is changing under it.
+Locks: :class:`Participation` rows first (the joining or leaving participant's, or every member's of two merging
+teams, in id order), then the :class:`Team` rows in id order — the order an upload takes them
+(``submission_create``), so the quota of a team is never checked against a membership that is changing under
+it, and no two of these transactions wait on each other in a cycle.
 """
 
 from __future__ import annotations
@@ -342,6 +343,12 @@ def team_merge(*, team: Team, other_id: Any, user: Any, now: datetime | None = N
         raise TeamConflict("a team cannot merge with itself")
     _check_merger_deadline(competition, now, "merging teams")
     with transaction.atomic():
+        # The members' participations first (in id order), then the teams: the order an upload takes them, so a
+        # member's upload during the merge waits instead of deadlocking with it.
+        list(
+            Participation.objects.select_for_update().filter(team__in=[team.pk, other.pk])
+            .order_by("pk").values_list("pk", flat=True)
+        )
         locked = _lock_teams(team.pk, other.pk)
         if len(locked) != 2:
             raise TeamNotFound("one of the teams no longer exists")

@@ -58,3 +58,59 @@ def test_parallel_uploads_by_three_members_share_one_limit_of_five(enqueued: lis
         thread.join()
     assert sorted(outcomes) == ["created"] * 5 + ["quota"] * 13
     assert Submission.objects.filter(competition=competition).count() == 5
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_merge_racing_with_both_teams_uploads_keeps_one_limit_and_never_deadlocks(enqueued: list[int]) -> None:
+    from leaderboard.errors import TeamConflict
+    from leaderboard.submissions.models import Participation
+    from leaderboard.submissions.teams import team_merge
+
+    labels = np.random.default_rng(LABEL_SEED).integers(0, 2, N_ROWS)
+    competition = competition_create(slug="merge-race", labels_csv=labels_csv(labels), daily_limit=5)
+    ann, ben = User.objects.create_user("ann"), User.objects.create_user("ben")
+    owls = team_create(competition=competition, user=ann, name="Owls")
+    larks = team_create(competition=competition, user=ben, name="Larks")
+    assert team_merge(team=owls, other_id=larks.pk, user=ann).merged is False  # asked; ben agrees in the race
+    rng = np.random.default_rng(2)
+    files = [predictions_csv(competition, rng.uniform(0.05, 0.95, N_ROWS)) for _ in range(8)]
+    barrier = threading.Barrier(len(files) + 1)
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def run(job: Any) -> None:
+        outcome: str
+        try:
+            barrier.wait()
+            outcome = job()
+        except QuotaExceeded:
+            outcome = "quota"
+        except TeamConflict:
+            outcome = "merge refused"
+        except Exception as exc:
+            outcome = f"{type(exc).__name__}: {exc}"
+        finally:
+            connections.close_all()
+        with lock:
+            outcomes.append(outcome)
+
+    def upload(who: Any, data: bytes) -> Any:
+        return lambda: (submission_create(competition=competition, participant=who, data=data), "created")[1]
+
+    def agree() -> str:
+        return "merged" if team_merge(team=larks, other_id=owls.pk, user=ben).merged else "asked"
+
+    jobs = [upload((ann, ben)[i % 2], data) for i, data in enumerate(files)] + [agree]
+    threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert set(outcomes) <= {"created", "quota", "merged", "merge refused"}, outcomes
+    count = Submission.objects.filter(competition=competition).count()
+    if "merged" in outcomes:
+        assert count <= 5 and Participation.objects.filter(team=larks).count() == 2
+    else:
+        assert count <= len(files)  # each team alone, under its own limit of 5
+        for who in (ann, ben):
+            assert Submission.objects.filter(competition=competition, participant=who).count() <= 5
