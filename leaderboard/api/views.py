@@ -56,7 +56,7 @@ from leaderboard.submissions.teams import (
     team_invite,
     team_is_member,
     team_leave,
-    team_list,
+    team_list_with_members,
     team_members,
     team_merge,
 )
@@ -352,9 +352,8 @@ class CompetitionTeamsApi(APIView):
     def get(self, request: Request, slug: str) -> Response:
         competition = competition_get(slug=slug)
         teams = [
-            {"id": t.pk, "competition": competition, "name": t.name, "created_at": t.created_at,
-             "members": team_members(team=t)}
-            for t in team_list(competition=competition)
+            {"id": t.pk, "competition": competition, "name": t.name, "created_at": t.created_at, "members": members}
+            for t, members in team_list_with_members(competition=competition)
         ]
         return Response(s.TeamSummarySerializer(teams, many=True).data)
 

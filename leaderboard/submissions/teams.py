@@ -62,6 +62,19 @@ def team_list(*, competition: Competition) -> QuerySet[Team]:
     )
 
 
+def team_list_with_members(*, competition: Competition) -> list[tuple[Team, list[str]]]:
+    """Every team of the competition with its member usernames (in joining order), in two queries."""
+    members: dict[int, list[str]] = {}
+    rows = (
+        Participation.objects.filter(competition=competition, team__isnull=False)
+        .order_by("joined_team_at", "id")
+        .values_list("team_id", "participant__username")
+    )
+    for team_id, username in rows:
+        members.setdefault(team_id, []).append(username)
+    return [(team, members.get(team.pk, [])) for team in team_list(competition=competition)]
+
+
 def team_get(*, team_id: int) -> Team:
     team = Team.objects.select_related("competition").filter(pk=team_id).first()
     if team is None:

@@ -379,3 +379,22 @@ def test_out_of_range_ids_are_404_not_500(competition: Any, clients: dict[str, A
     assert clients["participant"].post(f"/api/v1/teams/{huge}/leave/").status_code == 404
     merge = clients["participant"].post(f"/api/v1/teams/{owls['id']}/merge/", {"team": huge}, format="json")
     assert merge.status_code in (400, 404), merge.content
+
+
+def test_listing_teams_takes_the_same_few_queries_for_any_number(competition: Any) -> None:
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from leaderboard.submissions.teams import team_create
+
+    client = api_client(None)
+    url = f"/api/v1/competitions/{competition.slug}/teams/"
+    counts = []
+    for n in (2, 8):
+        for i in range(len(counts) * 2, n):
+            team_create(competition=competition, user=_user(f"u{i}"), name=f"team {i}")
+        with CaptureQueriesContext(connection) as queries:
+            listing = client.get(url).json()
+        assert len(listing) == n and all(len(team["members"]) == 1 for team in listing)
+        counts.append(len(queries.captured_queries))
+    assert counts[0] == counts[1]
