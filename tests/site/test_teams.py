@@ -389,7 +389,7 @@ def test_listing_teams_takes_the_same_few_queries_for_any_number(competition: An
 
     client = api_client(None)
     url = f"/api/v1/competitions/{competition.slug}/teams/"
-    counts = []
+    counts: list[int] = []
     for n in (2, 8):
         for i in range(len(counts) * 2, n):
             team_create(competition=competition, user=_user(f"u{i}"), name=f"team {i}")
