@@ -63,7 +63,7 @@ import numpy as np
 
 from attacks.floor import edge
 from attacks.hard_label import feedback_of
-from attacks.oracle import Oracle, Released
+from attacks.oracle import Oracle, ReducedOracle, Released
 from attacks.result import AttackFailed, SubmissionRefused
 from scoring import get_metric
 
@@ -92,31 +92,19 @@ def check_queries(oracle: Oracle, *, spare: bool = False) -> int:
 UNREADABLE = ("auc",)
 
 
-class Recorder:
+class Recorder(ReducedOracle):
     """``oracle`` with every submission's predictions and release remembered (the last one the board released
     as a 1, for the check). Every other attribute is the oracle's."""
 
     def __init__(self, inner: Oracle) -> None:
-        self._inner = inner
-        self.n_rows = inner.n_rows
-        self.n_classes = inner.n_classes
-        self.metric = inner.metric
-        self.eps = inner.eps
-        self.decimals = inner.decimals
+        super().__init__(inner)
+        self.n_classes, self.metric, self.eps = inner.n_classes, inner.metric, inner.eps
         self.last_one: np.ndarray | None = None
         self.last_one_index = -1
         self.count = 0
 
-    @property
-    def queries(self) -> int:
-        return self._inner.queries
-
-    @queries.setter
-    def queries(self, value: int) -> None:
-        self._inner.queries = value
-
     def submit(self, predictions: Any) -> Released:
-        value = self._inner.submit(predictions)
+        value = self.inner.submit(predictions)
         self.count += 1
         if value is not None and float(value) == 1.0:
             self.last_one = np.array(predictions, dtype=np.float64, copy=True)
@@ -124,9 +112,11 @@ class Recorder:
         return value
 
     def __getattr__(self, name: str) -> Any:
+        if name == "inner":  # not set yet: no inner oracle to ask
+            raise AttributeError(name)
         if name == "submit_many":  # one at a time, so that every release is recorded
             return lambda predictions: [self.submit(p) for p in predictions]
-        return getattr(self._inner, name)
+        return getattr(self.inner, name)
 
 
 def _logits(oracle: Oracle) -> bool:

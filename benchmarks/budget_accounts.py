@@ -19,23 +19,12 @@ from __future__ import annotations
 import argparse
 import time
 
-import numpy as np
-from sklearn.datasets import load_breast_cancer, load_digits
-
 from attacks import LocalOracle, run
 from attacks.information import additive_noise_bits, binary_entropy, loss_range, privacy_budget_bits
+from benchmarks.fresh_accounts import label_sets  # the same label vectors as the accounts table
 
 DECIMALS = 5
 RELEASES = 20
-
-
-def label_sets() -> dict[str, np.ndarray]:
-    digits = load_digits().target
-    return {
-        "breast_cancer": load_breast_cancer().target.astype(np.int64),
-        "digits<5": (digits < 5).astype(np.int64),
-        "skewed_2201": (np.random.default_rng(2201).random(2201) < 0.68).astype(np.int64),
-    }
 
 
 def chain(eps: float) -> list[dict[str, object]]:

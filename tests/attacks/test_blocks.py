@@ -13,6 +13,7 @@ import pytest
 
 from attacks import LocalOracle, run
 from attacks.blocks import BlockReader, Noise, Read
+from tests.attacks.calibration_support import assert_deciles_calibrated
 
 COMBINED: list[dict[str, Any]] = [{"name": "randomized_response", "p": 0.02, "mode": "fresh"},
             {"name": "noise", "kind": "laplace", "scale": 1e-4},
@@ -64,15 +65,7 @@ def test_posteriors_are_calibrated_by_confidence_decile() -> None:
         result = run("blocks", board, budget=250 + 40 * seed, seed=seed)
         confidences.append(result.fill_confidence())
         right.append(result.labels == labels)
-    conf = np.concatenate(confidences)
-    hit = np.concatenate(right)
-    assert (conf < 1.0).all(), "a block read is never exact"
-    order = np.argsort(conf, kind="stable")
-    for decile in np.array_split(order, 10):
-        mean, rate = float(conf[decile].mean()), float(hit[decile].mean())
-        se = math.sqrt(max(mean * (1 - mean), 1e-6) / len(decile))
-        assert abs(rate - mean) <= max(0.02, 2.5 * se), (
-            f"decile of mean confidence {mean:.4f} right at {rate:.4f} ({len(decile)} labels)")
+    assert_deciles_calibrated(np.concatenate(confidences), np.concatenate(right))
 
 
 def test_reads_the_flips_and_noise_from_the_reads() -> None:

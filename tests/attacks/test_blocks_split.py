@@ -17,6 +17,7 @@ from attacks.blocks_split import SplitRead, SplitReader, blocks_split_fits, n_pu
 from attacks.catalogue import BoardFacts, Plan, Refusal
 from attacks.seen import Fingerprint
 from scoring import public_split_mask
+from tests.attacks.calibration_support import assert_deciles_calibrated
 
 NOISY_FLIPS = [{"name": "randomized_response", "p": 0.02, "mode": "fresh"},
                {"name": "noise", "kind": "laplace", "scale": 1e-4}]
@@ -100,15 +101,7 @@ def test_confidences_are_calibrated_by_decile() -> None:
         public = public_split_mask(n, 0.3, seed)
         confidences.append(result.fill_confidence()[public])
         right.append(result.labels[public] == labels[public])
-    conf = np.concatenate(confidences)
-    hit = np.concatenate(right)
-    assert (conf < 1.0).all(), "a block read is never exact"
-    order = np.argsort(conf, kind="stable")
-    for decile in np.array_split(order, 10):
-        mean, rate = float(conf[decile].mean()), float(hit[decile].mean())
-        se = math.sqrt(max(mean * (1 - mean), 1e-6) / len(decile))
-        assert abs(rate - mean) <= max(0.02, 2.5 * se), (
-            f"decile of mean confidence {mean:.4f} right at {rate:.4f} ({len(decile)} labels)")
+    assert_deciles_calibrated(np.concatenate(confidences), np.concatenate(right))
 
 
 @pytest.mark.parametrize(("n", "fraction"), [(600, 0.3), (2201, 0.3), (1797, 0.3), (7, 0.3), (2, 0.1), (5, 0.999)])

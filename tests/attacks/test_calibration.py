@@ -34,6 +34,18 @@ def enough(count: int, mean: float) -> bool:
     return count >= mean * (1.0 - mean) / (TOLERANCE / 2) ** 2
 
 
+def _assert_tested_deciles(confidences: list[np.ndarray], rights: list[np.ndarray], *, at_least: int) -> None:
+    """At least ``at_least`` deciles of the pooled labels hold :func:`enough` of them, and each of those is right
+    at its mean confidence within :data:`TOLERANCE`."""
+    confidence, right = np.concatenate(confidences), np.concatenate(rights)
+    table = deciles(confidence, right)
+    tested = [(count, mean, accuracy) for count, mean, accuracy in table if enough(count, mean)]
+    assert len(tested) >= at_least, f"too few deciles hold enough labels to test: {table}"
+    off = [(count, round(mean, 4), round(accuracy, 4)) for count, mean, accuracy in tested
+           if abs(accuracy - mean) > TOLERANCE]
+    assert not off, f"deciles right at more than ± {TOLERANCE} from their mean confidence: {off} (all: {table})"
+
+
 def _noisy_board(
     n: int, seed: int, budget: int, scale: float = 1e-2
 ) -> tuple[np.ndarray, np.ndarray, attacks.AttackResult]:
@@ -54,13 +66,7 @@ def test_noisy_posteriors_are_calibrated_per_decile_on_pooled_seeded_boards() ->
             assert not result.exact, "a likelihood decoder vouched for a label"
             confidences.append(confidence)
             rights.append(right)
-    confidence, right = np.concatenate(confidences), np.concatenate(rights)
-    table = deciles(confidence, right)
-    tested = [(count, mean, accuracy) for count, mean, accuracy in table if enough(count, mean)]
-    assert len(tested) >= 8, f"too few deciles hold enough labels to test: {table}"
-    off = [(count, round(mean, 4), round(accuracy, 4)) for count, mean, accuracy in tested
-           if abs(accuracy - mean) > TOLERANCE]
-    assert not off, f"deciles right at more than ± {TOLERANCE} from their mean confidence: {off} (all: {table})"
+    _assert_tested_deciles(confidences, rights, at_least=8)
 
 
 def test_group_design_posteriors_are_calibrated_per_decile() -> None:
@@ -78,13 +84,7 @@ def test_group_design_posteriors_are_calibrated_per_decile() -> None:
                 confidences.append(confidence)
                 rights.append(right)
     assert len(confidences) >= 25, "too few boards kept the group design to test it"
-    confidence, right = np.concatenate(confidences), np.concatenate(rights)
-    table = deciles(confidence, right)
-    tested = [(count, mean, accuracy) for count, mean, accuracy in table if enough(count, mean)]
-    assert len(tested) >= 7, f"too few deciles hold enough labels to test: {table}"
-    off = [(count, round(mean, 4), round(accuracy, 4)) for count, mean, accuracy in tested
-           if abs(accuracy - mean) > TOLERANCE]
-    assert not off, f"deciles right at more than ± {TOLERANCE} from their mean confidence: {off} (all: {table})"
+    _assert_tested_deciles(confidences, rights, at_least=7)
 
 
 def test_the_deciles_helper_groups_labels_by_confidence() -> None:
