@@ -62,15 +62,13 @@ def test_parallel_workers_spend_one_competition_budget_one_release_at_a_time(enq
     """Eight participants' submissions scored by eight threads at once (each its own connection) on a board
     budget of three releases: exactly three are released. Without the competition row's lock, workers reading
     the budget at the same moment would each spend it and release more."""
-    import threading
-
     from django.contrib.auth.models import User
-    from django.db import connections
 
     from leaderboard.competitions.services import competition_create
     from leaderboard.submissions.models import Submission
     from leaderboard.submissions.services import submission_create, submission_score
     from tests.site.factories import LABEL_SEED, N_ROWS, labels_csv, predictions_csv
+    from tests.site.races import race
 
     labels = np.random.default_rng(LABEL_SEED).integers(0, 2, N_ROWS)
     competition = competition_create(
@@ -84,26 +82,11 @@ def test_parallel_workers_spend_one_competition_budget_one_release_at_a_time(enq
         submission_create(competition=competition, participant=user,
                           data=predictions_csv(competition, rng.uniform(0.05, 0.95, N_ROWS)))
     ids = list(Submission.objects.filter(competition=competition).values_list("pk", flat=True))
-    barrier = threading.Barrier(len(ids))
-    outcomes: list[str] = []
-    lock = threading.Lock()
 
-    def score(pk: int) -> None:
-        try:
-            barrier.wait()
-            outcome = submission_score(submission_id=pk).action
-        except Exception as exc:  # pragma: no cover - reported by the assertion below
-            outcome = f"{type(exc).__name__}: {exc}"
-        finally:
-            connections.close_all()
-        with lock:
-            outcomes.append(outcome)
+    def score(pk: int) -> Callable[[], str]:
+        return lambda: submission_score(submission_id=pk).action
 
-    threads = [threading.Thread(target=score, args=(pk,)) for pk in ids]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes = race([score(pk) for pk in ids])
     assert outcomes == ["scored"] * len(ids)
     released = Submission.objects.filter(competition=competition, public_score__isnull=False).count()
     assert released == 3

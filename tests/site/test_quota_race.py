@@ -7,19 +7,18 @@ upload at once against a daily limit of 5; exactly 5 submissions exist afterward
 
 from __future__ import annotations
 
-import threading
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 from django.contrib.auth.models import User
-from django.db import connections
 
 from leaderboard.competitions.services import competition_create
 from leaderboard.errors import QuotaExceeded
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_create
 from tests.site.factories import LABEL_SEED, N_ROWS, labels_csv, predictions_csv
+from tests.site.races import race
 
 
 @pytest.mark.django_db(transaction=True)
@@ -29,30 +28,11 @@ def test_twenty_parallel_uploads_against_a_limit_of_five_create_exactly_five(enq
     racer = User.objects.create_user("racer")
     rng = np.random.default_rng(1)
     files = [predictions_csv(competition, rng.uniform(0.05, 0.95, N_ROWS)) for _ in range(20)]
-    barrier = threading.Barrier(len(files))
-    outcomes: list[str] = []
-    lock = threading.Lock()
 
-    def upload(data: bytes) -> None:
-        outcome: Any
-        try:
-            barrier.wait()
-            submission_create(competition=competition, participant=racer, data=data)
-            outcome = "created"
-        except QuotaExceeded:
-            outcome = "quota"
-        except Exception as exc:
-            outcome = f"{type(exc).__name__}: {exc}"
-        finally:
-            connections.close_all()
-        with lock:
-            outcomes.append(outcome)
+    def upload(data: bytes) -> Callable[[], str]:
+        return lambda: (submission_create(competition=competition, participant=racer, data=data), "created")[1]
 
-    threads = [threading.Thread(target=upload, args=(data,)) for data in files]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes = race([upload(data) for data in files], outcomes={QuotaExceeded: "quota"})
     assert sorted(outcomes) == ["created"] * 5 + ["quota"] * 15
     assert Submission.objects.filter(participant=racer).count() == 5
     assert sorted(enqueued) == sorted(Submission.objects.values_list("pk", flat=True))

@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pytest
 from django.contrib.auth.models import User
-from django.db import connections
 
 from leaderboard.competitions.services import competition_create
 from leaderboard.errors import QuotaExceeded
@@ -17,6 +16,7 @@ from leaderboard.submissions.models import Invitation, Submission
 from leaderboard.submissions.services import submission_create
 from leaderboard.submissions.teams import invitation_accept, team_create, team_invite
 from tests.site.factories import LABEL_SEED, N_ROWS, labels_csv, predictions_csv
+from tests.site.races import race
 
 
 @pytest.mark.django_db(transaction=True)
@@ -30,32 +30,12 @@ def test_parallel_uploads_by_three_members_share_one_limit_of_five(enqueued: lis
         invitation_accept(invitation_id=invitation.pk, user=member)
     rng = np.random.default_rng(1)
     files = [predictions_csv(competition, rng.uniform(0.05, 0.95, N_ROWS)) for _ in range(18)]
-    barrier = threading.Barrier(len(files))
-    outcomes: list[str] = []
-    lock = threading.Lock()
 
-    def upload(who: Any, data: bytes) -> None:
-        outcome: str
-        try:
-            barrier.wait()
-            submission_create(competition=competition, participant=who, data=data)
-            outcome = "created"
-        except QuotaExceeded:
-            outcome = "quota"
-        except Exception as exc:
-            outcome = f"{type(exc).__name__}: {exc}"
-        finally:
-            connections.close_all()
-        with lock:
-            outcomes.append(outcome)
+    def upload(who: Any, data: bytes) -> Callable[[], str]:
+        return lambda: (submission_create(competition=competition, participant=who, data=data), "created")[1]
 
-    threads = [
-        threading.Thread(target=upload, args=(members[i % 3], data)) for i, data in enumerate(files)
-    ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes = race([upload(members[i % 3], data) for i, data in enumerate(files)],
+                    outcomes={QuotaExceeded: "quota"})
     assert sorted(outcomes) == ["created"] * 5 + ["quota"] * 13
     assert Submission.objects.filter(competition=competition).count() == 5
 
@@ -74,38 +54,15 @@ def test_a_merge_racing_with_both_teams_uploads_keeps_one_limit_and_never_deadlo
     assert team_merge(team=owls, other_id=larks.pk, user=ann).merged is False  # asked; ben agrees in the race
     rng = np.random.default_rng(2)
     files = [predictions_csv(competition, rng.uniform(0.05, 0.95, N_ROWS)) for _ in range(8)]
-    barrier = threading.Barrier(len(files) + 1)
-    outcomes: list[str] = []
-    lock = threading.Lock()
 
-    def run(job: Any) -> None:
-        outcome: str
-        try:
-            barrier.wait()
-            outcome = job()
-        except QuotaExceeded:
-            outcome = "quota"
-        except TeamConflict:
-            outcome = "merge refused"
-        except Exception as exc:
-            outcome = f"{type(exc).__name__}: {exc}"
-        finally:
-            connections.close_all()
-        with lock:
-            outcomes.append(outcome)
-
-    def upload(who: Any, data: bytes) -> Any:
+    def upload(who: Any, data: bytes) -> Callable[[], str]:
         return lambda: (submission_create(competition=competition, participant=who, data=data), "created")[1]
 
     def agree() -> str:
         return "merged" if team_merge(team=larks, other_id=owls.pk, user=ben).merged else "asked"
 
     jobs = [upload((ann, ben)[i % 2], data) for i, data in enumerate(files)] + [agree]
-    threads = [threading.Thread(target=run, args=(job,)) for job in jobs]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes = race(jobs, outcomes={QuotaExceeded: "quota", TeamConflict: "merge refused"})
     assert set(outcomes) <= {"created", "quota", "merged", "merge refused"}, outcomes
     count = Submission.objects.filter(competition=competition).count()
     if "merged" in outcomes:
