@@ -660,8 +660,11 @@ def _floor(
     # The rows the played attack (or the guess) found public: the check pairs are scored on those alone.
     mask = (course.attack_details or {}).get("public_mask")
     known_public = np.asarray(mask, dtype=bool) if mask is not None and len(mask) == len(labels) else None
+    # A reader that read only some rows (blocks_split with few accounts) found only some of the public rows; its
+    # estimate of how many there are, when it gives one, is the board's scored count.
+    n_public = (course.attack_details or {}).get("n_public")
     outcome = apply_floor(view, labels, confidence, report, rates, check_budget=check_budget,
-                          known_public=known_public)
+                          known_public=known_public, n_public=None if n_public is None else int(n_public))
     reasoning.extend(outcome.lines or [])
     course.floor = {"moved_before": outcome.moved_before, "moved_after": outcome.moved_after,
                         "check_queries": outcome.checks}

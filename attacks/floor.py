@@ -179,11 +179,13 @@ def apply_floor(
     *,
     check_budget: int,
     known_public: np.ndarray | None = None,
+    n_public: int | None = None,
 ) -> FloorOutcome:
     """Floor ``labels``/``confidence`` in place (binary boards): see the module docstring. ``rates``: the class
     shares of the rows still guessed (the majority class and its share); ``check_budget``: queries it may
     spend on check pairs; ``known_public``: rows the guess itself found scored (``noisy_split``'s mask), which
-    a check measures in full rather than at the split's share."""
+    a check measures in full rather than at the split's share; ``n_public``: the guess's count of the scored rows
+    when its mask holds only those it read (``blocks_split`` with too few reads for every row)."""
     out = FloorOutcome(lines=[])
     lines = out.lines
     assert lines is not None
@@ -227,6 +229,8 @@ def apply_floor(
         n_scored = float(report.scored_rows_estimate)
     if known_public is not None and known_public.any():
         n_scored = float(known_public.sum())  # the guess's own count (the fingerprint's is a noisy probe's)
+        if n_public is not None and n_public > n_scored:
+            n_scored = float(n_public)  # the mask names only the public rows the guess read
     noise = max(report.noise_spread, report.tolerance) if report.noise else report.tolerance
     idx = np.flatnonzero(moved)
     pairs = min(BANDS, check_budget // 2)
