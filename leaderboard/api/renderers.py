@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import io
 from typing import Any
 
 from rest_framework.renderers import BaseRenderer
+
+from leaderboard.csv_cells import SafeCsvWriter
 
 
 class CSVRenderer(BaseRenderer):
@@ -19,7 +20,7 @@ class CSVRenderer(BaseRenderer):
             return data.encode(self.charset)
         # Error answers (403, 404) keep their message readable in CSV form.
         out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\n")
+        writer = SafeCsvWriter(out)
         if isinstance(data, dict):
             writer.writerow(list(data))
             writer.writerow([data[k] for k in data])

@@ -5,7 +5,6 @@ Participant-facing readers return released values only; host readers are named `
 
 from __future__ import annotations
 
-import csv
 import io
 from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
@@ -15,6 +14,7 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from leaderboard.competitions.models import Competition
+from leaderboard.csv_cells import SafeCsvWriter
 from leaderboard.errors import BoardNotAvailable
 from leaderboard.submissions.models import Participation, Status, Submission, UploadKind
 from scoring.board import BOARDS, BoardEntry, board_standings
@@ -30,6 +30,7 @@ _RELEASED_FIELDS = (
     "private_score",
     "private_score_text",
     "error",
+    "public_message",
     "selected_for_final",
     "created_at",
     "finished_at",
@@ -77,14 +78,15 @@ def team_submissions(*, competition: Competition, participant: Any) -> QuerySet[
 
 def quota_status(*, competition: Competition, participant: Any, now: datetime | None = None) -> QuotaStatus:
     """What the participant has used and has left. Failed submissions do not count, except a model that failed
-    to run (its failure is a function of the hidden features, so free failures would be free queries on them);
+    to run (its failure is a function of the hidden features, so free failures would be free queries on them)
+    and a submission a defense rejected (``charged``: a rejection is an answer, so a free one is a free query);
     rejected uploads never exist."""
     now = now or timezone.now()
     day_start, next_day = utc_day_bounds(now)
     # One query for both counts: the quota is read up to three times per upload.
     used = (
         team_submissions(competition=competition, participant=participant)
-        .exclude(Q(status=Status.FAILED) & ~Q(upload_kind=UploadKind.ONNX))
+        .exclude(Q(status=Status.FAILED) & ~Q(upload_kind=UploadKind.ONNX) & Q(charged=False))
         .aggregate(total=Count("id"), today=Count("id", filter=Q(created_at__gte=day_start)))
     )
     used_total, used_today = int(used["total"]), int(used["today"])
@@ -196,9 +198,13 @@ def leaderboard_rows(
         raise ValueError(f"unknown board {board!r}; use 'public' or 'private'")
     if board == "private" and not allow_private_before_close and not competition.is_closed(now):
         raise BoardNotAvailable("the private leaderboard is shown after the competition closes")
+    # Participants a host disqualified through the sybil screen (leaderboard.screening) are off the boards.
+    scored = Submission.objects.filter(competition=competition, status=Status.SCORED).exclude(
+        participant__screen_exclusions__competition=competition
+    )
     rows = {
         row["id"]: row
-        for row in Submission.objects.filter(competition=competition, status=Status.SCORED).values(
+        for row in scored.values(
             "id",
             "participant_id",
             "participant__username",
@@ -256,9 +262,12 @@ def leaderboard_rows(
 def leaderboard_csv(
     *, competition: Competition, board: str, now: datetime | None = None, allow_private_before_close: bool = False
 ) -> str:
-    """The released board as CSV: rank, participant, score (exact released text), entries, submitted_at (UTC)."""
+    """The released board as CSV: rank, participant, score (exact released text), entries, submitted_at (UTC).
+
+    Participant and team names are spreadsheet-safe (:mod:`leaderboard.csv_cells`): ``=1+1`` exports as ``'=1+1``.
+    """
     out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
+    writer = SafeCsvWriter(out)
     writer.writerow(["rank", "participant", "score", "entries", "submitted_at"])
     rows = leaderboard_rows(
         competition=competition, board=board, now=now, allow_private_before_close=allow_private_before_close
