@@ -3,12 +3,17 @@
 Two guards, each enough on its own for what it covers: the Markdown parser is told to keep no raw HTML (a
 ``<script>`` a host types is shown as text), and its output is then cleaned by nh3 (Ammonia) to a small set of
 tags, with links limited to http, https and mailto (no ``javascript:``) and marked ``nofollow noopener``.
+A link must be absolute (:func:`allowed_link`): relative (``/x``, ``x``, ``#x``) and scheme-relative
+(``//evil.example``) links lose their address, because a description is shown on the site's own pages and a
+relative link there reaches the site's own endpoints with the reader's session. Images are not allowed at all.
 Headings move one level down, so a description's ``# Title`` sits under the page's own ``<h1>``.
 """
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
+from urllib.parse import urlsplit
 
 import markdown
 import nh3
@@ -22,6 +27,35 @@ ALLOWED_TAGS = {
 }
 ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "th": {"align"}, "td": {"align"}, "ol": {"start"}}
 URL_SCHEMES = {"http", "https", "mailto"}
+_URL_ATTRIBUTES = {("a", "href"), ("img", "src")}
+# Whitespace, control characters and backslashes: browsers drop or reinterpret them (``/\\evil`` is ``//evil``).
+_UNSAFE_URL_CHARACTERS = re.compile(r"[\x00-\x20\x7f-\x9f\\]")
+
+
+def allowed_link(url: str) -> bool:
+    """Whether ``url`` is an absolute http(s) link to a host, or a mailto link with an address.
+
+    >>> [allowed_link(u) for u in ["https://example.org/x", "mailto:a@b.org", "//evil.example", "/x", "#top"]]
+    [True, True, False, False, False]
+    >>> [allowed_link(u) for u in ["JaVaScRiPt:alert(1)", "http:evil", "http:///evil", "https:/\\\\evil"]]
+    [False, False, False, False]
+    """
+    if _UNSAFE_URL_CHARACTERS.search(url):
+        return False
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    scheme = parts.scheme.lower()
+    if scheme in {"http", "https"}:
+        return url.lower().startswith(f"{scheme}://") and bool(parts.hostname)
+    return scheme == "mailto" and bool(parts.path)
+
+
+def _absolute_links_only(tag: str, attribute: str, value: str) -> str | None:
+    if (tag, attribute) in _URL_ATTRIBUTES and not allowed_link(value):
+        return None
+    return value
 
 
 class _HeadingsOneLevelDown(Treeprocessor):
@@ -52,6 +86,7 @@ def render_markdown(text: str) -> SafeString:
         tags=ALLOWED_TAGS,
         attributes=ALLOWED_ATTRIBUTES,
         url_schemes=URL_SCHEMES,
+        attribute_filter=_absolute_links_only,
         link_rel="nofollow noopener noreferrer",
     )
     return mark_safe(cleaned)  # cleaned by nh3 just above
