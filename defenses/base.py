@@ -132,6 +132,15 @@ class ScoringView:
     # Positions of these rows within the split, so a DATA-stage defense that must treat a row the same way in
     # every submission (fixed randomized response) still finds it after another one (subsetting) chose rows.
     row_ids: np.ndarray | None = None
+    # The whole submission, every row of every split in the canonical order (``None``: only these rows were
+    # given). A check of the submission itself (``probe_detector``) reads this, never the split's rows, so its
+    # verdict is the same on every split and says nothing about which rows are in which.
+    submission: np.ndarray | None = None
+
+    @property
+    def whole_submission(self) -> np.ndarray:
+        """Every row the participant submitted: :attr:`submission`, or these rows when it was not given."""
+        return self.submission if self.submission is not None else self.predictions
 
     @property
     def rows_in_split(self) -> np.ndarray:
@@ -159,7 +168,8 @@ class DefenseContext:
     submission of every participant. ``ledger`` is shared by all defenses of this one release (see the module
     docstring). ``notes`` are host-only remarks (e.g. "probe detected"); ``reject`` set to a message makes the
     site fail the submission with that participant-safe message instead of releasing a score; ``message`` is a
-    participant-safe reason for releasing nothing (``after_metric`` returned ``None``).
+    participant-safe reason for releasing nothing (``after_metric`` returned ``None``). ``board_rng`` is seeded
+    by (secret, position, defense name): the same on every split too (a draw over the whole submission's rows).
     """
 
     rng: np.random.Generator
@@ -173,6 +183,7 @@ class DefenseContext:
     # The same defense's state for every OTHER participant of the competition (read-only, a snapshot), given
     # only to a defense with ``needs_peers``: a cross-participant release such as a board rank reads it.
     peers: tuple[dict[str, Any], ...] = ()
+    board_rng: np.random.Generator | None = None
 
     def fixed_rng(self) -> np.random.Generator:
         """The competition-level generator (the chain derives a new one for every call, so each call of a

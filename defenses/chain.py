@@ -279,5 +279,6 @@ class DefenseChain:
             submission_key=submission_key,
             # "competition" cannot collide with a submission key: the site's keys are "submission:…"/"content:…"
             competition_rng=derive_rng(secret, "competition", split, position, self.defenses[position].name),
+            board_rng=derive_rng(secret, "competition", "every-split", position, self.defenses[position].name),
             ledger=ledger,
         )

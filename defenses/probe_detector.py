@@ -243,8 +243,12 @@ class ProbeDetector(Defense):
     Parameters: ``reject`` (default false: only a host note), ``constant_share`` (default 0.9: the share of
     rows at one value that makes a spike), ``min_structured`` (default 4: how many structured values make a
     prime-odds or geometric pattern), ``history`` (default 8: recent 0/1 submissions kept for the
-    random-hard-labels signal; 0 turns it off). Runs at the DATA stage on the rows it is given, so put it
-    first in the chain (before subsetting). State per participant: ``hard_labels``, the kept vectors, and
+    random-hard-labels signal; 0 turns it off). Runs at the DATA stage and judges the whole submission (every
+    row, in the canonical order, :attr:`ScoringView.whole_submission`), not the split's rows: the verdict is a
+    function of the vector and the participant's history only, the same on the public and the private split,
+    so a rejection tells nothing about which rows are in which split (a vector probe-like on chosen rows only
+    used to be rejected or not by the split those rows were in). The site charges a rejected submission
+    against the quota like any other. State per participant: ``hard_labels``, the kept vectors, and
     ``sketches``; with ``scope: "competition"`` one history for the whole board, so a submission is compared
     with the board's recent submissions, whoever made them (sparse edits spread over fresh accounts).
 
@@ -306,7 +310,9 @@ class ProbeDetector(Defense):
     def before_metric(self, view: ScoringView, ctx: DefenseContext) -> ScoringView:
         # Logits (softmax_ce, sigmoid_ce) are read as the probabilities they stand for, so every signal keeps
         # its meaning (a spike at logit 0 is a spike at 1/2; prime odds are prime odds).
-        predictions = view.metric.probabilities(view.predictions)
+        # The whole submission, never the split's rows: judged per split, a vector probe-like on chosen rows only
+        # was rejected or not by which split those rows are in, and a rejection read split membership.
+        predictions = view.metric.probabilities(view.whole_submission)
         signals = probe_signals(
             predictions, constant_share=self.constant_share, min_structured=self.min_structured,
             spike_tolerance=self.spike_tolerance,
@@ -370,11 +376,11 @@ class ProbeDetector(Defense):
 
 
 def _sample_rows(n: int, sample: int, ctx: DefenseContext) -> np.ndarray:
-    """The rows the sketches keep: every row of a small set, else a random sample drawn once per competition
-    (secret: a participant cannot move only the sampled rows)."""
+    """The rows the sketches keep: every row of a small set, else a random sample of the submission's rows drawn
+    once per competition, the same on every split (secret: a participant cannot move only the sampled rows)."""
     if n <= sample:
         return np.arange(n)
-    rng = ctx.competition_rng if ctx.competition_rng is not None else np.random.default_rng(0)
+    rng = ctx.board_rng if ctx.board_rng is not None else np.random.default_rng(0)
     return np.sort(rng.choice(n, size=sample, replace=False))
 
 

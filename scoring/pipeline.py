@@ -297,6 +297,7 @@ def evaluate_keyed(
             n_classes=spec.hidden.n_classes,
             metric=metric_view,
             split=split,
+            submission=parsed.values,
         )
         outcome = spec.chain.release(
             view, states=(states or {}).get(split), secret=spec.secret, submission_key=key, exact_score=exact,

@@ -123,6 +123,9 @@ class Submission(models.Model):
     public_message = models.CharField(max_length=400, blank=True)
 
     error = models.TextField(blank=True)
+    # A failure that still counts against the quota: a defense's rejection (probe_detector, a spent budget) is an
+    # answer about the submission, so a free one would be a free query.
+    charged = models.BooleanField(default=False)
     selected_for_final = models.BooleanField(default=False)
 
     created_at = models.DateTimeField(default=timezone.now, db_index=True)

@@ -744,7 +744,7 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
         notes = [*run_notes, *(f"{split}: {note}" for split, result in primary.items() for note in result.notes)]
         if release.reject is not None:
             host_note = "; ".join(notes) or f"rejected by a defense: {release.reject}"
-            return _finish_failed(submission_id, claim, release.reject, host_note=host_note)
+            return _finish_failed(submission_id, claim, release.reject, host_note=host_note, charged=True)
         for (name, split), key in keys.items():
             state = states.get(key)
             if state is None:
@@ -809,8 +809,10 @@ def _state_key(spec: ScoringSpec, metric: str, split: str) -> str:
     return split if metric == spec.metric_name else f"{split}@{metric}"
 
 
-def _finish_failed(submission_id: int, claim: str, message: str, *, host_note: str | None = None) -> ScoreResult:
-    values: dict[str, Any] = {}
+def _finish_failed(
+    submission_id: int, claim: str, message: str, *, host_note: str | None = None, charged: bool = False
+) -> ScoreResult:
+    values: dict[str, Any] = {"charged": True} if charged else {}
     if host_note:
         values["defense_notes"] = [host_note]
     Submission.objects.filter(pk=submission_id, status=Status.SCORING, claim_token=claim).update(

@@ -123,7 +123,7 @@ def _usage(competition: Competition, participant_ids: list[int], now: datetime) 
     day_start, _ = utc_day_bounds(now)
     used = (
         Submission.objects.filter(competition=competition, participant_id__in=participant_ids)
-        .exclude(Q(status=Status.FAILED) & ~Q(upload_kind=UploadKind.ONNX))
+        .exclude(Q(status=Status.FAILED) & ~Q(upload_kind=UploadKind.ONNX) & Q(charged=False))
         .aggregate(total=Count("id"), today=Count("id", filter=Q(created_at__gte=day_start)))
     )
     return TeamUsage(total=int(used["total"]), today=int(used["today"]))

@@ -255,3 +255,75 @@ def test_an_honest_hyperparameter_sweep_passes_the_default_and_trips_a_strict_de
     default, strict = _participant(), _participant(min_changed=0.5, sparse_edits=2)
     assert not any(default.submit(view(p, y_test)).notes for p in sweep)
     assert sum(bool(strict.submit(view(p, y_test)).notes) for p in sweep) >= 5
+
+
+def _split_board(public: np.ndarray) -> Any:
+    """A 20-row board scored on both splits with the rejecting detector, ``public`` its public-row mask."""
+    from scoring import HiddenTestSet, ScoringSpec
+
+    labels = np.random.default_rng(5).integers(0, 2, len(public))
+    ids = [str(i) for i in range(len(public))]
+    return ScoringSpec(
+        hidden=HiddenTestSet(ids, labels, 2, public),
+        chain=DefenseChain.from_json([{"name": "probe_detector", "reject": True}]), secret=9,
+    )
+
+
+def _rejected(spec: Any, vector: np.ndarray, states: dict | None = None) -> tuple[bool, dict]:
+    from scoring.parsing import ParsedPredictions
+    from scoring.release import release_submission
+
+    release = release_submission(spec, ParsedPredictions(vector), submission_id=1, states=states or {})
+    return release.reject is not None, release.states
+
+
+def test_a_rejection_reads_nothing_of_the_hidden_split() -> None:
+    """The finding's attack: 1/2 everywhere but on a known-public row and a row r. Judged per split, the split
+    holding r alone saw one stray row (a spike) and rejected, so the outcome told r's split (19 of 20 rows read).
+    Judged on the whole vector, every outcome is the same whichever rows are public."""
+    rng = np.random.default_rng(21)
+    masks = [np.zeros(20, dtype=bool) for _ in range(4)]
+    for mask in masks:
+        mask[rng.choice(20, 10, replace=False)] = True
+    masks[0][0] = masks[1][0] = True  # row 0 is public on two boards, so the finding's pairs apply there
+    boards = [_split_board(mask) for mask in masks]
+    for r in range(1, 20):
+        vector = np.full(20, 0.5)
+        vector[[0, r]] = (0.2, 0.3)
+        outcomes = {_rejected(board, vector)[0] for board in boards}
+        assert len(outcomes) == 1, r
+    for _ in range(200):  # any vector probe-like on chosen rows only: a few stray rows, primes, geometric odds
+        vector = np.full(20, 0.5)
+        rows = rng.choice(20, int(rng.integers(1, 8)), replace=False)
+        kind = rng.integers(3)
+        vector[rows] = (rng.uniform(0.01, 0.99, len(rows)) if kind == 0
+                        else [1 / (1 + q) for q in rng.choice(PRIMES[:20], len(rows), replace=False)] if kind == 1
+                        else [1 / (1 + 2.0 ** (2**j)) for j in range(len(rows))])
+        if rng.random() < 0.5:  # honest-looking elsewhere
+            others = np.setdiff1d(np.arange(20), rows)
+            vector[others] = rng.uniform(0.05, 0.95, len(others))
+        assert len({_rejected(board, vector)[0] for board in boards}) == 1
+
+
+def test_the_verdict_and_history_are_the_same_on_both_splits() -> None:
+    """With a history (sparse edits), the two splits' states stay equal: the next verdict cannot differ either."""
+    mask = np.zeros(600, dtype=bool)
+    mask[np.random.default_rng(3).choice(600, 200, replace=False)] = True
+    from scoring import HiddenTestSet, ScoringSpec
+
+    spec = ScoringSpec(
+        hidden=HiddenTestSet([str(i) for i in range(600)], np.zeros(600, dtype=np.int64), 2, mask),
+        chain=DefenseChain.from_json([{"name": "probe_detector", "reject": True, "sample": 64}]), secret=4,
+    )
+    rng = np.random.default_rng(8)
+    base = rng.uniform(0.05, 0.95, 600)
+    states: dict = {}
+    verdicts = []
+    for _ in range(5):
+        edited = base.copy()
+        edited[rng.choice(600, 5, replace=False)] = rng.uniform(0.05, 0.95, 5)
+        rejected, states = _rejected(spec, edited, states)
+        verdicts.append(rejected)
+        metric_states = states["binary_logloss"]
+        assert metric_states["public"] == metric_states["private"]
+    assert verdicts == [False] * 3 + [True] * 2

@@ -182,6 +182,23 @@ def test_a_defense_rejection_fails_the_submission_and_keeps_the_state(
     assert submission.defense_notes  # host-only
 
 
+def test_a_probe_rejection_counts_against_the_quota(competition, participant, submit, score_all) -> None:
+    """A rejection is an answer about the submission: free, it was a free query (11 of 20 in the finding)."""
+    competition_set_defenses(competition=competition, defenses=[{"name": "probe_detector", "reject": True}])
+    probe = np.full(N_ROWS, 0.5)
+    probe[:6] = [1 / (1 + q) for q in (2, 3, 5, 7, 11, 13)]  # paper 000, Algorithm 1
+    for _ in range(3):
+        submit(competition, participant, probe)
+    submit(competition, participant, _probs(3))
+    assert score_all() == ["failed", "failed", "failed", "scored"]
+    assert Submission.objects.filter(participant=participant, status=Status.FAILED, charged=True).count() == 3
+    status = quota_status(competition=competition, participant=participant)
+    assert status.used_today == 4 and status.remaining_today == 1
+    submit(competition, participant, probe)
+    with pytest.raises(QuotaExceeded):
+        submit(competition, participant, _probs(4))
+
+
 def test_defense_state_is_persisted_per_participant_and_split(
     competition, participant, other_participant, submit, score_all, monkeypatch
 ) -> None:
