@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import math
+import re
 import threading
 import time
 from datetime import UTC, datetime
@@ -44,11 +45,36 @@ Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 LOCKED_ATTRIBUTE = "leaderboard_login_locked_until"  # set on the request by the backend, read by the forms
 
 
+# Settings and request.META keys whose values are secrets or lead to one: Django's own list (API, AUTH, TOKEN, KEY,
+# SECRET, PASS, SIGNATURE, cookies) plus the invite code, the broker, cache and database (their URLs carry
+# passwords and addresses) and every *_URL/*_DSN, because an environment variable such as REDIS_URL reaches the
+# debug page through request.META under runserver.
+_HIDDEN_NAMES = (
+    r"API|AUTH|TOKEN|KEY|SECRET|PASS|SIGNATURE|HTTP_COOKIE|CREDENTIAL|PRIVATE|INVITE|BROKER|CACHE|REDIS|DATABASE"
+    r"|RESULT_BACKEND|URL|DSN"
+)
+# A URL with a password in it (``redis://:pw@host``, ``postgres://user:pw@host/db``), under whatever name it hides.
+_URL_WITH_PASSWORD = re.compile(r"[a-z][a-z0-9+.-]*://[^\s/@:]*:[^\s/@]*@", re.IGNORECASE)
+
+
 class NoLocalsReporterFilter(SafeExceptionReporterFilter):
-    """Hide every local variable of every traceback frame (settings and POST data are cleansed as usual)."""
+    """What an error page or report may show: no local variable of any traceback frame, and no setting or META entry
+    that is a secret (``_HIDDEN_NAMES``, or any string holding a URL with a password).
+
+    Applies to ``DJANGO_DEBUG=1``'s technical 500 and 400 pages (a bad ``Host`` header renders one) and to the
+    error mails. Names such as ``LOGIN_URL`` are hidden too: over-hiding costs a debugging hint, under-hiding
+    hands a participant the invite code or the broker's password.
+    """
+
+    hidden_settings = re.compile(_HIDDEN_NAMES, flags=re.IGNORECASE)
 
     def get_traceback_frame_variables(self, request: HttpRequest | None, tb_frame: Any) -> Any:
         return {name: self.cleansed_substitute for name in tb_frame.f_locals}.items()
+
+    def cleanse_setting(self, key: Any, value: Any) -> Any:
+        if isinstance(value, str) and _URL_WITH_PASSWORD.search(value):
+            return self.cleansed_substitute
+        return super().cleanse_setting(key, value)
 
 
 class LimiterUnavailable(Exception):
