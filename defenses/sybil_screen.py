@@ -27,7 +27,8 @@ How they combine (the design rule: *no sign-up trace and no ordinary model outpu
 1. **Core clusters**: accounts joined by strong links only — ``complementary`` or ``near_identical`` probe-like
    submissions (likeness at least :attr:`ScreenConfig.probe_floor`).
 2. **Attachment**: an account outside every core cluster joins one when it shares the sign-up address with a member
-   *and* signed up within :attr:`ScreenConfig.burst_seconds` of one (or shares its user agent), *and* it has
+   *and* signed up in the same burst (a run of the address's sign-ups, each within
+   :attr:`ScreenConfig.burst_seconds` of the previous) or with the same uncommon user agent, *and* it has
    submitted no ordinary model output (only constants, weak probes, or nothing yet: an attacker's reserve accounts).
    An honest student behind the attacker's NAT who submits a model never attaches.
 3. **Trace clusters**: accounts sharing an address and signing up in one burst, with no probe evidence; their
@@ -469,25 +470,23 @@ def screen_with_work(accounts: Sequence[AccountTrace], submissions: Sequence[Sub
     member_of = {name: root for root, members in cores.items() for name in members}
     attached: dict[str, set[str]] = defaultdict(set)
     for names in by_address.values():
-        roots = {member_of[name] for name in names if name in member_of}
-        if not roots:
+        if not any(name in member_of for name in names):
             continue
-        anchors = sorted((traces[name].signed_up_at, name) for name in names if name in member_of)
-        work.sorted_items += len(anchors)
-        times = np.array([t for t, _ in anchors])
-        for name in names:
-            if name in member_of or people[name].ordinary:
-                continue
-            trace = traces[name]
-            start = int(np.searchsorted(times, trace.signed_up_at - config.burst_seconds, side="left"))
-            stop = int(np.searchsorted(times, trace.signed_up_at + config.burst_seconds, side="right"))
-            work.pair_checks += 2
-            near = [anchors[i][1] for i in range(start, stop)]
-            if not near and trace.user_agent and trace.user_agent not in common_agents:
-                near = [other for _, other in anchors if traces[other].user_agent == trace.user_agent]
-                work.pair_checks += len(anchors)
-            if near:
-                attached[member_of[near[0]]].add(name)
+        # The address's sign-ups in time order, cut into bursts (each within burst_seconds of the previous): a
+        # burst holding a core member takes the burst's accounts with no model output of their own.
+        timeline = sorted((traces[name].signed_up_at, name) for name in names)
+        work.sorted_items += len(timeline)
+        agents = {traces[name].user_agent: member_of[name] for name in names
+                  if name in member_of and traces[name].user_agent and traces[name].user_agent not in common_agents}
+        for burst in _bursts(timeline, config.burst_seconds):
+            roots = [member_of[name] for name in burst if name in member_of]
+            for name in burst:
+                work.pair_checks += 1
+                if name in member_of or people[name].ordinary:
+                    continue
+                root = max(set(roots), key=roots.count) if roots else agents.get(traces[name].user_agent)
+                if root is not None:
+                    attached[root].add(name)
     clusters: list[Cluster] = []
     for root, members in cores.items():
         everyone = members | attached.get(root, set())
@@ -499,7 +498,7 @@ def screen_with_work(accounts: Sequence[AccountTrace], submissions: Sequence[Sub
             trace_evidence.append(Evidence(
                 "same_address", tuple(sorted(attached[root])),
                 f"{len(attached[root])} account(s) with no model output of their own ({_names(attached[root])}) "
-                "signed up from the cluster's address within minutes of a member (or with its browser)"))
+                "signed up from a member's address in the same burst of sign-ups (or with its uncommon browser)"))
         suspicion = 1.0 - (1.0 - s_probe) * (1.0 - s_trace)
         clusters.append(Cluster(tuple(sorted(everyone)), round(suspicion, 6), tuple(evidence + trace_evidence)))
 
@@ -508,17 +507,11 @@ def screen_with_work(accounts: Sequence[AccountTrace], submissions: Sequence[Sub
     for names in by_address.values():
         free = sorted((traces[name].signed_up_at, name) for name in names if name not in clustered)
         work.sorted_items += len(free)
-        run: list[str] = []
-        last = -math.inf
-        for at, name in [*free, (math.inf, "")]:
-            if at - last > config.burst_seconds:
-                if len(run) >= config.min_accounts:
-                    burst = set(run)
-                    evidence, s_trace = _trace_evidence(burst, traces, people, by_hash, common_agents, config, work)
-                    clusters.append(Cluster(tuple(sorted(burst)), round(s_trace, 6), tuple(evidence)))
-                run = []
-            run.append(name)
-            last = at
+        for run in _bursts(free, config.burst_seconds):
+            if len(run) >= config.min_accounts:
+                together = set(run)
+                evidence, s_trace = _trace_evidence(together, traces, people, by_hash, common_agents, config, work)
+                clusters.append(Cluster(tuple(sorted(together)), round(s_trace, 6), tuple(evidence)))
     flagged = [c for c in clusters if len(c.accounts) >= config.min_accounts and c.suspicion >= config.threshold]
     flagged.sort(key=lambda c: (-c.suspicion, -len(c.accounts), c.accounts))
     return flagged, work
@@ -602,18 +595,20 @@ def _with_twin(group: set[str], people: dict[str, _Account], by_hash: dict[bytes
     return {name for names in seen.values() if len(names) >= 2 for name in names}
 
 
-def _longest_burst(times: list[tuple[float, str]], window: float) -> list[str]:
-    best: list[str] = []
-    run: list[str] = []
+def _bursts(times: list[tuple[float, str]], window: float) -> list[list[str]]:
+    """``times`` (sorted) cut wherever two consecutive sign-ups are more than ``window`` seconds apart."""
+    runs: list[list[str]] = []
     last = -math.inf
     for at, name in times:
-        if at - last > window:
-            run = []
-        run.append(name)
+        if at - last > window or not runs:
+            runs.append([])
+        runs[-1].append(name)
         last = at
-        if len(run) > len(best):
-            best = list(run)
-    return best
+    return runs
+
+
+def _longest_burst(times: list[tuple[float, str]], window: float) -> list[str]:
+    return max(_bursts(times, window), key=len, default=[])
 
 
 def account_verdict(clusters: Sequence[Cluster], account: str, config: ScreenConfig = ScreenConfig()) -> Cluster | None:
