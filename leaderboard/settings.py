@@ -176,6 +176,7 @@ INSTALLED_APPS = [
     "leaderboard.accounts",
     "leaderboard.audits",
     "leaderboard.inversion",
+    "leaderboard.screening",
 ]
 
 MIDDLEWARE = [

@@ -16,11 +16,15 @@ from rest_framework.authtoken.models import Token
 from leaderboard.accounts.models import ProvisionedAccount
 from leaderboard.accounts.usernames import CONFUSABLE_MESSAGE, confusable_existing_username, normalize_username
 from leaderboard.errors import QuotaExceeded, UsernameTaken
+from leaderboard.screening.models import SignupSource
+from leaderboard.screening.services import signup_trace_record
 
 HOST_ACCOUNT_PERIOD = timedelta(days=1)
 
 
-def participant_provision(*, username: str, host: Any, email: str = "") -> tuple[Any, str, bool]:
+def participant_provision(
+    *, username: str, host: Any, email: str = "", address: str = "", user_agent: str = ""
+) -> tuple[Any, str, bool]:
     """A participant account named ``username``, its API token, and whether it was created now.
 
     A new account has no usable password (it signs in with its token) and remembers ``host`` as its maker.
@@ -28,7 +32,8 @@ def participant_provision(*, username: str, host: Any, email: str = "") -> tuple
     read every token anyway), and only when it is a plain participant (never a staff account); any other
     taken name raises :class:`UsernameTaken`, so a host can never obtain another person's token. A new name
     that looks like a taken one raises :class:`UsernameTaken` too; a host (not a superuser) past
-    ``LEADERBOARD_HOST_ACCOUNTS_PER_DAY`` new accounts in 24 hours gets :class:`QuotaExceeded`.
+    ``LEADERBOARD_HOST_ACCOUNTS_PER_DAY`` new accounts in 24 hours gets :class:`QuotaExceeded`. A new account's
+    sign-up trace (the sybil screen's) keeps the host's request's ``address`` and ``user_agent``.
     """
     user_model = get_user_model()
     username = normalize_username(username)
@@ -42,6 +47,8 @@ def participant_provision(*, username: str, host: Any, email: str = "") -> tuple
             user.set_unusable_password()
             user.save(update_fields=["password"])
             ProvisionedAccount.objects.create(user=user, created_by=host)
+            signup_trace_record(user=user, source=SignupSource.PROVISIONED, address=address, user_agent=user_agent,
+                                provisioned_by=host)
         else:
             maker = ProvisionedAccount.objects.filter(user=user).values_list("created_by_id", flat=True).first()
             mine = maker is not None and maker == host.pk
@@ -70,8 +77,11 @@ def _check_host_account_limit(host: Any) -> None:
         )
 
 
-def participant_sign_up(*, username: str, email: str, password: str) -> tuple[Any, str]:
-    """A new participant account with a password (validated by the caller's form) and its API token."""
+def participant_sign_up(
+    *, username: str, email: str, password: str, address: str = "", user_agent: str = ""
+) -> tuple[Any, str]:
+    """A new participant account with a password (validated by the caller's form) and its API token; its
+    sign-up trace keeps the request's client ``address`` and ``user_agent`` (host only: the sybil screen's)."""
     users: Any = get_user_model().objects  # the user model's manager (create_user is not on the base type)
     username = normalize_username(username)
     if confusable_existing_username(username) is not None:
@@ -80,6 +90,7 @@ def participant_sign_up(*, username: str, email: str, password: str) -> tuple[An
         with transaction.atomic():
             user = users.create_user(username=username, email=email, password=password)
             token = Token.objects.create(user=user)
+            signup_trace_record(user=user, source=SignupSource.WEB, address=address, user_agent=user_agent)
     except IntegrityError:  # the name was taken between the form's check and this insert
         raise UsernameTaken("A user with that username already exists.") from None
     return user, token.key

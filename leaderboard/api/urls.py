@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from leaderboard.api import auth, views
+from leaderboard.api import auth, screening, views
 
 app_name = "api"
 
@@ -22,6 +22,10 @@ urlpatterns = [
     path("competitions/<slug:slug>/quota/", views.QuotaApi.as_view(), name="quota"),
     path("competitions/<slug:slug>/leaderboard/", views.LeaderboardApi.as_view(), name="leaderboard"),
     path("competitions/<slug:slug>/teams/", views.CompetitionTeamsApi.as_view(), name="competition-teams"),
+    path("competitions/<slug:slug>/screen/clusters/", screening.HostScreenClustersApi.as_view(),
+         name="screen-clusters"),
+    path("screen/clusters/<int:cluster_id>/<str:action>/", screening.HostScreenDecisionApi.as_view(),
+         name="screen-decision"),
     path("teams/<int:team_id>/", views.TeamDetailApi.as_view(), name="team-detail"),
     path("teams/<int:team_id>/invitations/", views.TeamInvitationsApi.as_view(), name="team-invitations"),
     path("teams/<int:team_id>/leave/", views.TeamLeaveApi.as_view(), name="team-leave"),

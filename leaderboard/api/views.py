@@ -34,6 +34,7 @@ from leaderboard.competitions.selectors import (
 )
 from leaderboard.competitions.services import competition_create, competition_set_defenses, competition_update
 from leaderboard.errors import InvalidUpload
+from leaderboard.screening.services import request_trace
 from leaderboard.submissions.models import IDEMPOTENCY_KEY_MAX_LENGTH, UploadKind
 from leaderboard.submissions.selectors import (
     BOARDS,
@@ -568,7 +569,8 @@ class HostParticipantsApi(APIView):
         payload = s.ParticipantCreateInputSerializer(data=request.data)
         payload.is_valid(raise_exception=True)
         user, token, created = participant_provision(
-            username=payload.validated_data["username"], email=payload.validated_data["email"], host=request.user
+            username=payload.validated_data["username"], email=payload.validated_data["email"], host=request.user,
+            **request_trace(request),
         )
         body = {"username": user.get_username(), "token": token, "created": created}
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

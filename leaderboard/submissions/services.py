@@ -37,6 +37,7 @@ from leaderboard.competitions.models import Competition
 from leaderboard.competitions.selectors import competition_scoring_spec
 from leaderboard.errors import CompetitionNotOpen, IdempotencyKeyReused, InvalidUpload, QuotaExceeded, SelectionError
 from leaderboard.inversion.selectors import inversion_of
+from leaderboard.screening.services import submission_screen
 from leaderboard.submissions.model_runs import ModelRunFailed, model_predictions, model_validate
 from leaderboard.submissions.models import (
     CompetitionDefenseState,
@@ -414,8 +415,9 @@ REPUBLISHER = Republisher()
 
 @dataclass
 class ScoreResult:
-    """What :func:`submission_score` did: ``action`` is ``scored``, ``failed``, ``skipped`` or ``busy`` (another
-    live worker holds the claim: ask again in ``retry_after`` seconds, when a dead claim would be stale)."""
+    """What :func:`submission_score` did: ``action`` is ``scored``, ``failed``, ``skipped``, ``held`` (scored with
+    nothing released: the sybil screen holds it for the host) or ``busy`` (another live worker holds the claim:
+    ask again in ``retry_after`` seconds, when a dead claim would be stale)."""
 
     action: str
     detail: str = ""
@@ -697,7 +699,7 @@ def _lock_shared_states(competition: Competition, splits: tuple[str, ...]) -> di
 def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
     # The raw upload is only read when the stored array cannot serve (MPFR arithmetic reads the decimal text).
     submission = (
-        Submission.objects.select_related("competition", "competition__inversion")
+        Submission.objects.select_related("competition", "competition__inversion", "competition__screen_settings")
         .defer("upload", "predictions_npy").get(pk=submission_id)
     )
     if submission.attempts > MAX_ATTEMPTS:
@@ -708,6 +710,9 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
     spec = competition_scoring_spec(competition=competition)
     # A model runs here, outside the row lock: it may take up to the model wall-time limit.
     parsed, run_notes = _load_predictions(spec, submission)
+    # The sybil screen may hold it back; decided from uploads and sign-ups alone, before any label is read.
+    if (screened := submission_screen(submission=submission, values=parsed.values, claim=claim)) is not None:
+        return ScoreResult(screened)
     # A split without rows (public fraction 0 or 1) has nothing to score or release.
     splits = tuple(split for split in SPLITS if len(spec.split_rows[split]))
     stateful = bool(len(spec.chain))

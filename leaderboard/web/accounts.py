@@ -26,6 +26,7 @@ from django.views.decorators.http import require_POST
 from leaderboard.accounts.forms import LoginForm
 from leaderboard.accounts.services import api_token_ensure, api_token_regenerate, participant_sign_up
 from leaderboard.errors import UsernameTaken
+from leaderboard.screening.services import request_trace
 from leaderboard.security import LimiterUnavailable, attempt_allowed, request_locked_until, retry_after_seconds
 from leaderboard.web.forms import SignUpForm
 
@@ -94,6 +95,7 @@ def sign_up(request: HttpRequest) -> HttpResponse:
                     username=form.cleaned_data["username"],
                     email=form.cleaned_data["email"],
                     password=form.cleaned_data["password1"],
+                    **request_trace(request),
                 )
             except UsernameTaken as exc:  # taken between the form's check and the insert
                 form.add_error("username", exc.message)

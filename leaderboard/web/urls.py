@@ -7,6 +7,7 @@ from django.urls import path
 
 from leaderboard.web import accounts, views
 from leaderboard.web.inversion import host_inversion
+from leaderboard.web.screening import host_screen, host_screen_decide
 
 app_name = "web"
 
@@ -35,6 +36,8 @@ urlpatterns = [
     path("c/<slug:slug>/host/", views.host_submissions, name="host-submissions"),
     path("c/<slug:slug>/host/audit/", views.host_audit, name="host-audit"),
     path("c/<slug:slug>/host/inversion/", host_inversion, name="host-inversion"),
+    path("c/<slug:slug>/host/screen/", host_screen, name="host-screen"),
+    path("c/<slug:slug>/host/screen/<int:cluster_id>/<str:action>/", host_screen_decide, name="host-screen-decide"),
     path("games/", views.games, name="games"),
     path("games/<str:name>/", views.game_detail, name="game-detail"),
     path("games/<str:name>/files/<path:path>", views.game_file, name="game-file"),
