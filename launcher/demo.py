@@ -81,6 +81,15 @@ def print_addresses(stack: Stack) -> None:
     print(f"You:  {stack.url}/accounts/signup/   an account with its API token on {stack.url}/accounts/profile/")
 
 
+def write_private(path: Path, text: str) -> None:
+    """Write ``text`` to a file only its owner can read: 0600 from its creation on, not chmod-ed afterwards."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    path.chmod(0o600)  # an older file keeps its mode through O_CREAT
+
+
 def ensure_host_account(stack: Stack) -> str:
     """A staff account for the admin, with a random password kept in ``var/``; made once."""
     path = VAR / "host-password.txt"
@@ -92,15 +101,14 @@ def ensure_host_account(stack: Stack) -> str:
         except RuntimeError as exc:
             if "already taken" not in str(exc):
                 raise SystemExit(f"could not create the host account:\n{exc}") from None
-        path.write_text(password)
-        path.chmod(0o600)
+        write_private(path, password)
     return path.read_text().strip()
 
 
 def run_bot_demo(stack: Stack, host: LeaderboardClient, ids: list[str], labels: list[int]) -> None:
     """Point the bundled bot at the demo data under a few defense chains and print what leaked."""
-    bot_dir = VAR / "bot"
-    bot_dir.mkdir(parents=True, exist_ok=True)
+    bot_dir = VAR / "bot"  # the bot's checkpoints and summaries: recovered hidden labels
+    bot_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     truth = dict(zip(ids, labels, strict=True))
     rows = []
     for suffix, chain in BOT_CHAINS.items():

@@ -1,7 +1,7 @@
 """Settings of the Leaderboard Lab site, read from the environment (one module for every deployment).
 
 Environment:
-- ``DATABASE_URL`` — any dj-database-url URL; default a SQLite file under ``var/`` in the repository.
+- ``DATABASE_URL`` — any dj-database-url URL; default a SQLite file under ``var/`` in the repository (mode 0600).
 - ``REDIS_URL`` — Celery broker and result store; default ``redis://127.0.0.1:6379/0`` (the launcher sets it
   to the Redis server it starts).
 - ``DJANGO_DEBUG`` — ``1``/``0``; default ``0``: a debug page would show too much to a hostile participant.
@@ -25,9 +25,10 @@ Environment:
   password-reset requests allowed per client address and the window in seconds (20 and 3600);
   ``LEADERBOARD_HOST_ACCOUNTS_PER_DAY`` — new accounts a host (not a superuser) may make through the host API in
   24 hours (1,000; 0: no limit).
-- ``DJANGO_EMAIL_BACKEND`` — default: a file per message under ``var/mail/`` (``LEADERBOARD_MAIL_DIR``); with
-  ``django.core.mail.backends.smtp.EmailBackend``, ``DJANGO_EMAIL_HOST``, ``DJANGO_EMAIL_PORT``,
-  ``DJANGO_EMAIL_HOST_USER``, ``DJANGO_EMAIL_HOST_PASSWORD``, ``DJANGO_EMAIL_USE_TLS``; ``DJANGO_DEFAULT_FROM_EMAIL``.
+- ``DJANGO_EMAIL_BACKEND`` — default: a file per message (mode 0600) under ``var/mail/`` (0700;
+  ``LEADERBOARD_MAIL_DIR``); with ``django.core.mail.backends.smtp.EmailBackend``, ``DJANGO_EMAIL_HOST``,
+  ``DJANGO_EMAIL_PORT``, ``DJANGO_EMAIL_HOST_USER``, ``DJANGO_EMAIL_HOST_PASSWORD``, ``DJANGO_EMAIL_USE_TLS``;
+  ``DJANGO_DEFAULT_FROM_EMAIL``.
 - ``DJANGO_ALLOWED_HOSTS`` — comma-separated; ``LEADERBOARD_CELERY_QUEUE`` — the queue web and workers share
   (tests use a unique one per session so parallel runs never take each other's tasks).
 - ``LEADERBOARD_MODEL_MAX_BYTES``, ``LEADERBOARD_MODEL_MAX_NODES``, ``LEADERBOARD_MODEL_CPU_SECONDS``,
@@ -78,7 +79,7 @@ def secret_key(var_dir: Path) -> str:
         return configured
     path = var_dir / "secret-key"
     try:
-        var_dir.mkdir(parents=True, exist_ok=True)
+        var_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
         pass
@@ -91,6 +92,19 @@ def secret_key(var_dir: Path) -> str:
             return key
         time.sleep(0.01)
     raise ImproperlyConfigured(f"{path} is empty: delete it or set DJANGO_SECRET_KEY")
+
+
+def private_sqlite_file(path: Path) -> None:
+    """Make the SQLite file 0600 before SQLite does, and tighten one an earlier version left 0644.
+
+    It holds the hidden labels and every account's credentials; SQLite would create it with the umask's mode
+    (0644 by default). Its journal, WAL and shared-memory files take the database file's mode from SQLite.
+    """
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+    for sibling in (path, *(path.with_name(path.name + suffix) for suffix in ("-journal", "-wal", "-shm"))):
+        if sibling.exists() and sibling.stat().st_mode & 0o077:
+            sibling.chmod(0o600)
 
 
 DEBUG = env_bool("DJANGO_DEBUG", False)
@@ -121,7 +135,7 @@ LEADERBOARD_SIGNUP_ATTEMPTS = env_int("LEADERBOARD_SIGNUP_ATTEMPTS", 20)
 LEADERBOARD_SIGNUP_WINDOW = env_int("LEADERBOARD_SIGNUP_WINDOW", 3600)
 # New participant accounts one host (not a superuser) may make through the host API in 24 hours; 0: no limit.
 LEADERBOARD_HOST_ACCOUNTS_PER_DAY = env_int("LEADERBOARD_HOST_ACCOUNTS_PER_DAY", 1000)
-EMAIL_BACKEND = os.environ.get("DJANGO_EMAIL_BACKEND") or "django.core.mail.backends.filebased.EmailBackend"
+EMAIL_BACKEND = os.environ.get("DJANGO_EMAIL_BACKEND") or "leaderboard.mail.PrivateFileEmailBackend"  # 0600 files
 EMAIL_FILE_PATH = Path(os.environ.get("LEADERBOARD_MAIL_DIR") or VAR_DIR / "mail")
 EMAIL_HOST = os.environ.get("DJANGO_EMAIL_HOST", "localhost")
 EMAIL_PORT = env_int("DJANGO_EMAIL_PORT", 25)
@@ -222,7 +236,7 @@ DATABASES = {
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     if not os.environ.get("DATABASE_URL"):
-        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        private_sqlite_file(DEFAULT_SQLITE_PATH)
     # IMMEDIATE takes the write lock at BEGIN, so two quota checks cannot both read "4 used" and both insert
     # (SQLite ignores SELECT ... FOR UPDATE); the timeout makes the loser wait instead of failing.
     DATABASES["default"]["OPTIONS"] = {"transaction_mode": "IMMEDIATE", "timeout": 30}

@@ -296,7 +296,7 @@ def test_mail_goes_to_files_under_var_by_default(tmp_path: Path) -> None:
         "settings.EMAIL_BACKEND, settings.EMAIL_FILE_PATH, settings.LEADERBOARD_SIGNUP",
     )
     assert done.stdout.split() == [
-        "django.core.mail.backends.filebased.EmailBackend",
+        "leaderboard.mail.PrivateFileEmailBackend",
         str(tmp_path / "mail"),
         "open",
     ], done.stderr
