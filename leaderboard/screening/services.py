@@ -15,7 +15,7 @@ import io
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from functools import partial
 from typing import Any
 
@@ -63,6 +63,8 @@ MAX_ACCOUNTS = 200
 #: ... found among the competition's latest this many uploads.
 MAX_SCANNED = 5_000
 USER_AGENT_MAX_LENGTH = 400
+#: A decision's release still not done after this long is published again when the host looks at the page.
+RESUME_AFTER = timedelta(seconds=60)
 
 
 class ScreenConflict(ApplicationError):
@@ -427,12 +429,14 @@ def cluster_merge(*, cluster_id: int, host: Any, competition: Competition | None
             pk__in=[user_id for ids in users.values() for user_id in ids])}
         teams = [key for key in cluster.accounts if key.startswith("team:") and users.get(key)]
         solos = [key for key in cluster.accounts if key.startswith("user:") and users[key][0] in people]
+        if len(teams) + len(solos) < 2:
+            raise ScreenConflict("fewer than two of the cluster's accounts are left to merge; dismiss it instead")
         if teams:
             target = Team.objects.get(pk=int(teams[0].split(":", 1)[1]))
+            anchor = people[users[teams[0]][0]]
         else:
-            founder = people[users[solos.pop(0)][0]]
-            target = team_create(competition=competition, user=founder, name=_team_name(competition, cluster))
-        anchor = people[users[f"team:{target.pk}"][0]] if teams else founder
+            anchor = people[users[solos.pop(0)][0]]
+            target = team_create(competition=competition, user=anchor, name=_team_name(competition, cluster))
         for key in teams[1:]:
             other = Team.objects.get(pk=int(key.split(":", 1)[1]))
             team_merge(team=other, other_id=target.pk, user=people[users[key][0]])
@@ -509,6 +513,20 @@ def held_release_order(*, competition_id: int) -> list[int]:
         HeldSubmission.objects.filter(submission__competition_id=competition_id, state=HoldState.RELEASING)
         .order_by("submission__created_at", "submission_id").values_list("submission_id", flat=True)
     )
+
+
+def held_release_resume(*, competition: Competition, older_than: timedelta = RESUME_AFTER) -> bool:
+    """Publish the release task again when a decision older than ``older_than`` left submissions ``releasing``
+    (its publish failed, or its worker died): the host's page calls it. Returns whether it published."""
+    stuck = HeldSubmission.objects.filter(
+        submission__competition=competition, state=HoldState.RELEASING,
+        submission__status=Status.SCORED, submission__public_message=HELD_MESSAGE,
+        cluster__decided_at__lt=timezone.now() - older_than,
+    )
+    if not stuck.exists():
+        return False
+    _publish_release(competition.pk)
+    return True
 
 
 def held_requeue(*, submission_id: int) -> bool:

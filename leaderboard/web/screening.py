@@ -15,7 +15,12 @@ from leaderboard.competitions.selectors import competition_get, competition_is_h
 from leaderboard.errors import ApplicationError
 from leaderboard.screening.models import ClusterStatus, ScreenMode, SuspectCluster
 from leaderboard.screening.selectors import clusters_for_host
-from leaderboard.screening.services import DECISIONS, screen_settings_get, screen_settings_update
+from leaderboard.screening.services import (
+    DECISIONS,
+    held_release_resume,
+    screen_settings_get,
+    screen_settings_update,
+)
 from leaderboard.web.views import participant_login_required
 
 ACTIONS = (
@@ -55,6 +60,7 @@ def host_screen(request: HttpRequest, slug: str) -> HttpResponse:
         status = 400
     else:
         form = ScreenSettingsForm(initial={"mode": current.mode, "threshold": current.threshold})
+    held_release_resume(competition=competition)
     context = {"competition": competition, "form": form, "settings": current, "actions": ACTIONS,
                "clusters": clusters_for_host(competition=competition)}
     return render(request, "web/host_screen.html", context, status=status)

@@ -245,7 +245,7 @@ def test_ban_deactivates_the_accounts_and_their_tokens_stop_working(
 ) -> None:
     from leaderboard.screening.services import cluster_ban
 
-    competition, cluster, held = _held_cluster(screened, sybils, submit, score_all)
+    competition, cluster, _ = _held_cluster(screened, sybils, submit, score_all)
     client = api_client(sybils[0])
     assert client.get(f"/api/v1/competitions/{competition.slug}/quota/").status_code == 200
     cluster_ban(cluster_id=cluster.pk, host=competition.host)
@@ -277,7 +277,7 @@ def test_a_decision_is_taken_once(
     screened: Callable[..., Any], sybils: tuple[Any, Any], submit: Callable[..., Any],
     score_all: Callable[[], list[str]], publishes: list[int],
 ) -> None:
-    from leaderboard.screening.services import ScreenConflict, cluster_disqualify, cluster_dismiss
+    from leaderboard.screening.services import ScreenConflict, cluster_dismiss, cluster_disqualify
 
     competition, cluster, _ = _held_cluster(screened, sybils, submit, score_all)
     cluster_disqualify(cluster_id=cluster.pk, host=competition.host)
@@ -333,3 +333,28 @@ def test_the_host_decides_over_the_api_and_sets_the_screen_on_the_page(
     current = screen_settings_get(competition=competition)
     assert (current.mode, current.threshold) == ("flag", 0.7)
     assert as_host.post(page, {"mode": "sometimes", "threshold": "2"}).status_code == 400
+
+
+def test_a_release_left_undone_is_published_again_when_the_host_opens_the_page(
+    screened: Callable[..., Any], sybils: tuple[Any, Any], submit: Callable[..., Any],
+    score_all: Callable[[], list[str]], publishes: list[int], django_capture_on_commit_callbacks: Any,
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from leaderboard.screening.models import SuspectCluster
+    from leaderboard.screening.services import cluster_dismiss
+
+    competition, cluster, held = _held_cluster(screened, sybils, submit, score_all)
+    with django_capture_on_commit_callbacks(execute=True):
+        cluster_dismiss(cluster_id=cluster.pk, host=competition.host)
+    publishes.clear()  # that publish was lost (a broker outage, a worker killed before it ran)
+    as_host = Client()
+    as_host.force_login(competition.host)
+    as_host.get(f"/c/{competition.slug}/host/screen/")
+    assert publishes == []  # a recent decision's release may still be running
+    SuspectCluster.objects.filter(pk=cluster.pk).update(decided_at=timezone.now() - timedelta(minutes=5))
+    as_host.get(f"/c/{competition.slug}/host/screen/")
+    _release_now(competition, publishes)
+    assert all(_row(s).public_score_text for s in held)
