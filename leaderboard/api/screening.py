@@ -1,4 +1,5 @@
-"""The sybil screen's host API: a competition's suspected clusters, and the host's decision on one."""
+"""The sybil screen's host API: a competition's screen settings, its suspected clusters, and the host's decision
+on one."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from leaderboard.competitions.models import Competition
 from leaderboard.competitions.selectors import competition_get, competition_is_host
-from leaderboard.screening.models import SuspectCluster
+from leaderboard.screening.models import ScreenMode, SuspectCluster
 from leaderboard.screening.selectors import ClusterView, clusters_for_host
-from leaderboard.screening.services import DECISIONS
+from leaderboard.screening.services import DECISIONS, screen_settings_get, screen_settings_update
 
 
 class ClusterSerializer(serializers.Serializer):
@@ -35,6 +37,40 @@ def _data(view: ClusterView) -> dict[str, object]:
     return dict(ClusterSerializer(view.as_dict()).data)
 
 
+class ScreenSettingsSerializer(serializers.Serializer):
+    mode = serializers.ChoiceField(choices=ScreenMode.values, required=False, help_text="off, flag or hold")
+    threshold = serializers.FloatField(min_value=0.0, max_value=1.0, required=False,
+                                       help_text="a cluster is flagged from this suspicion (0 to 1) up")
+
+
+def _hosted(request: Request, slug: str) -> Competition:
+    competition = competition_get(slug=slug)
+    if not competition_is_host(user=request.user, competition=competition):
+        raise PermissionDenied("only the competition's host (or staff) may do this")
+    return competition
+
+
+class HostScreenSettingsApi(APIView):
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(summary="The sybil screen's settings (host only)", responses=ScreenSettingsSerializer)
+    def get(self, request: Request, slug: str) -> Response:
+        current = screen_settings_get(competition=_hosted(request, slug))
+        return Response({"mode": current.mode, "threshold": current.threshold})
+
+    @extend_schema(
+        summary="Change the sybil screen's settings (host only)",
+        request=ScreenSettingsSerializer,
+        responses={200: ScreenSettingsSerializer, 400: OpenApiResponse(description="an invalid setting")},
+    )
+    def patch(self, request: Request, slug: str) -> Response:
+        competition = _hosted(request, slug)
+        payload = ScreenSettingsSerializer(data=request.data)
+        payload.is_valid(raise_exception=True)
+        current = screen_settings_update(competition=competition, **payload.validated_data)
+        return Response({"mode": current.mode, "threshold": current.threshold})
+
+
 class HostScreenClustersApi(APIView):
     permission_classes = [IsAuthenticated]
 
@@ -43,9 +79,7 @@ class HostScreenClustersApi(APIView):
         responses={200: ClusterSerializer(many=True), 403: OpenApiResponse(description="not the host")},
     )
     def get(self, request: Request, slug: str) -> Response:
-        competition = competition_get(slug=slug)
-        if not competition_is_host(user=request.user, competition=competition):
-            raise PermissionDenied("only the competition's host (or staff) may do this")
+        competition = _hosted(request, slug)
         return Response([_data(view) for view in clusters_for_host(competition=competition)])
 
 

@@ -24,6 +24,7 @@ urlpatterns = [
     path("competitions/<slug:slug>/teams/", views.CompetitionTeamsApi.as_view(), name="competition-teams"),
     path("competitions/<slug:slug>/screen/clusters/", screening.HostScreenClustersApi.as_view(),
          name="screen-clusters"),
+    path("competitions/<slug:slug>/screen/", screening.HostScreenSettingsApi.as_view(), name="screen-settings"),
     path("screen/clusters/<int:cluster_id>/<str:action>/", screening.HostScreenDecisionApi.as_view(),
          name="screen-decision"),
     path("teams/<int:team_id>/", views.TeamDetailApi.as_view(), name="team-detail"),

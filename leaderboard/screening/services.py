@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ObjectDoesNotExist
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.http import HttpRequest
 from django.utils import timezone
 
@@ -60,8 +60,10 @@ WITHHELD_MESSAGE = "not released: the host disqualified this account in this com
 LATEST_PER_ACCOUNT = 3
 #: ... of at most this many accounts, the most recently active first (the submitting account always included) ...
 MAX_ACCOUNTS = 200
-#: ... found among the competition's latest this many uploads.
+#: ... found among the competition's latest this many uploads; and at most this many prediction values in memory
+#: (80 MB of float64: on a test set of a million rows, the latest 3 uploads of 2 or 3 accounts).
 MAX_SCANNED = 5_000
+MAX_CELLS = 10_000_000
 USER_AGENT_MAX_LENGTH = 400
 #: A decision's release still not done after this long is published again when the host looks at the page.
 RESUME_AFTER = timedelta(seconds=60)
@@ -193,8 +195,10 @@ def _submission_traces(
     competition: Competition, keys: dict[int, str], current: Submission, values: np.ndarray
 ) -> list[SubmissionTrace]:
     """The latest :data:`LATEST_PER_ACCOUNT` uploads of up to :data:`MAX_ACCOUNTS` accounts (the current
-    submission's always), among the competition's latest :data:`MAX_SCANNED`."""
+    submission's always; fewer accounts when their vectors would pass :data:`MAX_CELLS`), among the
+    competition's latest :data:`MAX_SCANNED`."""
     current_key = _key_of(keys, current.participant_id)
+    max_accounts = max(2, min(MAX_ACCOUNTS, MAX_CELLS // max(1, values.size * LATEST_PER_ACCOUNT)))
     chosen: dict[str, list[int]] = {current_key: []}
     rows = (
         Submission.objects.filter(competition=competition)
@@ -204,7 +208,7 @@ def _submission_traces(
     for pk, user_id in rows:
         key = _key_of(keys, user_id)
         if key not in chosen:
-            if len(chosen) >= MAX_ACCOUNTS:
+            if len(chosen) >= max_accounts:
                 continue
             chosen[key] = []
         # The current submission takes one of its account's places.
@@ -213,12 +217,17 @@ def _submission_traces(
     account_of = {pk: key for key, pks in chosen.items() for pk in pks}
     spec = competition_scoring_spec(competition=competition)
     traces = [SubmissionTrace(account=current_key, at=current.created_at.timestamp(), vector=values)]
-    stored = Submission.objects.filter(pk__in=list(account_of)).values_list(
-        "pk", "created_at", "predictions_npy", "upload", "upload_kind"
+    stored = list(
+        Submission.objects.filter(pk__in=list(account_of)).values_list("pk", "created_at", "predictions_npy",
+                                                                         "upload_kind")
     )
-    for pk, created_at, predictions, upload, kind in stored:
+    # The upload itself only where no validated array was kept (φ-bit arithmetic): it may be large.
+    uploads = dict(
+        Submission.objects.filter(pk__in=[row[0] for row in stored if row[2] is None]).values_list("pk", "upload")
+    )
+    for pk, created_at, predictions, kind in stored:
         try:
-            vector = _vector(spec, predictions, upload, kind)
+            vector = _vector(spec, predictions, uploads.get(pk), kind)
         except Exception:  # an upload that no longer parses (the worker failed it) says nothing here
             continue
         if vector is not None and vector.shape == values.shape:
@@ -322,6 +331,8 @@ def submission_screen(*, submission: Submission, values: np.ndarray, claim: str)
             keys = account_keys(competition=competition)
             try:
                 _run(competition, screen_row, keys, submission, values, now)
+            except (OperationalError, InterfaceError):
+                raise  # transient: the worker releases its claim and retries
             except Exception:  # a bug in the screen must not stop scoring: release, and tell the log
                 logger.exception("submission %s: the sybil screen failed; released unscreened", submission.pk)
                 return None

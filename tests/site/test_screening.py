@@ -358,3 +358,17 @@ def test_a_release_left_undone_is_published_again_when_the_host_opens_the_page(
     as_host.get(f"/c/{competition.slug}/host/screen/")
     _release_now(competition, publishes)
     assert all(_row(s).public_score_text for s in held)
+
+
+def test_the_host_reads_and_changes_the_screen_over_the_api(competition: Any, participant: Any) -> None:
+    url = f"/api/v1/competitions/{competition.slug}/screen/"
+    host = api_client(competition.host)
+    assert host.get(url).json() == {"mode": "off", "threshold": 0.5}
+    assert host.patch(url, {"mode": "hold"}, format="json").json() == {"mode": "hold", "threshold": 0.5}
+    assert host.patch(url, {"threshold": 1.5}, format="json").status_code == 400
+    assert api_client(participant).get(url).status_code == 403
+    assert api_client(participant).patch(url, {"mode": "off"}, format="json").status_code == 403
+    assert host.get(url).json()["mode"] == "hold"
+    schema = host.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    assert {"/api/v1/competitions/{slug}/screen/", "/api/v1/competitions/{slug}/screen/clusters/",
+            "/api/v1/screen/clusters/{cluster_id}/{action}/"} <= set(schema["paths"])
