@@ -18,7 +18,6 @@ from leaderboard.submissions.models import Submission
 class SignupSource(models.TextChoices):
     WEB = "web", "web sign-up"
     PROVISIONED = "provisioned", "made by a host"
-    COMMAND = "command", "made by the operator"
 
 
 class SignupTrace(models.Model):

@@ -173,6 +173,9 @@ def test_hold_mode_holds_a_probe_cluster_without_spending_defense_state_and_dism
     # The participant's own view says held and shows no score.
     body = api_client(sybils[1]).get(f"/api/v1/submissions/{held[0].pk}/").json()
     assert body["public_score"] is None and body["public_message"] == HELD_MESSAGE
+    as_sybil = Client()
+    as_sybil.force_login(sybils[1])
+    assert "held for review" in as_sybil.get(f"/c/{competition.slug}/submissions/").content.decode()
     # No defense state was spent by a held submission: sybil-2 has none, sybil-1's is its first release's.
     assert not [s.state for s in DefenseState.objects.filter(participant=sybils[1]) if s.state]
 

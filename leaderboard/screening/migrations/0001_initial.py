@@ -35,7 +35,7 @@ class Migration(migrations.Migration):
             name='SignupTrace',
             fields=[
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.CharField(choices=[('web', 'web sign-up'), ('provisioned', 'made by a host'), ('command', 'made by the operator')], max_length=12)),
+                ('source', models.CharField(choices=[('web', 'web sign-up'), ('provisioned', 'made by a host')], max_length=12)),
                 ('address', models.CharField(blank=True, max_length=64)),
                 ('user_agent', models.CharField(blank=True, max_length=400)),
                 ('signed_up_at', models.DateTimeField(default=django.utils.timezone.now)),
