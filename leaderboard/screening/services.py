@@ -339,11 +339,12 @@ def submission_screen(*, submission: Submission, values: np.ndarray, claim: str)
             if screen_row.mode != ScreenMode.HOLD:
                 return None
             key = _key_of(keys, submission.participant_id)
-            cluster = next(
-                (row for row in SuspectCluster.objects.filter(competition=competition, status=ClusterStatus.OPEN)
-                 .order_by("first_seen_at", "id") if key in row.accounts),
-                None,
-            )
+            # Locked, as a decision locks it: a dismissal made meanwhile either waits for this hold (and releases
+            # it) or is seen here (and nothing is held).
+            open_clusters = SuspectCluster.objects.select_for_update().filter(
+                competition=competition, status=ClusterStatus.OPEN
+            ).order_by("first_seen_at", "id")
+            cluster = next((row for row in open_clusters if key in row.accounts), None)
             if cluster is None:
                 return None
             state, message = HoldState.HELD, HELD_MESSAGE
