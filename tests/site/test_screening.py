@@ -375,3 +375,28 @@ def test_the_host_reads_and_changes_the_screen_over_the_api(competition: Any, pa
     schema = host.get("/api/schema/", HTTP_ACCEPT="application/json").json()
     assert {"/api/v1/competitions/{slug}/screen/", "/api/v1/competitions/{slug}/screen/clusters/",
             "/api/v1/screen/clusters/{cluster_id}/{action}/"} <= set(schema["paths"])
+
+
+def test_a_held_submission_spends_no_competition_wide_defense_state(
+    screened: Callable[..., Any], sybils: tuple[Any, Any], submit: Callable[..., Any],
+    score_all: Callable[[], list[str]], publishes: list[int], django_capture_on_commit_callbacks: Any,
+) -> None:
+    from leaderboard.screening.models import SuspectCluster
+    from leaderboard.screening.services import cluster_dismiss
+    from leaderboard.submissions.models import CompetitionDefenseState
+
+    competition = screened("hold", defenses=[{"name": "noise", "kind": "laplace", "epsilon": 1.0},
+                                             {"name": "privacy_budget", "epsilon": 100.0, "scope": "competition"}])
+    submit(competition, sybils[0], probe([0, 1, 2]))
+    assert score_all() == ["scored"]
+    before = {row.split: row.state for row in CompetitionDefenseState.objects.filter(competition=competition)}
+    assert before and all(before.values())
+    submit(competition, sybils[1], probe([3, 4, 5]))
+    submit(competition, sybils[0], probe([6, 7, 8]))
+    assert score_all() == ["held", "held"]
+    shared = {row.split: row.state for row in CompetitionDefenseState.objects.filter(competition=competition)}
+    assert shared == before
+    with django_capture_on_commit_callbacks(execute=True):
+        cluster_dismiss(cluster_id=SuspectCluster.objects.get(competition=competition).pk, host=competition.host)
+    _release_now(competition, publishes)  # now the board's budget pays for them
+    assert {row.split: row.state for row in CompetitionDefenseState.objects.filter(competition=competition)} != before
