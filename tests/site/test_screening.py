@@ -400,3 +400,54 @@ def test_a_held_submission_spends_no_competition_wide_defense_state(
         cluster_dismiss(cluster_id=SuspectCluster.objects.get(competition=competition).pk, host=competition.host)
     _release_now(competition, publishes)  # now the board's budget pays for them
     assert {row.split: row.state for row in CompetitionDefenseState.objects.filter(competition=competition)} != before
+
+
+def test_a_team_is_one_account_to_the_screen(
+    screened: Callable[..., Any], sybils: tuple[Any, Any], submit: Callable[..., Any],
+    score_all: Callable[[], list[str]],
+) -> None:
+    from leaderboard.screening.models import SuspectCluster
+    from leaderboard.submissions.teams import invitation_accept, team_create, team_invite
+
+    competition = screened("hold")
+    team = team_create(competition=competition, user=sybils[0], name="Owls")
+    invitation = team_invite(team=team, inviter=sybils[0], username=sybils[1].username)
+    invitation_accept(invitation_id=invitation.pk, user=sybils[1])
+    submit(competition, sybils[0], probe([0, 1, 2]))
+    submit(competition, sybils[1], probe([3, 4, 5]))
+    assert score_all() == ["scored", "scored"]
+    assert not SuspectCluster.objects.exists()
+
+
+def test_merge_takes_a_solo_account_into_the_clusters_team(
+    screened: Callable[..., Any], sybils: tuple[Any, Any], submit: Callable[..., Any],
+    score_all: Callable[[], list[str]], publishes: list[int],
+) -> None:
+    from leaderboard.screening.models import SuspectCluster
+    from leaderboard.screening.services import cluster_merge
+    from leaderboard.submissions.teams import team_create, team_members, team_of
+
+    competition = screened("hold")
+    team_create(competition=competition, user=sybils[0], name="Owls")
+    submit(competition, sybils[0], probe([0, 1, 2]))
+    assert score_all() == ["scored"]
+    submit(competition, sybils[1], probe([3, 4, 5]))
+    assert score_all() == ["held"]
+    cluster = SuspectCluster.objects.get(competition=competition)
+    assert sorted(cluster.names) == ["sybil-2", "team Owls"]
+    cluster_merge(cluster_id=cluster.pk, host=competition.host)
+    team = team_of(competition=competition, participant=sybils[1])
+    assert team is not None and team.name == "Owls" and team_members(team=team) == ["sybil-1", "sybil-2"]
+
+
+def test_the_host_and_staff_cannot_be_banned_from_the_page(
+    screened: Callable[..., Any], sybils: tuple[Any, Any], submit: Callable[..., Any],
+    score_all: Callable[[], list[str]],
+) -> None:
+    from leaderboard.screening.services import ScreenConflict, cluster_ban
+
+    competition, cluster, _ = _held_cluster(screened, sybils, submit, score_all)
+    User.objects.filter(pk=sybils[1].pk).update(is_staff=True)
+    with pytest.raises(ScreenConflict):
+        cluster_ban(cluster_id=cluster.pk, host=competition.host)
+    assert User.objects.filter(pk__in=[s.pk for s in sybils], is_active=True).count() == 2
