@@ -228,7 +228,8 @@ def auto(
     n = oracle.n_rows
     reasoning: list[str] = []
     probe_budget = fingerprint_budget if budget is None else max(0, min(fingerprint_budget, budget - reserve))
-    report = fingerprint(view, budget=probe_budget, seed=seed, balance=balance)
+    spare = 0 if budget is None else max(0, min(1, budget - reserve - probe_budget))
+    report = fingerprint(view, budget=probe_budget, seed=seed, balance=balance, spare=spare)
     reasoning.extend(report.describe())
     if report.full_precision:
         view.decimals = None
@@ -307,6 +308,16 @@ def auto(
     course.attack_queries = view.used - report.probes
     budget_text = "no budget" if budget is None else f"a budget of {budget}" + (
         f" ({outer_reserve} kept for the caller)" if outer_reserve else "")
+    if n and n_exact + n_guessed == 0:
+        # Not one row can be answered honestly (nothing released to read a label or the class balance from): the
+        # result says it failed and why, rather than labels (every row stays -1).
+        why = ("nothing was released to read a label or the class balance from"
+               if not view.released else "no release told a label or the class balance")
+        reasoning.append(f"result: failed ({why}); {view.used} queries ({report.probes} fingerprint) of "
+                         f"{budget_text}")
+        details = course.as_dict()
+        details["failed"] = why
+        return AttackResult("auto", labels, details=details, confidence=confidence, course=course)
     reasoning.append(f"result: {n_exact} exact label(s), {n_guessed} guessed, {n - n_exact - n_guessed} unknown; "
                      f"{view.used} queries ({report.probes} fingerprint) of {budget_text}")
     return AttackResult("auto", labels, details=course.as_dict(), confidence=confidence, course=course)

@@ -49,6 +49,8 @@ class Balance:
     queries: int = 0
     exact: dict[int, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    #: The released value of each constant probe, in order (``None``: nothing released).
+    released: list[float | None] = field(default_factory=list)
 
     @property
     def majority_class(self) -> int | None:
@@ -183,6 +185,7 @@ def measure_balance(
         favoured = 1 if k == 2 else j
         released = _submit(oracle, constant_probe(n, k, favoured))
         out.queries += 1
+        out.released.append(None if released is None else float(released))
         shares.append(
             None if released is None else share_from_constant(oracle.metric, oracle.eps, k, favoured, float(released))
         )

@@ -65,10 +65,12 @@ from attacks.disclosure import Disclosure
 from attacks.oracle import Oracle, Released
 from attacks.result import SubmissionRefused
 from attacks.seen import Fingerprint
-from scoring.metrics import binary_logloss_rows
+from scoring.metrics import binary_logloss_rows, get_metric
 
 LN2 = math.log(2.0)
 ROW_PROBE = 0.99
+#: A row's loss at the clipping edge when wrong (``−ln 1e-15``): the scale of an edge probe's release.
+A_EDGE = -math.log(1e-15)
 DEFAULT_BUDGET = 8
 
 
@@ -91,6 +93,10 @@ class _Prober:
         self.budget = budget
         self.report = report
         self.texts: list[str] = []
+        #: Every released value, in order.
+        self.released: list[float] = []
+        #: How far the edge probes miss what a plain board releases (the pair's sum, the first probe again).
+        self.edge_gap: float | None = None
 
     @property
     def left(self) -> int:
@@ -111,17 +117,21 @@ class _Prober:
             repr(value) if isinstance(value, float) else str(value)
         )
         self.texts.append(text)
+        self.released.append(float(value))
         return value
 
 
 def fingerprint(
-    oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0, balance: Sequence[float] | None = None
+    oracle: Oracle, *, budget: int = DEFAULT_BUDGET, seed: int = 0, balance: Sequence[float] | None = None,
+    spare: int = 0,
 ) -> Fingerprint:
     """Probe ``oracle`` with at most ``budget`` queries; see the module docstring for the probes.
 
     ``balance``: the class shares an outer fingerprint measured on a board whose every submission here comes from a
     fresh account (``fresh_accounts``): no Ladder state builds up there, so the edge probes (the balance and the
-    Ladder test) are skipped and the probes go to the precision and the noise."""
+    Ladder test) are skipped and the probes go to the precision and the noise. ``spare``: queries beyond ``budget``
+    the fingerprint may spend on a probe only a misread board needs (a binary log-loss board whose edge probes
+    broke a plain board's sums for no reason the other probes saw: the class balance read again)."""
     report = Fingerprint(
         metadata_decimals=oracle.decimals,
         public_fraction=BoardFacts.of(oracle).public_fraction,
@@ -195,14 +205,23 @@ def fingerprint(
                     report.noise = report.noise_spread > 2 * tol
     if not binary:
         row_metric = oracle.metric.partition(":")[0] in CLASS_ROW_METRICS
+        rows_probes = 0
         if row_metric and base is not None and not report.noise and prober.left >= 2:
             # Row probes, as many as the balance's K - 1 constant probes leave (at most CLASS_ROW_PROBES), yet
             # always one while a constant probe stays: each moves a few rows at once, so the hidden-split test
             # fits even at K = 10 (the balance then measures the classes its probes leave room for).
-            spare = prober.left - (1 if k == 2 else k - 1)
-            _class_row_probes(prober, report, oracle, float(base), max(1, min(CLASS_ROW_PROBES, spare)), seed)
+            rows_probes = max(1, min(CLASS_ROW_PROBES, prober.left - (1 if k == 2 else k - 1)))
         if prober.left > 0:
+            # The balance first, as the binary edge probes read it first: a board that releases only a few
+            # scores (a privacy budget) then spends them on what the majority-class floor needs, not on the
+            # hidden-split test (seen: 4 releases spent on the ½ and row probes, the constants withheld, no row
+            # given a label).
+            held = prober.budget
+            prober.budget -= rows_probes
             _measure_balance(prober, report, oracle)
+            prober.budget = held
+        if rows_probes and base is not None and prober.left > 0 and not report.ladder:
+            _class_row_probes(prober, report, oracle, float(base), min(rows_probes, prober.left), seed)
         report.notes.append(f"structure probes need binary log loss; {oracle.metric} got decimals, noise"
                             + (", the class balance and row probes (a hidden split)" if row_metric else
                                " and the class balance only"))
@@ -231,6 +250,22 @@ def fingerprint(
     if prober.left >= 1 and base is not None:
         previous = next(float(v) for v in (repeat, base) if v is not None)
         _row_probes(prober, report, n, reference, previous, seed, spread)
+    explained = bool(report.ladder or report.noise or report.released_nothing or report.rejected
+                     or report.subsetting or report.fresh_flips or report.only_public_moves)
+    if prober.edge_gap is not None and prober.edge_gap > 4 * tol + 1e-4 * A_EDGE and balance is None and not explained:
+        # The edge pair must sum to A and the first edge probe sent again must repeat itself; they missed, on a
+        # board whose ½ probes showed no noise and whose row probes saw neither a subset nor flips: the edge
+        # releases are not the mean of every row. Thresholdout does that: edge predictions make its two sides
+        # differ beyond its threshold, so they come back as noisy holdout values (a 30 % board read as 49 %),
+        # where a 0.7 constant moves the sides too little and is released from the reference side.
+        prober.budget += min(spare, 1)
+        if prober.left > 0:
+            edge_balance = report.balance
+            _measure_balance(prober, report, oracle)
+            report.notes.append(
+                f"the edge probes missed a plain board's releases by {prober.edge_gap:.3g} (the ½ probes: no noise): "
+                "the class balance read from a 0.7 constant instead"
+                + ("" if edge_balance is None else f" (the edge probes said {edge_balance[1]:.3f} ones)"))
     return report
 
 
@@ -330,12 +365,85 @@ def _budget_noise_probes(prober: _Prober, report: Fingerprint, n: int, eps: floa
 
 
 def _measure_balance(prober: _Prober, report: Fingerprint, oracle: Oracle) -> None:
-    """The class shares from constant predictions (:func:`attacks.balance.measure_balance`) within budget."""
+    """The class shares from constant predictions (:func:`attacks.balance.measure_balance`) within budget.
+
+    Binary boards: a constant probe that released exactly a score released before (the ½ probe's) may be a
+    re-released earlier score (a Ladder keeps its leader for a submission that does not improve on it) rather
+    than its own — read as a share, the leader's ``ln 2`` says 60 % ones of a board with 30 %. The mirror constant
+    (``1 − 0.7``) settles it: on a plain board the pair sums to ``v_1(0.7) + v_0(0.7)`` whatever the shares; a
+    broken sum means the board re-releases its best, and the release that is no earlier score gives the share."""
+    earlier = [float(v) for v in prober.released]
     measured: Balance = measure_balance(oracle, budget=prober.left, send=prober.send)
+    k = oracle.n_classes
+    tol = report.tolerance
+    first = measured.released[0] if measured.released else None
+    if (k == 2 and oracle.metric != "auc" and first is not None and earlier and not _constant_like_half(oracle)
+            and any(abs(first - v) <= 2 * tol for v in earlier)):
+        _mirror_balance(prober, report, oracle, measured, earlier)
     if measured.rates is not None:
         report.balance = [float(r) for r in measured.rates]
         report.balance_exact = dict(measured.exact)
     report.notes.extend(measured.notes)
+
+
+def _constant_like_half(oracle: Oracle) -> bool:
+    """Whether the metric scores the 0.7 constant as it scores the ½ probe whatever the labels (accuracy: both
+    predict class 1), so that the two releasing one value says nothing of a re-released score."""
+    from attacks.balance import constant_probe
+
+    rows = get_metric(oracle.metric).row_values
+    if rows is None:
+        return True
+    labels = np.array([1, 0])
+    with np.errstate(all="ignore"):
+        probe = rows(constant_probe(2, 2, 1), labels, oracle.eps)
+        half = rows(np.full(2, 0.5), labels, oracle.eps)
+    return bool(np.allclose(probe, half, rtol=0.0, atol=1e-12))
+
+
+def _mirror_balance(
+    prober: _Prober, report: Fingerprint, oracle: Oracle, measured: Balance, earlier: list[float]
+) -> None:
+    """The mirror constant probe after a binary constant probe released an earlier score (:func:`_measure_balance`);
+    updates ``measured`` (its rates, its notes) and, on a broken pair, marks the board as re-releasing its best."""
+    from attacks.balance import constant_probe, share_from_constant
+
+    tol = report.tolerance
+    first = measured.released[0] if measured.released else None
+    assert first is not None
+    if prober.left <= 0:
+        measured.rates = None
+        measured.notes.append(f"the constant probe re-released an earlier score ({first:.6g}) and no query is left "
+                              "for its mirror: class balance unknown")
+        return
+    value = prober.send(constant_probe(oracle.n_rows, 2, 0))
+    if value is None:
+        return
+    second = float(value)
+    rows = get_metric(oracle.metric).row_values
+    assert rows is not None
+    on, off = (float(v) for v in rows(constant_probe(2, 2, 1), np.array([1, 0]), oracle.eps))
+    if abs(first + second - (on + off)) <= 4 * tol:
+        share_one = share_from_constant(oracle.metric, oracle.eps, 2, 1, first)
+        share_zero = share_from_constant(oracle.metric, oracle.eps, 2, 0, second)
+        known = [s for s in (share_one, None if share_zero is None else 1.0 - share_zero) if s is not None]
+        if known:
+            measured.rates = rates_from_shares([float(np.mean(known))], 2)
+        return
+    stale_second = any(abs(second - v) <= 2 * tol for v in earlier)
+    report.ladder = True
+    report.notes.append(f"the constant probe and its mirror released {first:.6g} and {second:.6g}, which must sum to "
+                        f"{on + off:.6g}: the board re-releases an earlier score (Ladder or threshold behaviour)")
+    if report.only_public_moves and report.public_fraction is None:
+        # The row probes' unmoved score was the same re-released score, not rows outside a split.
+        report.only_public_moves = False
+        report.notes.append("the row probes' unmoved score was a re-released one: no hidden split shown")
+    if stale_second:
+        measured.rates = None
+        measured.notes.append("both constant probes re-released earlier scores: class balance unknown")
+        return
+    share_zero = share_from_constant(oracle.metric, oracle.eps, 2, 0, second)
+    measured.rates = None if share_zero is None else rates_from_shares([1.0 - share_zero], 2)
 
 
 def _read_decimals(prober: _Prober, report: Fingerprint) -> None:
@@ -406,6 +514,10 @@ def _edge_probes(prober: _Prober, report: Fingerprint, n: int, eps: float) -> No
         # One row contributes one_low + one_high (a one) or zero_low + zero_high (a zero) to the two scores:
         # both are A up to ~1e-15, so the pair sums to A whatever the labels.
         residual = abs(r1 + r2 - pair_sum)
+        # Less what the labels themselves move the sum by (1 − eps is not exact in float64: a zero there loses
+        # 34.434, a one at eps 34.539), so that only a miss no labeling explains counts.
+        label_part = abs((one_low + one_high) - (zero_low + zero_high)) / 2
+        prober.edge_gap = max(residual - label_part, 0.0 if again is None else abs(float(again) - r1))
         stale_high = abs(r2 - r1) <= 2 * tol and residual > 4 * tol
         stale_again = again is not None and abs(float(again) - r2) <= 2 * tol and abs(float(again) - r1) > 4 * tol
         report.ladder = stale_high or stale_again

@@ -32,6 +32,11 @@ TRADED: dict[str, tuple[int, str]] = {
     "binary_logloss-k2-rank-pub0.3-a1-skew-n40-q300-s1": (
         28, "as above, on an own-rank board: the majority class, 28 of 40 in 2 queries, where brep had 29 (its "
         "private rows, 70/30, guessed by a coin)"),
+    "binary_logloss-k2-rr_fresh-all-a1-skew-n60-q500-s1": (
+        60, "edge probes that break a plain board's sums for no reason the other probes saw (Thresholdout's holdout "
+        "answers: a 30 % board read as 49 %, auto 24 of 60 below the majority's 42) re-read the class balance with a "
+        "0.7 constant; fresh flips break the sums too, where the ½ and row probes miss them: 60 of 60 in 46 queries, "
+        "was 42"),
 }
 
 
