@@ -17,9 +17,10 @@ and participant (randomized response fixed once per competition, Thresholdout's 
 A stateful defense (the Ladder, ``privacy_budget``, ``probe_detector``, ``thresholdout``) takes ``scope``
 (:data:`SCOPES`): ``"account"`` (default) keeps its state per participant, as above; ``"competition"`` keeps
 one state for the whole board, shared by every participant (a new account meets the board's Ladder, the
-board's budget, the board's probe history). The chain says which of its states are shared
-(:meth:`defenses.DefenseChain.combine_states`); the caller stores them once per competition and split.
-``"team"`` is reserved for teams, which the site does not have yet: it is refused with a clear message.
+board's budget, the board's probe history); ``"team"`` keeps one state per team (a participant without a team
+is a team of one). The chain says which of its states are kept per scope
+(:meth:`defenses.DefenseChain.combine_parts`); the caller stores them once per competition (or team) and split.
+When two teams merge, :meth:`Defense.merge_state` combines their states: never more lenient than either.
 
 Defenses of one release talk to each other only through ``ctx.ledger``, a dict shared by the whole chain for
 that one split of that one submission (e.g. the noise defense records the ε it spent under ``"privacy"`` and
@@ -65,11 +66,6 @@ def take_scope(name: str, params: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     scope = params.get("scope", "account")
     if scope not in SCOPES:
         raise DefenseConfigError(f"defense {name!r}: 'scope' must be one of {', '.join(SCOPES)}, got {scope!r}")
-    if scope == "team":
-        raise DefenseConfigError(
-            f"defense {name!r}: scope 'team' needs teams, which this leaderboard does not have yet; "
-            "use 'account' (each participant's own state) or 'competition' (one state for the whole board)"
-        )
     return scope, rest
 
 
@@ -216,6 +212,17 @@ class Defense(ABC):
     def shared(self) -> bool:
         """Whether this defense's state is one for the whole competition (``scope: "competition"``)."""
         return self.scope == "competition"
+
+    @property
+    def team_scoped(self) -> bool:
+        """Whether this defense's state is one per team (``scope: "team"``)."""
+        return self.scope == "team"
+
+    def merge_state(self, kept: dict[str, Any], other: dict[str, Any], *, higher_is_better: bool) -> dict[str, Any]:
+        """The state of two teams that merge (``kept`` is the surviving team's). A stateful defense combines
+        them so that the merged team is never better off than either was: no fresh budget, no free release.
+        Default (a defense without state): ``kept``."""
+        return dict(kept)
 
     def scope_params(self) -> dict[str, Any]:
         """``{"scope": ...}`` when it is not the default, for :meth:`params` (a default chain's JSON is unchanged)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -170,12 +170,18 @@ class DefenseChain:
         """Whether some defense keeps one state for the whole competition (``scope: "competition"``)."""
         return any(defense.shared for defense in self.defenses)
 
+    @property
+    def has_team_state(self) -> bool:
+        """Whether some defense keeps one state per team (``scope: "team"``)."""
+        return any(defense.team_scoped for defense in self.defenses)
+
     def combine_states(
         self, own: list[dict[str, Any]] | None, shared: list[dict[str, Any]] | None
     ) -> list[dict[str, Any]] | None:
         """The chain state a release runs with: the participant's ``own`` states at account-scoped positions and
         the competition's ``shared`` ones at competition-scoped positions (a missing or stale list of another
-        chain's length counts as fresh). Without a competition-scoped defense, ``own`` itself.
+        chain's length counts as fresh). Without a competition-scoped defense, ``own`` itself. Team-scoped
+        positions come from ``own`` here (a team of one); :meth:`combine_parts` keeps them apart.
 
         >>> chain = DefenseChain.from_json([{"name": "ladder", "scope": "competition"}, {"name": "rounding"}])
         >>> chain.combine_states([{}, {"own": 1}], [{"best": 0.5}, {}])
@@ -185,10 +191,28 @@ class DefenseChain:
         """
         if not self.has_shared_state:
             return own
+        return self.combine_parts(own, {"competition": shared})
+
+    def combine_parts(
+        self, own: list[dict[str, Any]] | None, parts: Mapping[str, list[dict[str, Any]] | None]
+    ) -> list[dict[str, Any]]:
+        """The chain state a release runs with: at each position of a defense whose scope is a key of ``parts``
+        (``"team"``, ``"competition"``) that part's state, elsewhere ``own`` (a missing or stale list of another
+        chain's length counts as fresh).
+
+        >>> chain = DefenseChain.from_json([{"name": "thresholdout", "budget": 3, "scope": "competition"},
+        ...                                 {"name": "ladder", "scope": "team"}])
+        >>> chain.combine_parts(None, {"team": [{}, {"best": 0.5}], "competition": None})
+        [{'budget_left': 3, 'threshold_noisy': None}, {'best': 0.5}]
+        """
         fresh = self.initial_states()
-        mine = own if own is not None and len(own) == len(self.defenses) else fresh
-        board = shared if shared is not None and len(shared) == len(self.defenses) else fresh
-        return [board[i] if d.shared else mine[i] for i, d in enumerate(self.defenses)]
+
+        def usable(states: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
+            return states if states is not None and len(states) == len(self.defenses) else fresh
+
+        mine = usable(own)
+        given = {scope: usable(states) for scope, states in parts.items()}
+        return [given[d.scope][i] if d.scope in given else mine[i] for i, d in enumerate(self.defenses)]
 
     def divide_states(
         self, states: list[dict[str, Any]]
@@ -203,9 +227,43 @@ class DefenseChain:
         """
         if not self.has_shared_state:
             return states, None
-        own = [{} if d.shared else states[i] for i, d in enumerate(self.defenses)]
-        shared = [states[i] if d.shared else {} for i, d in enumerate(self.defenses)]
-        return own, shared
+        own, parts = self.divide_parts(states, ("competition",))
+        return own, parts["competition"]
+
+    def divide_parts(
+        self, states: list[dict[str, Any]], scopes: Sequence[str]
+    ) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+        """Split a released chain state into the participant's own part and one part per scope of ``scopes``;
+        every list keeps the chain's length, with ``{}`` at the positions it does not hold.
+
+        >>> chain = DefenseChain.from_json([{"name": "ladder", "scope": "team"}, {"name": "rounding"}])
+        >>> chain.divide_parts([{"best": 0.5}, {"own": 1}], ("team",))
+        ([{}, {'own': 1}], {'team': [{'best': 0.5}, {}]})
+        """
+        own = [{} if d.scope in scopes else states[i] for i, d in enumerate(self.defenses)]
+        parts = {scope: [states[i] if d.scope == scope else {} for i, d in enumerate(self.defenses)]
+                 for scope in scopes}
+        return own, parts
+
+    def merge_states(
+        self, kept: list[dict[str, Any]] | None, other: list[dict[str, Any]] | None, *, higher_is_better: bool,
+        scope: str = "team",
+    ) -> list[dict[str, Any]]:
+        """Two teams' states of this chain merged (``kept`` is the surviving team's): each ``scope``-scoped
+        defense's :meth:`~defenses.Defense.merge_state`, ``{}`` elsewhere. A missing or stale list counts as fresh.
+
+        >>> chain = DefenseChain.from_json([{"name": "ladder", "eta": 0.01, "scope": "team"}])
+        >>> chain.merge_states([{"best": 0.4}], [{"best": 0.3}], higher_is_better=False)
+        [{'best': 0.3}]
+        """
+        fresh = self.initial_states()
+        a = kept if kept is not None and len(kept) == len(self.defenses) else fresh
+        b = other if other is not None and len(other) == len(self.defenses) else fresh
+        return [
+            d.merge_state(a[i] or fresh[i], b[i] or fresh[i], higher_is_better=higher_is_better)
+            if d.scope == scope else {}
+            for i, d in enumerate(self.defenses)
+        ]
 
     @property
     def needs_peers(self) -> bool:

@@ -78,8 +78,11 @@ class Ladder(Defense):
     compared with the board's best (a new account's first submission included: it is not released for free);
     one that beats it by the margin becomes the board's best and its value is released; any other releases
     nothing (``None``, with a participant-safe message), since the board's best is another participant's
-    score and the submitter's own earlier releases are already on the board. ``scope: "account"`` (default)
-    is the per-participant Ladder above.
+    score and the submitter's own earlier releases are already on the board. ``scope: "team"``: one leader per
+    team (a member's first submission is compared with the team's best, and a non-improving one is released the
+    team's best, which every member already sees). ``scope: "account"`` (default) is the per-participant Ladder
+    above. Two teams that merge keep the better of their two bests (:meth:`merge_state`), so the merged team
+    must beat both teams' leaders.
 
     >>> Ladder(mode="fixed", eta=0.01).to_json()
     {'name': 'ladder', 'mode': 'fixed', 'eta': 0.01}
@@ -155,6 +158,20 @@ class Ladder(Defense):
         else:
             return self._not_improved(ctx)
         return float(ctx.state["best"])
+
+    def merge_state(self, kept: dict[str, Any], other: dict[str, Any], *, higher_is_better: bool) -> dict[str, Any]:
+        """The better of the two leaders (with its predictions in the parameter-free mode): the stricter bar.
+
+        >>> Ladder(mode="fixed", eta=0.01).merge_state({"best": 0.4}, {"best": None}, higher_is_better=False)
+        {'best': 0.4}
+        """
+        mine, theirs = kept.get("best"), other.get("best")
+        if theirs is None:
+            return dict(kept)
+        if mine is None:
+            return dict(other)
+        better = theirs > mine if higher_is_better else theirs < mine
+        return dict(other) if better else dict(kept)
 
     def _not_improved(self, ctx: DefenseContext) -> float | None:
         ctx.ledger[ACCEPTED] = False

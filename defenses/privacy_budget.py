@@ -25,6 +25,10 @@ EXHAUSTED_MESSAGE = (
     "Your privacy budget on this leaderboard is used up: further submissions are accepted but no more "
     "scores are released to you."
 )
+TEAM_EXHAUSTED_MESSAGE = (
+    "Your team's privacy budget on this leaderboard is used up: further submissions are accepted but no more "
+    "scores are released to your team."
+)
 BOARD_EXHAUSTED_MESSAGE = (
     "This leaderboard's privacy budget is used up: further submissions are accepted but no more scores are "
     "released to anyone."
@@ -84,7 +88,9 @@ class PrivacyBudget(Defense):
 
     The state is per participant and per split (public and private boards are separate releases); with
     ``scope: "competition"`` it is one budget per split for the whole board, spent by every participant's
-    releases together (so k accounts get one budget, not k).
+    releases together (so k accounts get one budget, not k); with ``scope: "team"`` one budget per team, spent
+    by every member's releases. Two teams that merge add up what they spent (:meth:`merge_state`): the merged
+    team has made both teams' releases, so its remaining budget is below either team's.
     Unknown ε (noise with a fixed scale on a metric without a derived sensitivity) counts as infinite.
 
     Sources: Dwork & Roth, "The Algorithmic Foundations of Differential Privacy", 2014, Theorems 3.16 and
@@ -132,6 +138,24 @@ class PrivacyBudget(Defense):
         return {"releases": 0, "sum_epsilon": 0.0, "sum_epsilon_sq": 0.0, "sum_epsilon_expm1": 0.0,
                 "sum_delta": 0.0, "once": []}
 
+    def merge_state(self, kept: dict[str, Any], other: dict[str, Any], *, higher_is_better: bool) -> dict[str, Any]:
+        """Both teams' spending added up (a noisy-label draw paid once by both is counted twice: the stricter).
+
+        >>> budget = PrivacyBudget(epsilon=3.0)
+        >>> spent = {**budget.initial_state(), "releases": 2, "sum_epsilon": 2.0}
+        >>> budget.merge_state(spent, spent, higher_is_better=False)["sum_epsilon"]
+        4.0
+        """
+        fresh = self.initial_state()
+        merged = {**fresh, **kept}
+        for key in ("releases", "sum_epsilon", "sum_epsilon_sq", "sum_delta"):
+            merged[key] = kept.get(key, fresh[key]) + other.get(key, fresh[key])
+        merged["sum_epsilon_expm1"] = min(kept.get("sum_epsilon_expm1", 0.0) + other.get("sum_epsilon_expm1", 0.0),
+                                          HUGE)
+        once = list(kept.get("once", []))
+        merged["once"] = once + [key for key in other.get("once", []) if key not in once]
+        return merged
+
     def check_chain(self, earlier: list[Defense]) -> None:
         if not any(d.records_privacy() for d in earlier):
             raise DefenseConfigError(
@@ -172,7 +196,8 @@ class PrivacyBudget(Defense):
                 f"privacy_budget: exhausted (spent ε={before['enforced']:.6g} of {self.epsilon:g} by "
                 f"{self.composition} composition; this release would make it {spent['enforced']:.6g})"
             )
-            message = BOARD_EXHAUSTED_MESSAGE if self.shared else EXHAUSTED_MESSAGE
+            message = (BOARD_EXHAUSTED_MESSAGE if self.shared
+                       else TEAM_EXHAUSTED_MESSAGE if self.team_scoped else EXHAUSTED_MESSAGE)
             if self.on_exhausted == "reject":
                 ctx.reject = message
             else:

@@ -250,7 +250,8 @@ class ProbeDetector(Defense):
     used to be rejected or not by the split those rows were in). The site charges a rejected submission
     against the quota like any other. State per participant: ``hard_labels``, the kept vectors, and
     ``sketches``; with ``scope: "competition"`` one history for the whole board, so a submission is compared
-    with the board's recent submissions, whoever made them (sparse edits spread over fresh accounts).
+    with the board's recent submissions, whoever made them (sparse edits spread over fresh accounts); with
+    ``scope: "team"`` one history per team (two merging teams keep both histories' most recent entries).
 
     Sources: Aggarwal et al., ICML 2021 (paper 000), Theorem 1 and Algorithms 1 and 3; Aggarwal et al.,
     PrivateNLP 2020 (paper 004), Algorithms 1 and 3; the Data Science Bowl 2017 leaderboard-probing kernel
@@ -306,6 +307,14 @@ class ProbeDetector(Defense):
 
     def initial_state(self) -> dict[str, Any]:
         return {"hard_labels": [], "sketches": []}
+
+    def merge_state(self, kept: dict[str, Any], other: dict[str, Any], *, higher_is_better: bool) -> dict[str, Any]:
+        """Both histories, the merged-in team's first, trimmed to the ``history`` most recent entries."""
+        merged = dict(kept)
+        for key in ("hard_labels", "sketches"):
+            both = [*other.get(key, []), *kept.get(key, [])]
+            merged[key] = both[-self.history:] if self.history else []
+        return merged
 
     def before_metric(self, view: ScoringView, ctx: DefenseContext) -> ScoringView:
         # Logits (softmax_ce, sigmoid_ce) are read as the probabilities they stand for, so every signal keeps

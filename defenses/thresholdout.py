@@ -67,7 +67,8 @@ class Thresholdout(Defense):
     in [0, 1] (accuracy, AUC, Brier); for log loss give ``threshold`` and ``sigma`` in log-loss units.
 
     State per participant: ``budget_left`` and the current noisy threshold ``threshold_noisy``; with ``scope:
-    "competition"`` one such state for the whole board (the budget is the board's, every participant spends it).
+    "competition"`` one such state for the whole board (the budget is the board's, every participant spends it);
+    with ``scope: "team"`` one per team. Two merging teams add up the detections they spent (:meth:`merge_state`).
 
     >>> Thresholdout(budget=10).to_json()
     {'name': 'thresholdout', 'reference_fraction': 0.5, 'budget': 10}
@@ -107,6 +108,19 @@ class Thresholdout(Defense):
     def initial_state(self) -> dict[str, Any]:
         return {"budget_left": self.budget, "threshold_noisy": None}
 
+    def merge_state(self, kept: dict[str, Any], other: dict[str, Any], *, higher_is_better: bool) -> dict[str, Any]:
+        """What both teams spent of the budget, spent once more; the surviving team's noisy threshold.
+
+        >>> Thresholdout(budget=10).merge_state({"budget_left": 7, "threshold_noisy": 0.1},
+        ...                                     {"budget_left": 6, "threshold_noisy": 0.2}, higher_is_better=True)
+        {'budget_left': 3, 'threshold_noisy': 0.1}
+        """
+        left = kept.get("budget_left", self.budget) + other.get("budget_left", self.budget) - self.budget
+        noisy = kept.get("threshold_noisy")
+        if noisy is None:
+            noisy = other.get("threshold_noisy")
+        return {"budget_left": max(left, 0), "threshold_noisy": noisy}
+
     def check_chain(self, earlier: list[Defense]) -> None:
         if any(d.stage is Stage.SCORE for d in earlier):
             raise DefenseConfigError(
@@ -133,6 +147,8 @@ class Thresholdout(Defense):
             ctx.message = (
                 "This leaderboard's holdout budget is used up; no further scores are released."
                 if self.shared
+                else "This leaderboard's holdout budget for your team is used up; no further scores are released."
+                if self.team_scoped
                 else "This leaderboard's holdout budget for you is used up; no further scores are released."
             )
             ctx.notes.append("thresholdout: budget exhausted")

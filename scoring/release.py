@@ -52,6 +52,9 @@ class Release:
     # The competition's shared chain state per metric and split (``scope: "competition"`` defenses), to persist
     # once per competition; empty when the chain has no competition-scoped defense.
     shared: dict[str, States] = field(default_factory=dict)
+    # The submitter's team's chain state per metric and split (``scope: "team"`` defenses), to persist once per
+    # team; empty unless the caller passed ``team=`` and the chain has a team-scoped defense.
+    team: dict[str, States] = field(default_factory=dict)
 
     @property
     def primary(self) -> dict[str, SplitResult]:
@@ -88,6 +91,7 @@ def release_submission(
     splits: Iterable[str] = SPLITS,
     peers: Mapping[str, Mapping[str, Sequence[list[dict[str, Any]]]]] | None = None,
     shared: dict[str, States] | None = None,
+    team: dict[str, States] | None = None,
 ) -> Release:
     """Score ``parsed`` on every reported metric of ``spec`` (:attr:`ScoringSpec.reported_metrics`, the primary
     first) and every split of ``splits`` through the defense chain, rounded to the displayed precision.
@@ -106,9 +110,19 @@ def release_submission(
     returns the new one in ``Release.shared`` (``Release.states`` then holds the participant's own part). A
     caller serialises the releases of one competition while such a state is in use, as it serialises one
     participant's. Without a competition-scoped defense both are ignored and nothing changes.
+
+    ``team[metric][split]`` is the submitter's team's state of the chain's team-scoped defenses (missing = fresh),
+    kept apart from ``states`` in the same way and returned in ``Release.team``. With ``team=None`` (a caller
+    without teams, e.g. ``LocalOracle``) every account is a team of one: the team-scoped positions are part of
+    ``states``.
     """
-    if spec.chain.has_shared_state:
-        return _release_shared(spec, parsed, submission_id, states or {}, tuple(splits), peers, shared or {})
+    chain = spec.chain
+    separate_team = team is not None and chain.has_team_state
+    if chain.has_shared_state or separate_team:
+        parts = {"competition": shared or {}} if chain.has_shared_state else {}
+        if separate_team:
+            parts["team"] = team or {}
+        return _release_parts(spec, parsed, submission_id, states or {}, tuple(splits), peers, parts)
     return _release(spec, parsed, submission_id, states, tuple(splits), peers)
 
 
@@ -150,36 +164,42 @@ def _release(
     return Release(spec.reported_metrics, results, new_states, withheld=withheld)
 
 
-def _release_shared(
+def _release_parts(
     spec: ScoringSpec,
     parsed: ParsedPredictions,
     submission_id: str | int,
     states: dict[str, States],
     splits: tuple[str, ...],
     peers: Mapping[str, Mapping[str, Sequence[list[dict[str, Any]]]]] | None,
-    shared: dict[str, States],
+    parts: dict[str, dict[str, States]],
 ) -> Release:
-    """:func:`release_submission` for a chain with competition-scoped defenses: run it on the combined state
-    (the participant's own and the competition's), then divide what it returns into the two parts again."""
+    """:func:`release_submission` for a chain whose state is kept in several parts (the participant's own, and
+    per scope of ``parts``: ``"competition"``, ``"team"``): run it on the combined state, then divide what it
+    returns into the parts again."""
     chain = spec.chain
     combined: dict[str, States] = {}
     for name in spec.reported_metrics:
-        own, board = states.get(name) or {}, shared.get(name) or {}
-        combined[name] = {}
-        for split in splits:
-            merged = chain.combine_states(own.get(split), board.get(split))
-            assert merged is not None
-            combined[name][split] = merged
+        own = states.get(name) or {}
+        combined[name] = {
+            split: chain.combine_parts(own.get(split), {scope: (part.get(name) or {}).get(split)
+                                                        for scope, part in parts.items()})
+            for split in splits
+        }
     release = _release(spec, parsed, submission_id, combined, splits, peers)
     if release.reject is not None:  # nothing changes: the states as they were given
         return Release(release.metrics, release.results, {n: dict(s) for n, s in states.items()}, release.reject,
-                       shared={n: dict(s) for n, s in shared.items()})
+                       shared={n: dict(s) for n, s in parts.get("competition", {}).items()},
+                       team={n: dict(s) for n, s in parts.get("team", {}).items()})
     own_states: dict[str, States] = {}
-    shared_states: dict[str, States] = {}
+    divided: dict[str, dict[str, States]] = {scope: {} for scope in parts}
     for name, by_split in release.states.items():
-        own_states[name], shared_states[name] = {}, {}
+        own_states[name] = {}
+        for scope in parts:
+            divided[scope][name] = {}
         for split, chain_state in by_split.items():
-            mine, common = chain.divide_states(chain_state)
+            mine, scoped = chain.divide_parts(chain_state, tuple(parts))
             own_states[name][split] = mine
-            shared_states[name][split] = common if common is not None else []
-    return Release(release.metrics, release.results, own_states, withheld=release.withheld, shared=shared_states)
+            for scope, part in scoped.items():
+                divided[scope][name][split] = part
+    return Release(release.metrics, release.results, own_states, withheld=release.withheld,
+                   shared=divided.get("competition", {}), team=divided.get("team", {}))

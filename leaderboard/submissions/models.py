@@ -216,6 +216,47 @@ class CompetitionDefenseState(models.Model):
         return f"competition defense state {self.competition_id}/{self.split}"
 
 
+class TeamDefenseState(models.Model):
+    """The state of a chain's team-scoped defenses (``scope: "team"``: one Ladder, privacy budget, probe history or
+    Thresholdout budget per team) on one split of one competition. Its owner is a ``team``, or, for a participant
+    without a team (a team of one), the ``participant``; creating a team hands the creator's row to the team, and
+    joining or merging teams merges the rows (:func:`leaderboard.submissions.teams.team_states_merge`). The worker
+    locks this row while it scores, so a team's releases through such a defense are serialised."""
+
+    competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="team_defense_states")
+    team = models.ForeignKey(Team, on_delete=models.CASCADE, null=True, blank=True, related_name="defense_states")
+    participant = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, null=True, blank=True, related_name="team_defense_states"
+    )
+    # As ``DefenseState.split``: "public"/"private" for the primary metric, "public@auc" for a reported metric.
+    split = models.CharField(max_length=64)
+    state = models.JSONField(default=list, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    competition_id: int
+    team_id: int | None
+    participant_id: int | None
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["team", "split"], condition=models.Q(team__isnull=False), name="one_team_state_per_split"
+            ),
+            models.UniqueConstraint(
+                fields=["competition", "participant", "split"], condition=models.Q(participant__isnull=False),
+                name="one_solo_team_state_per_split",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(team__isnull=True) ^ models.Q(participant__isnull=True),
+                name="team_state_has_one_owner",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        owner = f"team {self.team_id}" if self.team_id is not None else f"participant {self.participant_id}"
+        return f"team defense state {self.competition_id}/{owner}/{self.split}"
+
+
 class InvitationStatus(models.TextChoices):
     PENDING = "pending", "pending"
     ACCEPTED = "accepted", "accepted"

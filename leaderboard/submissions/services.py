@@ -49,6 +49,7 @@ from leaderboard.submissions.models import (
     UploadKind,
 )
 from leaderboard.submissions.selectors import QuotaStatus, quota_status, team_submissions
+from leaderboard.submissions.teams import team_states_lock
 from scoring import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
 from scoring.fast_csv import BytesLike
 from scoring.inversion import parse_reconstructions
@@ -733,17 +734,24 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
         keys = {(name, split): _state_key(spec, name, split) for name in spec.reported_metrics for split in splits}
         # A competition-scoped defense (one Ladder, one budget for the board) serialises the whole competition.
         shared_rows = _lock_shared_states(competition, tuple(keys.values())) if spec.chain.has_shared_state else {}
+        # A team-scoped defense (one Ladder, one budget per team) serialises the team's members.
+        team_rows = team_states_lock(competition=competition, participant_id=submission.participant_id,
+                                     keys=tuple(keys.values())) if spec.chain.has_team_state else {}
         states = _lock_states(competition, submission.participant_id, tuple(keys.values())) if stateful else {}
         given: dict[str, dict[str, list[dict[str, Any]]]] = {}
         shared: dict[str, dict[str, list[dict[str, Any]]]] = {}
+        team: dict[str, dict[str, list[dict[str, Any]]]] = {}
         for (name, split), key in keys.items():
             if key in states and states[key].state:
                 given.setdefault(name, {})[split] = states[key].state
             if key in shared_rows and shared_rows[key].state:
                 shared.setdefault(name, {})[split] = shared_rows[key].state
+            if key in team_rows and team_rows[key].state:
+                team.setdefault(name, {})[split] = team_rows[key].state
         peers = _peer_states(competition, submission.participant_id, keys) if spec.needs_peers else None
         release = release_submission(
-            spec, parsed, submission_id=submission_id, states=given, splits=splits, peers=peers, shared=shared
+            spec, parsed, submission_id=submission_id, states=given, splits=splits, peers=peers, shared=shared,
+            team=team if spec.chain.has_team_state else None,
         )
         primary = release.primary
         notes = [*run_notes, *(f"{split}: {note}" for split, result in primary.items() for note in result.notes)]
@@ -766,6 +774,11 @@ def _score_claimed(submission_id: int, claim: str) -> ScoreResult:
             if new_board_state != board_state.state:
                 board_state.state = new_board_state
                 board_state.save(update_fields=["state", "updated_at"])
+        for (name, split), key in keys.items():
+            team_state = team_rows.get(key)
+            if team_state is not None and release.team.get(name, {}).get(split, team_state.state) != team_state.state:
+                team_state.state = release.team[name][split]
+                team_state.save(update_fields=["state", "updated_at"])
         # A metric of also_report that released nothing (undefined on the rows, e.g. AUC on one class) shows "".
         extra_scores = {
             name: {split: release.released_text(name, split) or "" for split in splits} for name in spec.also_report

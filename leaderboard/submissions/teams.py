@@ -9,6 +9,14 @@ Locks: :class:`Participation` rows first (the joining or leaving participant's, 
 teams, in id order), then the :class:`Team` rows in id order — the order an upload takes them
 (``submission_create``), so the quota of a team is never checked against a membership that is changing under
 it, and no two of these transactions wait on each other in a cycle.
+
+Team-scoped defense state (``scope: "team"``) lives in :class:`TeamDefenseState`, one row per team and split (a
+participant without a team owns their own rows: a team of one). Creating a team hands the creator's rows to it;
+joining with submissions and merging merge the rows (:meth:`defenses.DefenseChain.merge_states`: the merged
+state is never more lenient than either side's, so a merge gives no fresh budget and no free Ladder release).
+The worker locks the submitter's :class:`Participation` (so the membership cannot change while it scores), then
+the team's rows (:func:`team_states_lock`); the team services here lock the participations first too, then the
+state rows, so neither waits on the other in a cycle.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from leaderboard.competitions.models import Competition
+from leaderboard.competitions.selectors import competition_scoring_spec
 from leaderboard.errors import TeamConflict, TeamError, TeamForbidden, TeamNotFound
 from leaderboard.submissions.models import (
     Invitation,
@@ -32,6 +41,7 @@ from leaderboard.submissions.models import (
     Status,
     Submission,
     Team,
+    TeamDefenseState,
     TeamMergeRequest,
     UploadKind,
 )
@@ -202,6 +212,59 @@ def _trim_finals(competition: Competition, incoming_ids: list[int], kept_ids: li
         incoming.update(selected_for_final=False)
 
 
+# --- Team-scoped defense state ------------------------------------------------------------------------
+
+
+def team_states_lock(*, competition: Competition, participant_id: int, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The submitter's team's defense-state rows (``scope: "team"``), one per key, created fresh when missing and
+    locked (``SELECT … FOR UPDATE``), so two members' submissions are scored one at a time. The submitter's
+    :class:`Participation` is locked first, so their membership cannot change under the worker (joining, creating
+    and merging lock it too); without a team the rows are the participant's own (a team of one)."""
+    team_id = (
+        Participation.objects.select_for_update().filter(competition=competition, participant_id=participant_id)
+        .values_list("team_id", flat=True).first()
+    )
+    owner = Q(team_id=team_id) if team_id is not None else Q(participant_id=participant_id, team__isnull=True)
+    for key in keys:
+        if team_id is not None:
+            TeamDefenseState.objects.get_or_create(competition=competition, split=key, team_id=team_id)
+        else:
+            TeamDefenseState.objects.get_or_create(competition=competition, split=key, participant_id=participant_id)
+    locked = TeamDefenseState.objects.select_for_update().filter(
+        owner, competition=competition, split__in=keys
+    ).order_by("split")
+    return {row.split: row for row in locked}
+
+
+def team_states_merge(*, competition: Competition, team: Team, incoming: Q) -> None:
+    """Merge the team-state rows matched by ``incoming`` (a joining participant's own, or a merged-away team's)
+    into ``team``'s, then delete them. Call it holding the participations' locks (a worker scoring one of the
+    members holds one, so it finishes first)."""
+    rows = list(
+        TeamDefenseState.objects.select_for_update().filter(incoming, competition=competition).order_by("split")
+    )
+    if not rows:
+        return
+    spec = competition_scoring_spec(competition=competition)
+    kept = {
+        row.split: row
+        for row in TeamDefenseState.objects.select_for_update().filter(team=team).order_by("split")
+    }
+    for row in rows:
+        metric = row.split.partition("@")[2]
+        higher = spec.metric_specs.get(metric or spec.metric_name, spec).metric.higher_is_better
+        target = kept.get(row.split)
+        merged = spec.chain.merge_states(
+            target.state if target is not None else None, row.state, higher_is_better=higher
+        )
+        if target is None:
+            TeamDefenseState.objects.create(competition=competition, team=team, split=row.split, state=merged)
+        else:
+            target.state = merged
+            target.save(update_fields=["state", "updated_at"])
+    TeamDefenseState.objects.filter(pk__in=[row.pk for row in rows]).delete()
+
+
 # --- Writes ---------------------------------------------------------------------------------------------
 
 
@@ -224,6 +287,8 @@ def team_create(*, competition: Competition, user: Any, name: Any, now: datetime
         except IntegrityError:
             raise TeamConflict(f"a team named {cleaned!r} already exists in this competition") from None
         Participation.objects.filter(pk=participation.pk).update(team=team, joined_team_at=now)
+        # The creator's team-of-one defense state becomes the team's (a new team is no fresh Ladder or budget).
+        TeamDefenseState.objects.filter(competition=competition, participant=user).update(participant=None, team=team)
     return team
 
 
@@ -294,6 +359,7 @@ def invitation_accept(*, invitation_id: int, user: Any, now: datetime | None = N
                 "joining this team (you already have submissions here, so it counts as a merge)",
             )
             _trim_finals(competition, [user.pk], _member_ids(team))
+        team_states_merge(competition=competition, team=team, incoming=Q(participant=user))
         Participation.objects.filter(pk=participation.pk).update(team=team, joined_team_at=now)
         Invitation.objects.filter(pk=invitation.pk).update(status=InvitationStatus.ACCEPTED, answered_at=now)
         # The user's other pending invitations in this competition can no longer be accepted.
@@ -373,6 +439,7 @@ def team_merge(*, team: Team, other_id: Any, user: Any, now: datetime | None = N
         # The other team asked first to merge into this one, and a member of this one agrees: the other team's
         # members join this team, whose name is kept.
         _trim_finals(competition, theirs, mine)
+        team_states_merge(competition=competition, team=team, incoming=Q(team=other))
         Participation.objects.filter(team=other).update(team=team, joined_team_at=now)
         Invitation.objects.filter(team=other, status=InvitationStatus.PENDING).update(
             status=InvitationStatus.CANCELLED, answered_at=now

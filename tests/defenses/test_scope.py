@@ -1,5 +1,5 @@
 """``scope`` on the stateful defenses: ``"account"`` (default, each participant's own state) or ``"competition"``
-(one state for the whole board); ``"team"`` is refused until teams exist."""
+(one state for the whole board) or ``"team"`` (one per team; tests/defenses/test_team_scope.py)."""
 
 from __future__ import annotations
 
@@ -37,9 +37,10 @@ def test_a_bad_scope_is_refused_naming_the_allowed_values(defense: dict[str, Any
 
 
 @pytest.mark.parametrize("defense", STATEFUL, ids=lambda d: d["name"])
-def test_team_scope_is_refused_until_teams_exist(defense: dict[str, Any]) -> None:
-    with pytest.raises(DefenseConfigError, match="scope 'team' needs teams, which this leaderboard does not have yet"):
-        DefenseChain.from_json(_chain({**defense, "scope": "team"}))
+def test_team_scope_round_trips_and_is_not_the_competitions(defense: dict[str, Any]) -> None:
+    chain = DefenseChain.from_json(_chain({**defense, "scope": "team"}))
+    assert chain.to_json()[-1]["scope"] == "team"
+    assert chain.has_team_state and not chain.has_shared_state
 
 
 @pytest.mark.parametrize("defense", STATEFUL, ids=lambda d: d["name"])
