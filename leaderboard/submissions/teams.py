@@ -122,6 +122,28 @@ def invitations_for(*, user: Any, competition: Competition | None = None) -> Que
     return found.filter(team__competition=competition) if competition is not None else found
 
 
+def teammate_submissions(*, competition: Competition, participant: Any) -> list[dict[str, Any]]:
+    """The participant's teammates' submissions (not their own), newest first, for the submissions page: who made
+    each, its number, time, status and the *released* public score text (and the defense's participant-safe reason
+    when nothing was released) — nothing a defense keeps from its submitter. Empty without a team."""
+    team = team_of(competition=competition, participant=participant)
+    if team is None:
+        return []
+    return list(
+        Submission.objects.filter(competition=competition, participant__participations__team=team)
+        .exclude(participant=participant)
+        .order_by("-created_at", "-id")
+        .values("id", "participant__username", "created_at", "status", "public_score_text", "public_message")
+    )
+
+
+def merge_requests_for(*, team: Team) -> tuple[list[Team], list[Team]]:
+    """(teams this team asked to merge with, teams that asked to merge with this team), each by name."""
+    asked = [r.target for r in TeamMergeRequest.objects.filter(team=team).select_related("target").order_by("id")]
+    offers = [r.team for r in TeamMergeRequest.objects.filter(target=team).select_related("team").order_by("id")]
+    return asked, offers
+
+
 @dataclass(frozen=True)
 class TeamUsage:
     total: int

@@ -51,13 +51,17 @@ from leaderboard.submissions.teams import (
     invitation_accept,
     invitation_decline,
     invitations_for,
+    merge_requests_for,
     team_create,
     team_get,
     team_invitations,
     team_invite,
     team_leave,
+    team_list,
     team_members,
+    team_merge,
     team_of,
+    teammate_submissions,
 )
 from leaderboard.uploads import streams_uploads, upload_bytes, upload_refusal
 from leaderboard.web import charts as charts_module
@@ -206,6 +210,8 @@ def my_submissions(request: HttpRequest, slug: str) -> HttpResponse:
             .filter(selected_for_final=True).count(),
             "max_finals": MAX_FINALS,
             "quota": quota_status(competition=competition, participant=request.user),
+            # Teammates' submissions: who, when, status and the released public score only.
+            "teammate_submissions": teammate_submissions(competition=competition, participant=request.user),
             # The page reloads itself (a meta refresh, no script) until every submission is final.
             "pending": any(s.status in PENDING_STATUSES for s in submissions),
             "refresh_seconds": MY_SUBMISSIONS_REFRESH_SECONDS,
@@ -239,7 +245,7 @@ def submission_final(request: HttpRequest, slug: str, submission_id: int) -> Htt
     return redirect("web:my-submissions", slug=competition.slug)
 
 
-TEAM_ACTIONS = ("create", "invite", "accept", "decline", "leave")
+TEAM_ACTIONS = ("create", "invite", "accept", "decline", "leave", "merge")
 
 
 def _int_field(value: Any) -> int | None:
@@ -283,16 +289,34 @@ def team_page(request: HttpRequest, slug: str) -> HttpResponse:
                     raise Http404("no team")
                 team_leave(team=team_get(team_id=mine.pk), user=request.user)
                 messages.success(request, "You left the team.")
+            elif action == "merge":
+                mine = team_of(competition=competition, participant=request.user)
+                if mine is None:
+                    raise Http404("no team")
+                other_id = _int_field(request.POST.get("team"))
+                if other_id is None:
+                    messages.error(request, "choose the team to merge with")
+                else:
+                    result = team_merge(team=team_get(team_id=mine.pk), other_id=other_id, user=request.user)
+                    if result.merged:
+                        messages.success(request, f"The teams merged: you are all in team {result.team.name!r}.")
+                    else:
+                        messages.success(request, "Merge requested: it happens when a member of the other team "
+                                                  "agrees (asks to merge with your team).")
             else:
                 messages.error(request, f"unknown action; use one of {', '.join(TEAM_ACTIONS)}")
         except ApplicationError as exc:
             messages.error(request, exc.message)
         return redirect("web:team", slug=competition.slug)
     current = team_of(competition=competition, participant=request.user)
+    asked, offers = merge_requests_for(team=current) if current else ([], [])
     return render(
         request,
         "web/team.html",
         {
+            "other_teams": [t for t in team_list(competition=competition) if current and t.pk != current.pk],
+            "merge_asked": asked,
+            "merge_offers": offers,
             "competition": competition,
             "team": current,
             "members": team_members(team=current) if current else [],
