@@ -29,7 +29,9 @@ How they combine (the design rule: *no sign-up trace and no ordinary model outpu
 2. **Attachment**: an account outside every core cluster joins one when it shares the sign-up address with a member
    *and* signed up in the same burst (a run of the address's sign-ups, each within
    :attr:`ScreenConfig.burst_seconds` of the previous) or with the same uncommon user agent, *and* it has
-   submitted no ordinary model output (only constants, weak probes, or nothing yet: an attacker's reserve accounts).
+   has submitted, but no ordinary model output (only constants or weak probes: the attack's fingerprint probes).
+   An account with no submission is never flagged: an honest student who signed up in the attacker's lecture would
+   be, and an attacker's reserve account joins the cluster by its first probe anyway.
    An honest student behind the attacker's NAT who submits a model never attaches.
 3. **Trace clusters**: accounts sharing an address and signing up in one burst, with no probe evidence; their
    suspicion is at most :attr:`ScreenConfig.trace_cap` (below the default threshold: reported only to a host who
@@ -385,41 +387,90 @@ def screen(accounts: Sequence[AccountTrace], submissions: Sequence[SubmissionTra
 def screen_with_work(accounts: Sequence[AccountTrace], submissions: Sequence[SubmissionTrace],
                      config: ScreenConfig = ScreenConfig()) -> tuple[list[Cluster], Work]:
     """:func:`screen`, and the :class:`Work` it did."""
-    work = Work()
     if config.mode == "off":
-        return [], work
-    traces = _validate_traces(accounts)
+        return [], Work()
+    screener = Screener(accounts, config)
+    for index, submission in enumerate(submissions):
+        screener.add(submission, index=index)
+    return screener.clusters(), screener.work
+
+
+class Screener:
+    """:func:`screen` kept up to date one submission at a time, for a host that screens after every submission:
+    each vector is read once, when it is added (:meth:`add`); :meth:`clusters` regroups the kept features (work
+    linear in the submissions and their changed rows, not in their size). ``screen(a, s, c)`` equals adding ``s``
+    to ``Screener(a, c)`` and asking :meth:`clusters`.
+
+    >>> screener = Screener([AccountTrace("a", 0.0), AccountTrace("b", 60.0)])
+    >>> screener.add(SubmissionTrace("a", 1.0, np.r_[np.full(50, 0.5), 0.1, 0.2, 0.4]))
+    >>> screener.clusters()
+    []
+    >>> screener.add(SubmissionTrace("b", 2.0, np.r_[0.1, 0.2, 0.4, np.full(50, 0.5)]))
+    >>> [c.accounts for c in screener.clusters()]
+    [('a', 'b')]
+    """
+
+    def __init__(self, accounts: Sequence[AccountTrace] = (), config: ScreenConfig = ScreenConfig()) -> None:
+        self.config = config
+        self.work = Work()
+        self._traces = _validate_traces(accounts)
+        self._kept: list[tuple[str, _Features]] = []
+
+    def add_account(self, trace: AccountTrace) -> None:
+        """One more sign-up trace (ValueError for a malformed one or an account already traced)."""
+        checked = _validate_traces([trace])[trace.account] if isinstance(trace, AccountTrace) else None
+        if checked is None:
+            raise ValueError(f"accounts must be AccountTrace records, not {type(trace).__name__}")
+        if trace.account in self._traces:
+            raise ValueError(f"account {trace.account!r} has two sign-up traces")
+        self._traces[trace.account] = checked
+
+    def add(self, submission: SubmissionTrace, *, index: int | None = None) -> None:
+        """Read one submission (ValueError, naming it, for a malformed one; nothing is kept then)."""
+        where = f"submission {len(self._kept) if index is None else index}"
+        if not isinstance(submission, SubmissionTrace):
+            raise ValueError(f"{where}: must be a SubmissionTrace, not {type(submission).__name__}")
+        if not isinstance(submission.account, str) or not submission.account:
+            raise ValueError(f"{where}: the account key must be a non-empty string")
+        try:
+            features = _features(submission.vector, self.config, self.work)
+        except ValueError as error:
+            raise ValueError(f"{where} of account {submission.account!r}: {error}") from None
+        self._kept.append((submission.account, features))
+
+    def clusters(self) -> list[Cluster]:
+        """The flagged clusters now, most suspicious first (none when the mode is ``off``)."""
+        if self.config.mode == "off":
+            return []
+        return _group(self._traces, self._kept, self.config, self.work)
+
+
+def _group(traces: dict[str, AccountTrace], kept: Sequence[tuple[str, _Features]], config: ScreenConfig,
+           work: Work) -> list[Cluster]:
+    """The screen's grouping stage over the submissions' features (see the module's docstring, steps 1–4)."""
     people: dict[str, _Account] = defaultdict(_Account)
     for name, trace in traces.items():
         people[name].trace = trace
     probes: list[tuple[str, _Features]] = []
     by_hash: dict[bytes, set[str]] = defaultdict(set)
     probe_hash: dict[bytes, set[str]] = defaultdict(set)
-    for index, submission in enumerate(submissions):
-        if not isinstance(submission, SubmissionTrace):
-            raise ValueError(f"submission {index}: must be a SubmissionTrace, not {type(submission).__name__}")
-        if not isinstance(submission.account, str) or not submission.account:
-            raise ValueError(f"submission {index}: the account key must be a non-empty string")
-        try:
-            features = _features(submission.vector, config, work)
-        except ValueError as error:
-            raise ValueError(f"submission {index} of account {submission.account!r}: {error}") from None
-        person = people[submission.account]
+    for account, features in kept:
+        person = people[account]
         person.submissions += 1
         if features.trivial:
             continue
         person.likeness = max(person.likeness, features.likeness)
         if features.likeness >= config.probe_floor:
             person.probes += 1
-            probes.append((submission.account, features))
+            probes.append((account, features))
             for digest in features.hashes:
-                probe_hash[digest].add(submission.account)
+                probe_hash[digest].add(account)
                 work.bucket_entries += 1
         else:
             if features.likeness < config.ordinary_below:
                 person.ordinary = True
             for digest in features.hashes:
-                by_hash[digest].add(submission.account)
+                by_hash[digest].add(account)
                 person.hashes.add(digest)
                 work.bucket_entries += 1
 
@@ -482,7 +533,7 @@ def screen_with_work(accounts: Sequence[AccountTrace], submissions: Sequence[Sub
             roots = [member_of[name] for name in burst if name in member_of]
             for name in burst:
                 work.pair_checks += 1
-                if name in member_of or people[name].ordinary:
+                if name in member_of or people[name].ordinary or not people[name].submissions:
                     continue
                 root = max(set(roots), key=roots.count) if roots else agents.get(traces[name].user_agent)
                 if root is not None:
@@ -514,7 +565,7 @@ def screen_with_work(accounts: Sequence[AccountTrace], submissions: Sequence[Sub
                 clusters.append(Cluster(tuple(sorted(together)), round(s_trace, 6), tuple(evidence)))
     flagged = [c for c in clusters if len(c.accounts) >= config.min_accounts and c.suspicion >= config.threshold]
     flagged.sort(key=lambda c: (-c.suspicion, -len(c.accounts), c.accounts))
-    return flagged, work
+    return flagged
 
 
 def _distinct_groups(groups: Iterable[set[str]]) -> list[frozenset[str]]:

@@ -129,8 +129,10 @@ def test_catches_a_recorded_fresh_accounts_attack(chain: str, careful: bool, lad
     if not careful:  # the sign-up traces add to it and pull in the accounts that submitted only constants
         assert {"same_address", "signup_burst"} <= kinds
         assert top.suspicion >= 0.7
-        reserve = {f"sybil{i}" for i in range(70)} - used
-        assert reserve and reserve <= set(top.accounts)
+        constants = {f"sybil{a}" for a, _ in log} - probing  # submitted only constants (fingerprint probes)
+        assert constants and constants <= set(top.accounts)
+        reserve = {f"sybil{i}" for i in range(70)} - used  # never submitted: never flagged
+        assert reserve and not reserve & set(top.accounts)
     for evidence in top.evidence:
         assert evidence.kind in {"probe_like", "complementary", "near_identical", "same_address", "signup_burst",
                                  "same_user_agent"}
