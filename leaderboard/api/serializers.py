@@ -57,6 +57,9 @@ class CompetitionSummarySerializer(serializers.Serializer):
     team_merger_deadline = serializers.DateTimeField(
         allow_null=True, help_text="Joining and merging teams are allowed until then (empty: until the close)."
     )
+    max_team_size = serializers.IntegerField(
+        allow_null=True, help_text="The most members a team may have (empty: no limit)."
+    )
     is_open = serializers.SerializerMethodField()
 
     def get_is_open(self, competition: Competition) -> bool:
@@ -331,6 +334,10 @@ class CompetitionUpdateInputSerializer(serializers.Serializer):
     closes_at = serializers.DateTimeField(required=False, allow_null=True)
     team_merger_deadline = serializers.DateTimeField(
         required=False, allow_null=True, help_text="Joining and merging teams close then (empty: at the close)."
+    )
+    max_team_size = serializers.IntegerField(
+        required=False, min_value=1, max_value=32767, allow_null=True,
+        help_text="The most members a team may have (empty: no limit); checked on accepting and on merging.",
     )
     defenses = serializers.JSONField(required=False, help_text=DEFENSE_CHAIN_HELP)
     disclosed_defenses = serializers.CharField(required=False, allow_blank=True)

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from django.conf import settings
 from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
@@ -65,6 +66,12 @@ class Competition(models.Model):
     # Joining a team (an invitation accepted) and merging two teams are allowed until this moment, as on Kaggle;
     # empty: until the close. Creating a team of one and inviting are not limited by it.
     team_merger_deadline = models.DateTimeField(null=True, blank=True)
+    # The most members a team may have (enforced when an invitation is accepted and when two teams merge);
+    # empty: no limit.
+    max_team_size = models.PositiveSmallIntegerField(
+        null=True, blank=True, validators=[MinValueValidator(1)],
+        help_text="The most members a team may have (empty: no limit); checked on accepting and on merging.",
+    )
     arithmetic = models.CharField(max_length=20, default="float64", help_text="'float64' or 'mpfr:BITS'.")
     defenses = models.JSONField(default=list, blank=True, help_text="Defense chain as a JSON list.")
     also_report = models.JSONField(

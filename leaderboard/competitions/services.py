@@ -177,7 +177,7 @@ UNCHANGED: Any = _Unchanged()
 
 UPDATABLE_FIELDS = (
     "title", "description", "score_decimals", "daily_limit", "total_limit", "opens_at", "closes_at", "defenses",
-    "disclosed_defenses", "also_report", "same_file_same_score", "team_merger_deadline",
+    "disclosed_defenses", "also_report", "same_file_same_score", "team_merger_deadline", "max_team_size",
 )
 
 
@@ -196,6 +196,7 @@ def competition_update(
     also_report: list[str] | tuple[str, ...] = UNCHANGED,
     same_file_same_score: bool = UNCHANGED,
     team_merger_deadline: datetime | None = UNCHANGED,
+    max_team_size: int | None = UNCHANGED,
 ) -> Competition:
     """Change a competition's settings after creation, validated exactly as :func:`competition_create` validates
     them; the settings not given stay as they are. Returns ``competition``, updated to what was saved.
@@ -210,6 +211,7 @@ def competition_update(
         "total_limit": total_limit, "opens_at": opens_at, "closes_at": closes_at, "defenses": defenses,
         "disclosed_defenses": disclosed_defenses, "also_report": also_report,
         "same_file_same_score": same_file_same_score, "team_merger_deadline": team_merger_deadline,
+        "max_team_size": max_team_size,
     }
     changes = {name: value for name, value in given.items() if value is not UNCHANGED}
     if "defenses" in changes:

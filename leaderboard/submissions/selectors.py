@@ -48,6 +48,9 @@ class QuotaStatus:
     used_total: int
     remaining_total: int | None
     resets_at: datetime  # the next UTC midnight, when the daily counter starts again
+    # The participant is in a team (the counts are the team's); read only when the quota is exhausted, for the
+    # refusal's wording ("your team has used 5 of 5 submissions today").
+    in_team: bool = False
 
     @property
     def exhausted(self) -> bool:
@@ -91,7 +94,9 @@ def quota_status(*, competition: Competition, participant: Any, now: datetime | 
     )
     used_total, used_today = int(used["total"]), int(used["today"])
     daily, total = competition.daily_limit, competition.total_limit
+    exhausted = (daily is not None and used_today >= daily) or (total is not None and used_total >= total)
     return QuotaStatus(
+        in_team=exhausted and team_members_of(competition=competition, participant=participant).exists(),
         daily_limit=daily,
         used_today=used_today,
         remaining_today=None if daily is None else max(daily - used_today, 0),

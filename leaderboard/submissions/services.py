@@ -114,12 +114,15 @@ def _check_open(competition: Competition, now: datetime) -> None:
 def _check_quota(status: QuotaStatus) -> None:
     if status.remaining_total == 0:
         raise QuotaExceeded(
-            f"you have used all {status.total_limit} submissions of this competition",
+            f"{'your team has' if status.in_team else 'you have'} used all {status.total_limit} submissions of "
+            "this competition",
             resets_at=None,
             remaining_today=status.remaining_today,
         )
     if status.remaining_today == 0:
         raise QuotaExceeded(
+            f"your team has used {status.used_today} of {status.daily_limit} submissions today; the daily limit "
+            f"resets at {_utc(status.resets_at)}" if status.in_team else
             f"daily limit of {status.daily_limit} submissions reached; it resets at {_utc(status.resets_at)}",
             resets_at=status.resets_at,
         )

@@ -197,6 +197,16 @@ def _check_merger_deadline(competition: Competition, now: datetime, action: str)
         raise TeamForbidden(f"the team merger deadline passed at {_utc(deadline)}; {action} is no longer possible")
 
 
+def _check_team_size(competition: Competition, size: int, what: str) -> None:
+    """Refuse a join or merge that would make a team larger than the host's maximum team size."""
+    limit = competition.max_team_size
+    if limit is not None and size > limit:
+        raise TeamConflict(
+            f"{what} is refused: the team would have {size} members, over this competition's maximum team size "
+            f"of {limit}"
+        )
+
+
 def _check_fits_quota(competition: Competition, groups: list[list[int]], now: datetime, what: str) -> None:
     """Refuse a merge whose submissions so far exceed the merged team's daily or total limit."""
     usages = [_usage(competition, ids, now) for ids in groups]
@@ -373,6 +383,7 @@ def invitation_accept(*, invitation_id: int, user: Any, now: datetime | None = N
                 "you are already in a team in this competition; leave it first (before its first submission) "
                 "or merge the two teams"
             )
+        _check_team_size(competition, len(_member_ids(team)) + 1, "joining this team")
         if _has_submissions(competition, [user.pk]):
             _check_fits_quota(
                 competition,
@@ -454,6 +465,7 @@ def team_merge(*, team: Team, other_id: Any, user: Any, now: datetime | None = N
         if len(locked) != 2:
             raise TeamNotFound("one of the teams no longer exists")
         mine, theirs = _member_ids(team), _member_ids(other)
+        _check_team_size(competition, len(mine) + len(theirs), "this merge")
         _check_fits_quota(competition, [mine, theirs], now, "this merge")
         if not TeamMergeRequest.objects.filter(team=other, target=team).exists():
             TeamMergeRequest.objects.get_or_create(team=team, target=other, defaults={"requested_by": user})
