@@ -3,6 +3,8 @@
 - :class:`NoLocalsReporterFilter`: error pages (with ``DJANGO_DEBUG=1``) and error reports show no local
   variables, because a scoring frame's locals hold the hidden labels and the competition secret that seeds the
   split and every noise draw.
+- :class:`ContentSecurityPolicyMiddleware`: every page answers with ``settings.CONTENT_SECURITY_POLICY``
+  (scripts, styles and images from the site only, no inline ones), unless a view set a policy of its own.
 - :class:`ThrottledModelBackend`: failed logins are counted per (username, client address) and per client
   address across usernames. ``LEADERBOARD_LOGIN_ATTEMPTS`` failures of one username from one address lock that
   pair, ``LEADERBOARD_LOGIN_ADDRESS_ATTEMPTS`` failures from one address (any usernames: a spray) lock the
@@ -75,6 +77,22 @@ class NoLocalsReporterFilter(SafeExceptionReporterFilter):
         if isinstance(value, str) and _URL_WITH_PASSWORD.search(value):
             return self.cleansed_substitute
         return super().cleanse_setting(key, value)
+
+
+class ContentSecurityPolicyMiddleware:
+    """Adds ``settings.CONTENT_SECURITY_POLICY`` to every answer that has no policy of its own.
+
+    Not to the error pages of ``DJANGO_DEBUG=1``: Django's technical pages are built on inline script and style.
+    """
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> Any:
+        response = self.get_response(request)
+        if "Content-Security-Policy" not in response and not (settings.DEBUG and response.status_code >= 400):
+            response["Content-Security-Policy"] = settings.CONTENT_SECURITY_POLICY
+        return response
 
 
 class LimiterUnavailable(Exception):

@@ -165,6 +165,17 @@ if BEHIND_PROXY:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SESSION_COOKIE_HTTPONLY = True
 X_FRAME_OPTIONS = "DENY"
+# Every page: scripts, styles, images and connections from the site only, no inline script or style (the site's
+# templates keep them in static files), no plug-ins, no framing, forms post to the site only. A view that needs
+# another policy sets its own header (the API docs pages, game files), which the middleware leaves alone.
+CONTENT_SECURITY_POLICY = "; ".join([
+    "default-src 'self'",
+    "img-src 'self' data:",
+    "object-src 'none'",
+    "base-uri 'none'",
+    "form-action 'self'",
+    "frame-ancestors 'none'",
+])
 
 ALLOWED_HOSTS = [
     h.strip()
@@ -195,6 +206,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "leaderboard.security.ContentSecurityPolicyMiddleware",
     # Serves static files (the admin's CSS) from gunicorn, so one machine needs no separate web server.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -60,7 +60,7 @@ def test_an_unknown_address_is_a_styled_404_with_navigation(participant: Any) ->
         assert response.status_code == 404
         body = text(response)
         assert "There is no such page" in body and all(link in body for link in NAVIGATION)
-        assert "<style>" in body and 'rel="icon"' in body
+        assert "web/site.css" in body and 'rel="icon"' in body
 
 
 @pytest.mark.django_db
