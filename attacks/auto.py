@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from attacks.balance import majority_labels
+from attacks.balance import majority_labels, majority_params
 from attacks.capacity.design import counting_bound, max_weight_real, sum_resolution
 from attacks.catalogue import BoardFacts, Plan, Stage
 from attacks.confirm import MIN_STAKE, count_wrong, one_wrong, slack_from
@@ -59,6 +59,7 @@ from attacks.hard_label_plan import play_hard_label
 from attacks.mutnet.attack import takes_models
 from attacks.noisy.attack import NOISY_PROBES, NOISY_SHARE
 from attacks.noisy.calibration import temper
+from attacks.noisy.shares import share_errors, share_posterior
 from attacks.oracle import Oracle, Released, submit_many
 from attacks.plan import best_guess, choose, explain, rescues
 from attacks.registry import ATTACKS, confirmed, register, run, spec
@@ -301,7 +302,7 @@ def auto(
             confidence[open_rows] = np.minimum(guessed.fill_confidence()[open_rows], GUESS_CEILING)
     _check_guesses(view, labels, confidence, report, outer_reserve, reasoning)
     _floor(view, labels, confidence, report, played, outer_reserve, reasoning, course)
-    _fill_majority(labels, confidence, report, played, reasoning)
+    _fill_majority(labels, confidence, report, played, reasoning, view)
     n_exact = int(((labels >= 0) & (confidence >= 1.0)).sum())
     n_guessed = int(((labels >= 0) & (confidence < 1.0)).sum())
     course.exact, course.guessed, course.balance = n_exact, n_guessed, report.balance
@@ -623,7 +624,7 @@ def _play_guess(
     if plan.attack == "majority":
         if report.balance is None:
             return None  # the fill measures nothing more: it needs the balance
-        plan = Plan("majority", {"rates": report.balance}, plan.reason)
+        plan = Plan("majority", majority_params(report), plan.reason)
     if plan.attack == "boosting" and int(plan.params.get("budget", 1)) < 1:
         reasoning.append("no query left for boosting")
         return None
@@ -702,9 +703,10 @@ def _open_rates(
 
 def _fill_majority(
     labels: np.ndarray, confidence: np.ndarray, report: Fingerprint, played: AttackResult | None,
-    reasoning: list[str],
+    reasoning: list[str], view: Oracle | None = None,
 ) -> None:
-    """Rows still without a label get the majority class of the rows not recovered."""
+    """Rows still without a label get the majority class of the rows not recovered (under noise, at most the
+    class's posterior given the balance readings, :func:`attacks.noisy.shares.share_posterior`)."""
     open_rows = labels < 0
     if not open_rows.any():
         return
@@ -731,6 +733,11 @@ def _fill_majority(
     labels[open_rows] = guess
     # A guess, never an exact label, even where every scored row showed one class (share 1.0: 8 public rows of
     # class 1 say nothing of the private ones); 1.0 marks the labels an exact attack vouches for.
+    spread = majority_params(report).get("spread")
+    if spread and report.balance is not None and view is not None:
+        # A balance read through noise is a posterior, not a certainty (attacks.noisy.shares).
+        errors = share_errors(view.metric, view.eps, len(report.balance), spread)
+        share = np.minimum(share, share_posterior(report.balance, errors)[min(int(guess[0]), len(report.balance) - 1)])
     confidence[open_rows] = np.minimum(share, GUESS_CEILING)
     reasoning.append(f"{int(open_rows.sum())} row(s) without an exact label: class {int(guess[0])}, the majority "
                      f"of the rows left (share {float(share[0]):.3f})")

@@ -205,8 +205,18 @@ def majority_labels(n_rows: int, rates: np.ndarray | None) -> tuple[np.ndarray, 
 
 def majority_fits(facts: BoardFacts) -> Plan | Refusal:
     """Every board: the majority class, the floor of every guess (rank 1001)."""
-    return Plan("majority", {"rates": None if facts.seen is None else facts.seen.balance}, why_guess(facts),
-                rank=1001)
+    return Plan("majority", majority_params(facts.seen), why_guess(facts), rank=1001)
+
+
+def majority_params(seen: Any) -> dict[str, Any]:
+    """``majority``'s parameters from a fingerprint (or ``None``): its measured balance and, under noise, the
+    noise it saw (the shares read through it are posteriors, not certainties)."""
+    if seen is None:
+        return {"rates": None}
+    params: dict[str, Any] = {"rates": seen.balance}
+    if seen.noise and seen.noise_spread > 0:
+        params["spread"] = float(seen.noise_spread)
+    return params
 
 
 @register("majority", exact=False, stage=Stage.GUESS, fits=majority_fits,
@@ -214,13 +224,15 @@ def majority_fits(facts: BoardFacts) -> Plan | Refusal:
           board="every board", queries="0 with the fingerprint's balance, else K − 1",
           precision="any released score of constant predictions (or the class shares given)")
 def majority(
-    oracle: Oracle, *, rates: Sequence[float] | None = None, budget: int | None = None
+    oracle: Oracle, *, rates: Sequence[float] | None = None, budget: int | None = None, spread: float | None = None
 ) -> AttackResult:
     """Every row the most common class: the floor no best guess should fall below.
 
     The class shares ``rates`` when known (e.g. from the fingerprint), else measured with constant predictions
     (:func:`measure_balance`: one query, ``K - 1`` for K classes; AUC: one; never more than ``budget``, the
-    classes left unmeasured sharing what the others leave). ``confidence`` is the majority share. Raises
+    classes left unmeasured sharing what the others leave). ``confidence`` is the majority share; with ``spread``
+    (the release noise the shares were read through) the posterior of the majority class given those readings
+    (:func:`attacks.noisy.shares.share_posterior`: a balance read under much noise is no certainty). Raises
     :class:`AttackFailed` when the board released nothing to measure the shares from (or the budget is 0).
 
     Paper: ours (the floor). Queries: 0 with ``rates``, else ``K − 1``. Precision: any released score (the
@@ -243,6 +255,11 @@ def majority(
             raise AttackFailed("no query in the budget to measure the class balance, and no rates given")
         raise AttackFailed("the constant probes released nothing: the class balance is unknown")
     labels, confidence = majority_labels(oracle.n_rows, shares)
+    if spread:
+        from attacks.noisy.shares import share_errors, share_posterior
+
+        posterior = share_posterior(shares, share_errors(oracle.metric, oracle.eps, len(shares), spread))
+        confidence = np.minimum(confidence, posterior[int(labels[0])])
     for row, label in exact.items():
         labels[row], confidence[row] = label, 1.0
     return AttackResult(

@@ -339,6 +339,7 @@ def one_vs_rest(
     # log P(label = c) up to a constant, from every answered question; with a split, a last column: not scored.
     log_posterior = np.zeros((n, k + 1 if split else k))
     runs: list[dict[str, Any]] = []
+    shares: list[tuple[np.ndarray, float]] = []
     for i, subset in enumerate(questions):
         share = None if budget is None else (budget - (oracle.queries - start)) // (len(questions) - i)
         if share is not None and share < 4:
@@ -354,11 +355,20 @@ def one_vs_rest(
         else:
             sure = result.fill_confidence()
             yes = np.where(result.labels == 1, sure, 1.0 - sure)
-            # Each class adds the log-probability of its own answer (a class outside every set, "no" to all).
-            log_posterior += np.where(asked.inside[None, :], np.log(np.maximum(yes, 1e-300))[:, None],
-                                      np.log(np.maximum(1.0 - yes, 1e-300))[:, None])
+            # Each class adds the log-likelihood of its own answer (a class outside every set, "no" to all): the
+            # run's posterior less its own prior, the question's measured share (kept, each run's prior would
+            # count again per question: at K = 3, {1} and {2} at 1/3 each weighed class 0 as 1/2, not 1/3).
+            measured = _question_share(result)
+            prior_yes, prior_no = (0.0, 0.0) if measured is None else (math.log(measured),
+                                                                           math.log(1.0 - measured))
+            log_posterior += np.where(asked.inside[None, :], np.log(np.maximum(yes, 1e-300))[:, None] - prior_yes,
+                                      np.log(np.maximum(1.0 - yes, 1e-300))[:, None] - prior_no)
+            if measured is not None:
+                shares.append((asked.inside, measured))
         runs.append({"subset": list(subset), "queries": oracle.queries - before, "scale": asked.scale,
                      "complete": bool(result.details.get("complete", False))})
+    if shares and not split:
+        log_posterior += np.log(np.maximum(class_prior(k, shares), 1e-300))[None, :]
     posterior = np.exp(log_posterior - log_posterior.max(axis=1, keepdims=True))
     posterior /= posterior.sum(axis=1, keepdims=True)
     labels = posterior.argmax(axis=1).astype(np.int64)
@@ -378,3 +388,34 @@ def one_vs_rest(
                  "complete": all(r["complete"] for r in runs),
                  "mean_posterior": float(np.mean(confidence)) if n else math.nan, **extra},
     )
+
+
+def _question_share(result: AttackResult) -> float | None:
+    """The share of "yes" the binary run measured for its question (the prior of its posteriors), if it says."""
+    noise = result.details.get("noise")
+    balance = noise.get("balance") if isinstance(noise, dict) else None
+    if balance is None or not math.isfinite(float(balance)):
+        return None
+    return float(np.clip(float(balance), 1e-6, 1.0 - 1e-6))
+
+
+def class_prior(k: int, shares: list[tuple[np.ndarray, float]], sweeps: int = 200) -> np.ndarray:
+    """The class shares of most entropy whose mass in each asked set is its measured share (iterative
+    proportional fitting from the uniform shares): the prior the runs' likelihoods are weighed against.
+
+    >>> class_prior(3, [(np.array([False, True, False]), 0.2), (np.array([False, False, True]), 0.3)]).round(3).tolist()
+    [0.5, 0.2, 0.3]
+    >>> halves = [(np.array([False, True, False, True]), 0.5), (np.array([False, False, True, True]), 0.5)]
+    >>> class_prior(4, halves).tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    """
+    prior = np.full(k, 1.0 / k)
+    for _ in range(sweeps):
+        before = prior.copy()
+        for inside, share in shares:
+            mass = float(prior[inside].sum())
+            if 0.0 < mass < 1.0:
+                prior = np.where(inside, prior * share / mass, prior * (1.0 - share) / (1.0 - mass))
+        if float(np.max(np.abs(prior - before))) < 1e-12:
+            break
+    return np.asarray(prior / prior.sum())

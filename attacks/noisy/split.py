@@ -239,7 +239,7 @@ def noisy_split(
     threshold = 1 - target / n
     want = math.ceil(start_ratio * n)
     t = np.zeros(n, dtype=np.int64)
-    probs = np.full((n, 3), 1 / 3)
+    probs = marginals = np.full((n, 3), 1 / 3)
     complete = fits = False
     fit_stat = math.inf
     n_pub = n
@@ -260,8 +260,8 @@ def noisy_split(
         for _ in range(3):  # κ and the share of public rows from the count, then from the decoding
             kappa = spread / (2 * n_pub)
             log_prior = _log_prior(n_pub / n, 0.5)
-            probs = amp_ternary(design, r, std, kappa=kappa, log_prior=log_prior)
-            t, probs = refine_ternary(design, r, noise, probs.argmax(axis=1) - 1, kappa, log_prior)
+            marginals = amp_ternary(design, r, std, kappa=kappa, log_prior=log_prior)
+            t, probs = refine_ternary(design, r, noise, marginals.argmax(axis=1) - 1, kappa, log_prior)
             counted = int(np.count_nonzero(t))
             if counted == n_pub or counted == 0:
                 break
@@ -277,6 +277,11 @@ def noisy_split(
         if oracle.queries - start >= limit:
             break
         want = len(design) + max(1, math.ceil(step_ratio * n))
+    if not complete:
+        # Cut short: refine's posteriors are each state's given every other row's, and with the others still
+        # uncertain they claimed 0.986 on states right 73 % of the time (300 rows, Laplace 0.1, half public, N
+        # queries). AMP's are the marginal ones (as ``noisy``'s, :mod:`attacks.noisy.calibration`).
+        probs = marginals
     sure = calibrate(probs[np.arange(n), t + 1], fit_stat, fits)
     public = t != 0
     labels = np.where(public, (t + 1) // 2, -1).astype(np.int64)
