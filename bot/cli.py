@@ -47,8 +47,9 @@ from attacks.fingerprint import DEFAULT_BUDGET
 from attacks.registry import run
 from attacks.result import AttackFailed
 from bot.checkpoint import BudgetExhausted, Checkpoint, CheckpointMismatch, ReplayOracle, new_header
-from bot.client import ClientError, QuotaExceeded
+from bot.client import ClientError, LeaderboardClient, QuotaExceeded
 from bot.http_oracle import DEFAULT_WINDOW, HttpOracle
+from bot.teams import team_steps
 
 EXIT_STOPPED = 75
 #: Confidence of the final submission: at the default clipping eps = 1e-15 a right label costs ~1e-15.
@@ -179,6 +180,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     parser.add_argument("--no-final", action="store_true", help="do not submit the recovered labels at the end")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    teams = parser.add_argument_group("teams", "done with the first token's account, before the attack")
+    teams.add_argument("--team", default=None, metavar="NAME",
+                       help="be in team NAME: create it, accept its pending invitation, or use it if already in it")
+    teams.add_argument("--invite", action="append", default=[], metavar="USERNAME",
+                       help="invite USERNAME to the --team (repeatable)")
+    teams.add_argument("--team-only", action="store_true", help="do the team steps, then stop (no attack)")
     return parser
 
 
@@ -233,6 +240,25 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:
         print(f"leaderboard-bot: {exc}", file=sys.stderr)
         return 2
+    if (args.invite or args.team_only) and not args.team:
+        print("leaderboard-bot: --invite and --team-only need --team NAME", file=sys.stderr)
+        return 2
+    if args.team:
+        try:
+            with LeaderboardClient(args.url, args.tokens[0]) as client:
+                steps = team_steps(client, args.competition, args.team, args.invite)
+        except ClientError as exc:
+            print(f"leaderboard-bot: team {args.team!r}: {exc.detail}", file=sys.stderr)
+            return 1
+        invited = f"; invited: {', '.join(steps.invited)}" if steps.invited else ""
+        print(f"leaderboard-bot: team {steps.team.name!r} {steps.action} (members: {', '.join(steps.team.members)})"
+              f"{invited}", file=sys.stderr)
+        if args.team_only:
+            if args.json is not None:
+                args.json.parent.mkdir(parents=True, exist_ok=True)
+                args.json.write_text(json.dumps({"competition": args.competition, "url": args.url, "status": "team",
+                                                 "team": steps.summary()}, indent=2) + "\n")
+            return 0
     started = time.perf_counter()
     progress = Progress(total=args.budget, disable=args.no_progress)
     summary: dict[str, Any] = {"competition": args.competition, "url": args.url, "status": "error"}
