@@ -153,10 +153,54 @@ def public_split_mask(n_rows: int, public_fraction: float, seed: int) -> np.ndar
     return mask
 
 
+def canonical_order(ids: Sequence[str]) -> np.ndarray:
+    """The positions of ``ids`` in the competition's canonical order: by id, a function of the ids alone, so
+    the order the host's file happened to have (sorted by label, say) never reaches a participant.
+
+    Ids that are all plain digits sort as numbers (``2`` before ``10``; ``007`` just before ``7``), any
+    others as strings (by their UTF-8 bytes). The sample submission, a JSON submission's list, the rows fed to
+    a model and the public/private split's draw all follow this order.
+
+    >>> canonical_order(["10", "2", "1"]).tolist()
+    [2, 1, 0]
+    >>> canonical_order(["b", "a10", "a9"]).tolist()
+    [1, 2, 0]
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from scoring.ids import as_id_array
+
+    array = as_id_array(ids).arrow
+    if not len(array):
+        return np.zeros(0, dtype=np.int64)
+    if pc.all(pc.match_substring_regex(array, r"^[0-9]+$")).as_py():
+        digits = pc.utf8_ltrim(array, "0")
+        table = pa.table({"length": pc.utf8_length(digits), "digits": digits, "id": array})
+        keys = [("length", "ascending"), ("digits", "ascending"), ("id", "ascending")]
+        return np.asarray(pc.sort_indices(table, sort_keys=keys), dtype=np.int64)
+    return np.asarray(pc.sort_indices(array), dtype=np.int64)
+
+
+def in_canonical_order(ids: Sequence[str], labels: np.ndarray) -> tuple[Sequence[str], np.ndarray]:
+    """``ids`` and their ``labels`` in the canonical order (:func:`canonical_order`); ids keep their type (an
+    :class:`~scoring.ids.IdArray` stays one, a list comes back a list)."""
+    from scoring.ids import IdArray
+
+    order = canonical_order(ids)
+    if isinstance(ids, IdArray):
+        import pyarrow as pa
+
+        return IdArray(ids.arrow.take(pa.array(order))), labels[order]
+    listed = list(ids)
+    return [listed[i] for i in order], labels[order]
+
+
 def parse_labels_csv(
     data: bytes | str, *, n_classes: int | None = None
 ) -> tuple[Sequence[str], np.ndarray, int]:
-    """Read a host's ``id,label`` CSV into ids, integer labels and the number of classes.
+    """Read a host's ``id,label`` CSV into ids, integer labels and the number of classes, the rows in the
+    canonical order (:func:`canonical_order`: by id, numbers as numbers), never the file's.
 
     ``n_classes`` defaults to ``max(label) + 1`` (at least 2). Errors name the line. The ids of a plain file come
     back as an :class:`~scoring.ids.IdArray` (no Python string per id), any other's as a list.
@@ -168,8 +212,11 @@ def parse_labels_csv(
     raw = data if isinstance(data, bytes) else data.encode("ascii") if data.isascii() else None
     fast = fast_csv.read_labels_csv(raw) if raw is not None else None
     if fast is not None:
-        return _with_classes(fast[0], fast[1], n_classes)
-    return _parse_labels_exact(data, n_classes=n_classes)
+        ids, labels, k = _with_classes(fast[0], fast[1], n_classes)
+    else:
+        ids, labels, k = _parse_labels_exact(data, n_classes=n_classes)
+    ids, labels = in_canonical_order(ids, labels)
+    return ids, labels, k
 
 
 def _parse_labels_exact(
@@ -210,6 +257,8 @@ def _read_labels(reader: Iterator[list[str]], n_classes: int | None) -> tuple[Se
         label = int(label_text)
         if label < 0:
             raise ConfigurationError(f"line {line_no}: label {label} is negative")
+        if label >= 2**63:
+            raise ConfigurationError(f"line {line_no}: label {label_text!r} is too large")
         seen.add(row_id)
         ids.append(row_id)
         labels.append(label)

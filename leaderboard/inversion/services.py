@@ -68,7 +68,9 @@ def inversion_challenge_create(
         raise CompetitionConfigError(f"image shape {task.image_shape} does not hold {task.n_features} features")
     if query_budget < 1:
         raise CompetitionConfigError("the query budget must be at least 1")
-    labels_csv = "id,label\n" + "".join(f"class_{c},{c}\n" for c in range(task.n_classes))
+    # Zero-padded past 10 classes, so the canonical order (by id) is the class order the reconstructions have.
+    width = len(str(task.n_classes - 1))
+    labels_csv = "id,label\n" + "".join(f"class_{c:0{width}d},{c}\n" for c in range(task.n_classes))
     with transaction.atomic():
         competition = competition_create(
             slug=slug, labels_csv=labels_csv, host=host, title=title, description=description, metric="accuracy",
