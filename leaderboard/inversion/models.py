@@ -31,6 +31,13 @@ class InversionChallenge(models.Model):
     pixel_low = models.FloatField(default=0.0)
     pixel_high = models.FloatField(default=16.0)
     max_batch = models.PositiveIntegerField(default=256, help_text="Inputs one prediction request may carry.")
+    # Each class's ✓/✗ is an evaluator answer per class, outside the prediction budget: K answers a submission
+    # where the released attack accuracy is one. Off unless the host chooses to show them.
+    release_per_class = models.BooleanField(
+        default=False,
+        help_text="Show participants which classes the evaluator recognised in each of their submissions (one "
+                  "evaluator answer per class beyond the released accuracy; off by default).",
+    )
     class_names = models.JSONField(default=list, blank=True, help_text="What each private class is, in order.")
     # Host-only: never serialised to a participant-facing surface.
     target_npz = models.BinaryField()

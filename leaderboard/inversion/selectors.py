@@ -50,8 +50,12 @@ def inversion_reconstructions(*, submission: Submission) -> np.ndarray | None:
 
 def inversion_per_class(*, challenge: InversionChallenge, submission: Submission) -> list[bool] | None:
     """Whether the evaluator put each class's reconstruction in that class — for a scored submission only (the
-    same verdict its released attack accuracy counts; nothing finer than a yes/no per class). Withheld when the
+    same verdict its released attack accuracy counts; nothing finer than a yes/no per class), and only when the
+    host chose to release it (``release_per_class``, off by default: each ✓/✗ is an evaluator answer outside the
+    prediction budget, K of them a submission where the released accuracy is one number). Withheld when the
     host set a defense chain on the challenge, which would then be bypassed."""
+    if not challenge.release_per_class:
+        return None
     if submission.status != Status.SCORED or challenge.competition.defenses:
         return None  # a host who added a defense chain releases only what the chain releases
     reconstructions = inversion_reconstructions(submission=submission)

@@ -57,9 +57,11 @@ def inversion_challenge_create(
     closes_at: datetime | None = None,
     reference: np.ndarray | None = None,
     reference_note: str = "",
+    release_per_class: bool = False,
 ) -> InversionChallenge:
     """A competition whose hidden "rows" are the private classes (id ``class_c``, label ``c``, all public): a
-    submission's released score is the attack accuracy, the share of classes the evaluator confirms."""
+    submission's released score is the attack accuracy, the share of classes the evaluator confirms.
+    ``release_per_class`` also shows a participant which classes the evaluator recognised (off by default)."""
     if target.n_features != task.n_features or evaluator.n_features != task.n_features:
         raise CompetitionConfigError(f"target and evaluator must take {task.n_features} features")
     if target.n_classes != task.n_classes or evaluator.n_classes != task.n_classes:
@@ -84,6 +86,7 @@ def inversion_challenge_create(
             class_names=list(class_names or [str(c) for c in range(task.n_classes)]),
             target_npz=target.to_bytes(), evaluator_npz=evaluator.to_bytes(),
             reference_npy=None if reference is None else _npy(reference), reference_note=reference_note[:400],
+            release_per_class=release_per_class,
         )
 
 

@@ -28,11 +28,11 @@ TARGET_W = np.array([[1.234567, -0.7654321, 0.1357913], [0.2468024, 1.1122334, -
 EVALUATOR_W = TARGET_W[::-1].copy()
 
 
-def _challenge(slug: str = "invert", budget: int = 20, host: Any = None) -> Any:
+def _challenge(slug: str = "invert", budget: int = 20, host: Any = None, release_per_class: bool = False) -> Any:
     target = MlpClassifier((TARGET_W,), (np.zeros(3),))
     evaluator = MlpClassifier((EVALUATOR_W,), (np.zeros(3),))
     return inversion_challenge_create(slug=slug, target=target, evaluator=evaluator, task=TASK, query_budget=budget,
-                                      host=host, reference=np.full((3, 4), 0.5))
+                                      host=host, reference=np.full((3, 4), 0.5), release_per_class=release_per_class)
 
 
 def _inputs(count: int, seed: int = 0) -> list[list[float]]:
@@ -139,7 +139,7 @@ def test_parallel_requests_never_spend_more_than_the_budget() -> None:
 def test_reconstructions_are_scored_by_the_evaluator_not_the_target(
     participant: Any, submit: Callable[..., Any], score_all: Callable[[], list[str]]
 ) -> None:
-    challenge = _challenge()
+    challenge = _challenge(release_per_class=True)
     # Images the evaluator puts in classes 0, 1, 2 (it reads the pixels reversed); the target disagrees on some.
     images = np.array([[0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0]])
     evaluator_hits = np.argmax(images @ EVALUATOR_W, axis=1) == np.arange(3)
@@ -271,3 +271,36 @@ def test_the_endpoint_needs_a_token_and_an_open_challenge(participant: Any) -> N
     closed = api_client(participant).post("/api/v1/competitions/invert/predict/", {"inputs": _inputs(1)},
                                           format="json")
     assert closed.status_code == 403 and not PredictionBudget.objects.exists()
+
+
+@pytest.mark.django_db
+def test_per_class_verdicts_are_withheld_unless_the_host_releases_them(
+    participant: Any, submit: Callable[..., Any], score_all: Callable[[], list[str]]
+) -> None:
+    """Each ✓/✗ is an evaluator answer outside the prediction budget (5 a submission on the digits challenge,
+    where the released accuracy is one number): by default a participant sees the accuracy only."""
+    images = np.array([[0.0, 0.0, 0.0, 1.0], [0.0, 0.0, 1.0, 0.0], [0.0, 1.0, 0.0, 0.0]])
+    hits = (np.argmax(images @ EVALUATOR_W, axis=1) == np.arange(3)).tolist()
+    body = json.dumps({"reconstructions": images.tolist()}).encode()
+    withheld, released = _challenge(), _challenge(slug="invert-open", release_per_class=True)
+    assert withheld.release_per_class is False
+    submissions = [submit(c.competition, participant, body, kind="json") for c in (withheld, released)]
+    assert score_all() == ["scored", "scored"]
+    client = api_client(participant)
+    details = [client.get(f"/api/v1/submissions/{s.pk}/").json() for s in submissions]
+    assert details[0]["per_class"] is None and details[1]["per_class"] == hits
+    assert details[0]["public_score"] == details[1]["public_score"] == pytest.approx(np.mean(hits))
+    assert "✓" not in client.get(f"/c/{withheld.competition.slug}/").content.decode()
+
+
+@pytest.mark.django_db
+def test_more_than_ten_classes_keep_the_class_order() -> None:
+    """The canonical order sorts ids: ``class_10`` must not land before ``class_2``."""
+    from leaderboard.competitions.selectors import competition_scoring_spec
+
+    rng = np.random.default_rng(2)
+    task = InversionTask(n_features=4, n_classes=12, image_shape=(2, 2), low=0.0, high=1.0, max_batch=16)
+    model = MlpClassifier((rng.normal(size=(4, 12)),), (np.zeros(12),))
+    challenge = inversion_challenge_create(slug="twelve", target=model, evaluator=model, task=task)
+    hidden = competition_scoring_spec(competition=challenge.competition).hidden
+    assert hidden.labels.tolist() == list(range(12)) and hidden.ids[10] == "class_10"

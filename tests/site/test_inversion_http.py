@@ -31,7 +31,7 @@ def test_brep_mi_over_http_spends_its_budget_and_is_scored(
     target = MlpClassifier((rng.normal(size=(16, 12)), rng.normal(size=(12, 5))), (np.zeros(12), np.zeros(5)), 16.0)
     evaluator = MlpClassifier((rng.normal(size=(16, 5)),), (np.zeros(5),), 16.0)
     challenge = inversion_challenge_create(slug="invert-digits", target=target, evaluator=evaluator, task=task,
-                                           query_budget=600, daily_limit=None)
+                                           query_budget=600, daily_limit=None, release_per_class=True)
     generator = PcaGenerator.fit(rng.uniform(0, 16, (200, 16)), n_latent=6)
     token = Token.objects.create(user=participant).key
     with LeaderboardClient(live_server.url, token) as client:
