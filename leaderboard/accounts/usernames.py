@@ -96,14 +96,30 @@ def confusable_with(username: str, existing: Iterable[str]) -> str | None:
     return None
 
 
-def confusable_existing_username(username: str) -> str | None:
-    """A taken username that ``username`` could be mistaken for (a different account), else ``None``.
+def confusable_existing_username(username: str, *, exclude: str | None = None) -> str | None:
+    """A taken username that ``username`` could be mistaken for (a different account), else ``None``; ``exclude``
+    is the account's own current name when it is renamed (it may look like itself).
 
     Reads every username once (tens of milliseconds for ten thousand accounts, a class or a workshop's size)."""
     from django.contrib.auth import get_user_model
 
     names = get_user_model().objects.values_list("username", flat=True).iterator(chunk_size=2000)
-    return confusable_with(username, names)
+    return confusable_with(username, (name for name in names if name != exclude))
+
+
+def username_refusal(username: str, *, current: str | None = None) -> str | None:
+    """Why ``username`` cannot be given to a new account (or to the account now named ``current``, renamed),
+    naming the taken look-alike, for staff-facing paths (the admin, ``createsuperuser``, ``create_participant``);
+    ``None`` when it may. Keeping the current name is always allowed (accounts made before this check exist).
+
+    >>> username_refusal("")
+    """
+    if not username or (current is not None and normalize_username(username) == current):
+        return None
+    other = confusable_existing_username(username, exclude=current)
+    if other is None:
+        return None
+    return f"the username {normalize_username(username)!r} looks too much like the existing {other!r}; choose another"
 
 
 CONFUSABLE_MESSAGE = "That username looks too much like one that is already taken; choose another."

@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rest_framework.authtoken.models import Token
+
+from leaderboard.accounts.usernames import normalize_username, username_refusal
 
 
 class Command(BaseCommand):
@@ -19,8 +21,13 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         user_model = get_user_model()
+        username = normalize_username(options["username"])
+        if not user_model.objects.filter(username=username).exists():
+            refusal = username_refusal(username)  # as sign-up: no look-alike of a taken name
+            if refusal is not None:
+                raise CommandError(refusal)
         user, created = user_model.objects.get_or_create(
-            username=options["username"], defaults={"email": options["email"], "is_staff": options["staff"]}
+            username=username, defaults={"email": options["email"], "is_staff": options["staff"]}
         )
         if created:
             user.set_unusable_password()
