@@ -14,7 +14,10 @@ Signals (each an :class:`Evidence` with a sentence a host reads; never a label, 
   few others varied and structured. Part of every cluster's evidence where it is present; it is the only signal
   that can push a cluster over the default threshold.
 * ``complementary`` — probe-like submissions from different accounts around the same constant whose changed rows
-  differ: each reads a few rows, together they cover the board. They only make sense together.
+  differ: each reads a few rows, together they cover the board. They only make sense together. Also: 0/1 files from
+  accounts that submitted no model probabilities, agreeing with the other participants' consensus (the majority
+  vote of their probability files, never the labels) on about half of the rows, as random queries do (Blum &
+  Hardt's boosting attack, the fallback ``auto`` plays once its probes are held).
 * ``near_identical`` — the same file (to a rounding grid) from several accounts. Between probes it is strong (one
   block read twice from two accounts); between ordinary model outputs it is weak (two students running the same
   tutorial submit the same file).
@@ -59,7 +62,7 @@ import hashlib
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -150,6 +153,15 @@ class ScreenConfig:
     #: An account whose own submissions include one below this likeness (and not a constant) has submitted an
     #: ordinary model output: it is never attached to a cluster by sign-up traces.
     ordinary_below: float = 0.2
+    #: A 0/1 vector agreeing with the consensus of the ordinary probability submissions (their majority vote, at
+    #: least ``min_voters`` of them) on ½ ± ``random_band``/√n of the rows is a random query (Blum & Hardt's
+    #: boosting attack, ``auto``'s fallback once its probes are held): ``random_band`` = 1.5 is three standard
+    #: deviations of a random vector's agreement; an honest model's hard labels agree on 80 % or more. Such a
+    #: vector counts as a probe of likeness ``random_likeness`` — unless its account also submitted a model's
+    #: probabilities (then they are that model's hard labels, however poor).
+    random_band: float = 1.5
+    min_voters: int = 3
+    random_likeness: float = 0.8
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -196,6 +208,8 @@ class _Features:
     constant_key: int  # the modal value's bin (1-D) or a hash of the modal row's bins (2-D)
     support: np.ndarray  # the rows off the modal value (int64, sorted)
     hashes: tuple[bytes, bytes]  # the near-identical hashes on two shifted grids
+    votes: np.ndarray | None = None  # 1-D probabilities: the rows above ½, bit-packed (the consensus's votes)
+    hard: bool = False  # 1-D, every row 0 or 1, both present (hard labels, or a random 0/1 query)
 
 
 def _as_matrix(vector: object) -> np.ndarray:
@@ -268,7 +282,12 @@ def _features(vector: object, config: ScreenConfig, work: Work | None = None) ->
     hashes = (_digest(np.floor(matrix / grid).astype(np.int64), n, k),
               _digest(np.floor(matrix / grid + 0.5).astype(np.int64), n, k))
     likeness = 0.0 if trivial else _likeness(matrix, modal, support, row_keys, config)
-    return _Features(likeness, trivial, (n, k), int(values[mode]), support, hashes)
+    votes = hard = None
+    if k == 1 and not trivial and matrix.min() >= 0.0 and matrix.max() <= 1.0:
+        column = matrix[:, 0]
+        votes = np.packbits(column > 0.5)
+        hard = bool(((column == 0.0) | (column == 1.0)).all())
+    return _Features(likeness, trivial, (n, k), int(values[mode]), support, hashes, votes, bool(hard))
 
 
 def _digest(grid: np.ndarray, n: int, k: int) -> bytes:
@@ -454,11 +473,22 @@ def _group(traces: dict[str, AccountTrace], kept: Sequence[tuple[str, _Features]
     probes: list[tuple[str, _Features]] = []
     by_hash: dict[bytes, set[str]] = defaultdict(set)
     probe_hash: dict[bytes, set[str]] = defaultdict(set)
+    consensus = _consensus(kept, config, work)
+    # Accounts that submitted a model's probabilities: their 0/1 files are its hard labels, whatever they agree with
+    # (an honest chance-level model's hard labels agree with the consensus on half of the rows, as queries do).
+    modelled = {account for account, features in kept if not features.trivial and not features.hard
+                and features.likeness < config.ordinary_below}
     for account, features in kept:
         person = people[account]
         person.submissions += 1
         if features.trivial:
             continue
+        if features.hard and account not in modelled and features.shape in consensus and features.votes is not None:
+            n = features.shape[0]
+            agree = 1.0 - float(np.unpackbits(features.votes ^ consensus[features.shape])[:n].mean())
+            work.cells += n
+            if abs(agree - 0.5) <= config.random_band / math.sqrt(n):
+                features = replace(features, likeness=config.random_likeness, constant_key=RANDOM_KEY)
         person.likeness = max(person.likeness, features.likeness)
         if features.likeness >= config.probe_floor:
             person.probes += 1
@@ -487,7 +517,7 @@ def _group(traces: dict[str, AccountTrace], kept: Sequence[tuple[str, _Features]
     for name, features in probes:
         by_constant[(features.shape, features.constant_key)].append((name, features))
         work.bucket_entries += 1
-    for (shape, _), bucket in by_constant.items():
+    for (shape, key), bucket in by_constant.items():
         names = sorted({name for name, _ in bucket})
         if len(names) < 2:
             continue
@@ -496,6 +526,13 @@ def _group(traces: dict[str, AccountTrace], kept: Sequence[tuple[str, _Features]
             continue  # the same rows every time: near-identical, not complementary
         for other in names[1:]:
             union.join(names[0], other)
+        if key == RANDOM_KEY:
+            strong.append(Evidence(
+                "complementary", tuple(names),
+                f"{len(names)} accounts submitted {len(bucket)} 0/1 files that agree with the other participants' "
+                f"consensus on about half of the {shape[0]} rows, as independent random queries do; honest hard "
+                "labels agree on most rows"))
+            continue
         sizes = [len(features.support) for _, features in bucket]
         rows = np.concatenate([features.support for _, features in bucket])
         work.cells += len(rows)
@@ -568,6 +605,28 @@ def _group(traces: dict[str, AccountTrace], kept: Sequence[tuple[str, _Features]
     return flagged
 
 
+#: The ``constant_key`` of random 0/1 queries: they meet in one bucket of their own.
+RANDOM_KEY = -(2**62)
+
+
+def _consensus(kept: Sequence[tuple[str, _Features]], config: ScreenConfig,
+               work: Work) -> dict[tuple[int, ...], np.ndarray]:
+    """Per shape, the majority vote (bit-packed rows above ½) of the ordinary probability submissions — what the
+    participants' models agree on, never the labels — where at least ``min_voters`` of them vote."""
+    sums: dict[tuple[int, ...], np.ndarray] = {}
+    voters: dict[tuple[int, ...], int] = defaultdict(int)
+    for _, features in kept:
+        if features.votes is None or features.hard or features.likeness >= config.probe_floor:
+            continue
+        n = features.shape[0]
+        bits = np.unpackbits(features.votes)[:n].astype(np.int64)
+        work.cells += n
+        sums[features.shape] = sums[features.shape] + bits if features.shape in sums else bits
+        voters[features.shape] += 1
+    return {shape: np.packbits(total * 2 > voters[shape]) for shape, total in sums.items()
+            if voters[shape] >= config.min_voters}
+
+
 def _distinct_groups(groups: Iterable[set[str]]) -> list[frozenset[str]]:
     """The account sets of several accounts, each once (one file hashes into two buckets)."""
     return sorted({frozenset(group) for group in groups if len(group) >= 2}, key=sorted)
@@ -586,8 +645,8 @@ def _common_agents(traces: Iterable[AccountTrace], config: ScreenConfig) -> set[
 def _probe_evidence(members: set[str], people: dict[str, _Account]) -> Evidence:
     likeness = [people[name].likeness for name in members]
     return Evidence("probe_like", tuple(sorted(members)),
-                    f"{len(members)} accounts each submitted a probe-like file (most rows one constant, a few "
-                    f"structured rows; likeness {min(likeness):.2f}–{max(likeness):.2f})")
+                    f"{len(members)} accounts each submitted a probe-like file (most rows one constant and a few "
+                    f"structured rows, or a random 0/1 query; likeness {min(likeness):.2f}–{max(likeness):.2f})")
 
 
 def _trace_evidence(group: set[str], traces: dict[str, AccountTrace], people: dict[str, _Account],

@@ -284,3 +284,16 @@ def test_mixed_shapes_are_screened_apart() -> None:
     """Vectors of another shape (a resubmission on another board's rows) never meet in one bucket."""
     subs = [SubmissionTrace("a", 1.0, block_probe(100, 0)), SubmissionTrace("b", 2.0, block_probe(120, 10))]
     assert screen([], subs) == []
+
+
+def test_random_hard_label_queries_are_probes_but_honest_hard_labels_are_not() -> None:
+    """Blum & Hardt's boosting queries (random 0/1 vectors, ``auto``'s fallback once its probes are held) agree with
+    the other participants' consensus on about half of the rows; an honest model's hard labels on most."""
+    traces, subs = honest_population(accounts=12, rows=400)
+    rng = np.random.default_rng(4)
+    randoms = [SubmissionTrace(f"rand{i}", 4e9 + i, (rng.random(400) < 0.5).astype(np.float64)) for i in range(3)]
+    clusters = screen(traces, subs + randoms)
+    assert [c.accounts for c in clusters] == [("rand0", "rand1", "rand2")]
+    assert "consensus" in next(e for e in clusters[0].evidence if e.kind == "complementary").detail
+    assert screen(traces, subs) == []  # the students' own hard labels (in honest_population) are not queries
+    assert screen([], randoms) == []  # no consensus to compare with: nothing is called random
