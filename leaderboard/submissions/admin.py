@@ -13,6 +13,7 @@ from leaderboard.submissions.models import (
     Participation,
     Submission,
     Team,
+    TeamDefenseState,
 )
 
 
@@ -39,6 +40,19 @@ class DefenseStateAdmin(admin.ModelAdmin):
     list_display = ("competition", "participant", "split", "updated_at")
     list_filter = ("competition", "split")
     readonly_fields = ("competition", "participant", "split", "state", "updated_at")
+
+    def has_add_permission(self, request: Any) -> bool:
+        return False
+
+
+@admin.register(TeamDefenseState)
+class TeamDefenseStateAdmin(admin.ModelAdmin):
+    """The chain's team-scoped state (one Ladder, one budget per team; a participant without a team owns their
+    own rows), read-only."""
+
+    list_display = ("competition", "team", "participant", "split", "updated_at")
+    list_filter = ("competition", "split")
+    readonly_fields = ("competition", "team", "participant", "split", "state", "updated_at")
 
     def has_add_permission(self, request: Any) -> bool:
         return False

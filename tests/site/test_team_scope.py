@@ -161,3 +161,21 @@ def test_teammates_submissions_scored_in_parallel_spend_one_team_budget_one_rele
     released = Submission.objects.filter(competition=competition, public_score__isnull=False)
     assert released.filter(participant__in=members).count() == 2
     assert released.filter(participant=outsider).count() == 1  # another team of one: its own budget
+
+
+@pytest.mark.django_db
+def test_the_admin_lists_team_states_read_only(make_competition: Callable[..., Any], participant: Any) -> None:
+    from django.contrib.auth.models import User
+    from django.test import Client
+
+    from leaderboard.submissions.models import TeamDefenseState
+    from leaderboard.submissions.teams import team_create
+
+    competition = make_competition(daily_limit=None, defenses=LADDER)
+    owls = team_create(competition=competition, user=participant, name="Owls")
+    row = TeamDefenseState.objects.create(competition=competition, team=owls, split="public", state=[{"best": 0.3}])
+    client = Client()
+    client.force_login(User.objects.create_superuser("root", password="x"))
+    assert "Owls" in client.get("/admin/submissions/teamdefensestate/").content.decode()
+    assert client.get(f"/admin/submissions/teamdefensestate/{row.pk}/change/").status_code == 200
+    assert client.get("/admin/submissions/teamdefensestate/add/").status_code == 403
