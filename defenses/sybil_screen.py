@@ -434,6 +434,8 @@ class Screener:
         self.work = Work()
         self._traces = _validate_traces(accounts)
         self._kept: list[tuple[str, _Features]] = []
+        self._sums: dict[tuple[int, ...], np.ndarray] = {}  # the consensus's votes, kept up to date
+        self._voters: dict[tuple[int, ...], int] = defaultdict(int)
 
     def add_account(self, trace: AccountTrace) -> None:
         """One more sign-up trace (ValueError for a malformed one or an account already traced)."""
@@ -456,16 +458,23 @@ class Screener:
         except ValueError as error:
             raise ValueError(f"{where} of account {submission.account!r}: {error}") from None
         self._kept.append((submission.account, features))
+        if _votes(features, self.config) and features.votes is not None:
+            bits = np.unpackbits(features.votes)[: features.shape[0]].astype(np.int64)
+            shape = features.shape
+            self._sums[shape] = self._sums[shape] + bits if shape in self._sums else bits
+            self._voters[shape] += 1
 
     def clusters(self) -> list[Cluster]:
         """The flagged clusters now, most suspicious first (none when the mode is ``off``)."""
         if self.config.mode == "off":
             return []
-        return _group(self._traces, self._kept, self.config, self.work)
+        consensus = {shape: np.packbits(total * 2 > self._voters[shape]) for shape, total in self._sums.items()
+                     if self._voters[shape] >= self.config.min_voters}
+        return _group(self._traces, self._kept, self.config, self.work, consensus)
 
 
 def _group(traces: dict[str, AccountTrace], kept: Sequence[tuple[str, _Features]], config: ScreenConfig,
-           work: Work) -> list[Cluster]:
+           work: Work, consensus: dict[tuple[int, ...], np.ndarray] | None = None) -> list[Cluster]:
     """The screen's grouping stage over the submissions' features (see the module's docstring, steps 1–4)."""
     people: dict[str, _Account] = defaultdict(_Account)
     for name, trace in traces.items():
@@ -473,7 +482,8 @@ def _group(traces: dict[str, AccountTrace], kept: Sequence[tuple[str, _Features]
     probes: list[tuple[str, _Features]] = []
     by_hash: dict[bytes, set[str]] = defaultdict(set)
     probe_hash: dict[bytes, set[str]] = defaultdict(set)
-    consensus = _consensus(kept, config, work)
+    if consensus is None:
+        consensus = _consensus(kept, config, work)
     # Accounts that submitted a model's probabilities: their 0/1 files are its hard labels, whatever they agree with
     # (an honest chance-level model's hard labels agree with the consensus on half of the rows, as queries do).
     modelled = {account for account, features in kept if not features.trivial and not features.hard
@@ -616,7 +626,7 @@ def _consensus(kept: Sequence[tuple[str, _Features]], config: ScreenConfig,
     sums: dict[tuple[int, ...], np.ndarray] = {}
     voters: dict[tuple[int, ...], int] = defaultdict(int)
     for _, features in kept:
-        if features.votes is None or features.hard or features.likeness >= config.probe_floor:
+        if not _votes(features, config) or features.votes is None:
             continue
         n = features.shape[0]
         bits = np.unpackbits(features.votes)[:n].astype(np.int64)
@@ -625,6 +635,11 @@ def _consensus(kept: Sequence[tuple[str, _Features]], config: ScreenConfig,
         voters[features.shape] += 1
     return {shape: np.packbits(total * 2 > voters[shape]) for shape, total in sums.items()
             if voters[shape] >= config.min_voters}
+
+
+def _votes(features: _Features, config: ScreenConfig) -> bool:
+    """Whether a submission votes in the consensus: a probability file, neither hard labels nor a probe."""
+    return features.votes is not None and not features.hard and features.likeness < config.probe_floor
 
 
 def _distinct_groups(groups: Iterable[set[str]]) -> list[frozenset[str]]:

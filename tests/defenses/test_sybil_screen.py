@@ -15,6 +15,7 @@ from defenses.sybil_screen import (
     AccountTrace,
     Cluster,
     ScreenConfig,
+    Screener,
     SubmissionTrace,
     account_verdict,
     probe_likeness,
@@ -297,3 +298,16 @@ def test_random_hard_label_queries_are_probes_but_honest_hard_labels_are_not() -
     assert "consensus" in next(e for e in clusters[0].evidence if e.kind == "complementary").detail
     assert screen(traces, subs) == []  # the students' own hard labels (in honest_population) are not queries
     assert screen([], randoms) == []  # no consensus to compare with: nothing is called random
+
+
+def test_the_screener_after_every_submission_equals_the_screen() -> None:
+    traces, subs = honest_population(accounts=12, rows=400)
+    rng = np.random.default_rng(8)
+    subs = subs + [SubmissionTrace(f"rand{i}", 4e9 + i, (rng.random(400) < 0.5).astype(np.float64)) for i in range(3)]
+    subs += [SubmissionTrace(f"blk{i}", 5e9 + i, block_probe(400, 6 * i)) for i in range(3)]
+    screener = Screener(traces)
+    for count, sub in enumerate(subs, start=1):
+        screener.add(sub)
+        if count % 7 == 0 or count == len(subs):
+            assert screener.clusters() == screen(traces, subs[:count])
+    assert len(screener.clusters()) == 2
