@@ -227,6 +227,22 @@ def release_text(value: Score, decimals: int | None) -> tuple[float, str]:
     return float(rounded), format(rounded, "f")
 
 
+def check_scoring_work(spec: ScoringSpec, parsed: ParsedPredictions) -> None:
+    """Refuse, before any label is read, a submission whose φ-bit scoring would cost a worker more than
+    :data:`scoring.arithmetic.MAX_SCORING_SECONDS` (:class:`~scoring.arithmetic.ScoringWorkExceeded`): counted from
+    the submission's shape (rows × columns) and the metrics ``spec`` reports, nothing else. The site refuses such a
+    competition at creation; this catches one created before the limit."""
+    if spec.arithmetic.is_float64 or parsed.texts is None:
+        return
+    rows = len(parsed.texts)
+    columns = max((len(row) for row in parsed.texts), default=0)
+    metrics = len(spec.reported_metrics)
+    spec.arithmetic.check_work(
+        rows * columns * metrics, what=f"{rows:,} rows × {columns} column{'s' if columns != 1 else ''}"
+        + (f" × {metrics} metrics" if metrics > 1 else ""),
+    )
+
+
 def raw_score(spec: ScoringSpec, parsed: ParsedPredictions, rows: np.ndarray) -> Score:
     """The metric's true value on ``rows`` in the competition's arithmetic."""
     labels = spec.hidden.labels[rows]
@@ -277,6 +293,7 @@ def evaluate_keyed(
 ) -> Evaluation:
     """:func:`evaluate` with the chain's randomness seeded by the given submission ``key``; ``peers[split]``
     are the other participants' chain states (for a chain that :attr:`~defenses.DefenseChain.needs_peers`)."""
+    check_scoring_work(spec, parsed)
     metric_view = spec.metric_view()
     results: dict[str, SplitResult] = {}
     new_states: dict[str, list[dict[str, Any]]] = {}

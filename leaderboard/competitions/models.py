@@ -226,6 +226,16 @@ class Competition(models.Model):
                         check_metric_for(metric, self.n_classes, arithmetic)
                 except ConfigurationError as exc:
                     errors["also_report"] = str(exc)
+        if arithmetic is not None and self.n_rows and "arithmetic" not in errors:
+            # The worst a submission costs a worker in φ-bit arithmetic, known now: rows × columns × metrics.
+            columns = 1 if self.n_classes == 2 else self.n_classes
+            metrics = 1 + (len(also) if isinstance(also, list) else 0)
+            try:
+                arithmetic.check_work(self.n_rows * columns * metrics,
+                                      what=f"{self.n_rows:,} rows × {columns} column{'s' if columns != 1 else ''}"
+                                      + (f" × {metrics} metrics" if metrics > 1 else ""))
+            except ConfigurationError as exc:
+                errors["arithmetic"] = str(exc)
         if errors:
             raise ValidationError(errors)
 

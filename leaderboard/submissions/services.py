@@ -51,6 +51,7 @@ from leaderboard.submissions.models import (
 from leaderboard.submissions.selectors import QuotaStatus, quota_status, team_submissions
 from leaderboard.submissions.teams import team_states_lock
 from scoring import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
+from scoring.arithmetic import ScoringWorkExceeded
 from scoring.fast_csv import BytesLike
 from scoring.inversion import parse_reconstructions
 from scoring.parsing import ParsedPredictions
@@ -632,6 +633,8 @@ def submission_score(*, submission_id: int) -> ScoreResult:
         return _finish_failed(submission_id, claim, f"the stored upload is invalid: {exc}")
     except NonFiniteScoreError:
         return _finish_failed(submission_id, claim, "the score is not a finite number, so nothing was released")
+    except ScoringWorkExceeded as exc:  # decided from the upload's shape and the settings, before any label
+        return _finish_failed(submission_id, claim, f"this submission was not scored: {exc}")
     except (ConfigurationError, DefenseConfigError, ScoringError) as exc:
         logger.error("submission %s: competition misconfigured: %s", submission_id, exc)
         return _finish_failed(
