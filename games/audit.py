@@ -22,6 +22,15 @@ participant (a Ladder, a privacy budget). For every account count asked (:data:`
 :func:`attacks.information.transcript_bits` for that count and budget; :func:`sign_ups` names the fewest counts
 tried that read half, and all, of the public labels exactly.
 
+The sybil screen beside it: at every count of two accounts or more ``auto`` plays again on the same board behind
+the sybil screen in hold mode (:class:`games.screened_board.ScreenedBoard`: the attacker's accounts get synthetic
+sign-up traces — a few addresses over a few hours, :data:`games.screened_board.TRACES` — the audit's simulated honest
+models are screened beside them, the screen runs after every submission and withholds the releases of every account
+in a flagged cluster). The cell's ``screen`` says what the attacks read then and what the hold cost them: the
+accounts let through (that got a release) before the hold, the accounts and submissions held, and any honest account
+flagged. A careful attacker (distinct addresses, spread sign-ups, camouflaged probes) may pass the screen: these too
+are a lower bound.
+
 :func:`verdict` says what the library's attacks read within the quota and with how many sign-ups, always as a
 lower bound on the leakage (:data:`LOWER_BOUND`), never as a limit on what an attacker can do. Beside it: the
 honest utility of the chain on a simulated population (:mod:`games.population`, :mod:`games.utility`), with and
@@ -51,6 +60,7 @@ from attacks.oracle import LocalOracle
 from attacks.result import Course
 from games.population import simulated_population
 from games.runner import as_submitted, release_once
+from games.screened_board import CAREFUL, TRACES, ScreenedBoard, crowd
 from games.utility import HonestUtility, honest_utility
 
 #: ``progress(fraction done in [0, 1], what is being done)``.
@@ -263,6 +273,9 @@ class Cell:
     bound: dict[str, float] | None = None
     tried: list[str] = field(default_factory=list)
     error: str = ""
+    #: ``auto`` at this count behind the sybil screen in hold mode (:func:`screened_figures`; ``None``: not played,
+    #: as at one account, which is never a cluster): labels read, and what the hold cost the attacker.
+    screen: dict[str, Any] | None = None
 
 
 @dataclass
@@ -296,6 +309,8 @@ class AuditReport:
     account_counts: list[int] = field(default_factory=list)
     axis: list[Cell] = field(default_factory=list)
     sign_ups: dict[str, Any] = field(default_factory=dict)
+    #: How the accounts axis was screened (``mode``, ``traces``, ``honest_accounts``, ``careful``); empty: not.
+    screen: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return _jsonable(asdict(self))
@@ -378,6 +393,7 @@ class _Job:
     budget: int
     accounts: int
     cell: Cell | None = None
+    screened: bool = False
 
 
 def audit(
@@ -391,6 +407,7 @@ def audit(
     time_limit: float = DEFAULT_TIME_LIMIT,
     attack_names: Sequence[str] | None = None,
     honest_models: int = HONEST_MODELS,
+    screen: bool = True,
 ) -> AuditReport:
     """Audit one competition (see the module docstring).
 
@@ -401,6 +418,9 @@ def audit(
     ``auto`` within :func:`axis_budget`, and up to :data:`BATTERY_ACCOUNTS` accounts the battery too.
     ``attack_names`` overrides :func:`battery`. ``time_limit`` bounds the wall time: runs predicted not to fit are
     skipped and listed in ``notes`` (the quota's rung first, then the accounts axis, then the other rungs).
+    ``screen``: also play ``auto`` behind the sybil screen in hold mode at every count of two accounts or more
+    (:class:`Cell`'s ``screen``; a run the time limit skips says so there). Not on a model competition (the screen
+    reads files, not models).
     """
     started = time.perf_counter()
     counts = account_counts(accounts)
@@ -452,11 +472,16 @@ def audit(
     for cell in cells:
         if not (cell.accounts == base and cell.budget in ladder):
             jobs.append(_Job("auto", cell.budget, cell.accounts, cell))
+    screening = screen and not setup.takes_models
+    if screening:
+        jobs.extend(_Job("auto", cell.budget, cell.accounts, cell, screened=True)
+                    for cell in cells if cell.accounts > 1)
     for cell in cells:
         if cell.accounts <= BATTERY_ACCOUNTS and not (cell.accounts == base and cell.budget in ladder):
             jobs.extend(_Job(name, cell.budget, cell.accounts, cell) for name in names if name != "auto")
     jobs.extend(_Job(name, rung, base) for rung in ladder if rung != quota_rung for name in names)
     axis_points: dict[int, list[tuple[str, Point]]] = {cell.accounts: [] for cell in cells}
+    honest_crowd = _crowd(setup, probe, seed=seed, n_models=honest_models) if screening else ((), ())
     total_work = sum(job.budget for job in jobs) + _honest_work(len(truth), honest_models)
     done_work = 0.0
     seconds_per_query: dict[str, float] = {}
@@ -468,6 +493,20 @@ def audit(
         where = f"{rung:,} submissions" + ("" if job.cell is None else f", {job.accounts:,} accounts")
         elapsed = time.perf_counter() - started
         predicted = seconds_per_query.get(name, 0.0) * rung
+        if job.screened and job.cell is not None:
+            where += ", behind the sybil screen"
+            if elapsed + predicted > time_limit:
+                job.cell.screen = {"status": "skipped",
+                                   "error": f"over the audit's time limit of {time_limit:.0f} s"}
+            else:
+                say(done_work / total_work, f"{name}: {where}")
+                board = ScreenedBoard(setup.attack_oracle(accounts=job.accounts), crowd=honest_crowd, seed=seed)
+                point, _ = _play(setup, name, rung, accounts=job.accounts, seed=seed, truth=attack_truth,
+                                 public=attack_public, oracle=board)
+                job.cell.screen = screened_figures(point, board, rows=int(public.sum()), majority=majority)
+            done_work += rung
+            say(done_work / total_work, f"{name}: {where} done")
+            continue
         if elapsed + predicted > time_limit:
             point = Point(rung, status="skipped", error=f"over the audit's time limit of {time_limit:.0f} s")
             notes.append(f"{name} at {where} skipped: it would not finish within the audit's time limit of "
@@ -510,11 +549,43 @@ def audit(
         at_quota=at_quota, honest=honest, reasoning=reasoning, verdict="", seconds=0.0, notes=notes,
         attacks_available=attacks.available(), account_counts=counts, axis=cells,
         sign_ups=sign_ups(cells, n_public=int(public.sum()), entropy=_entropy_bits(public_counts)),
+        screen={} if not screening else {"mode": "hold", "traces": TRACES, "honest_accounts": len(honest_crowd[0]),
+                                         "careful": CAREFUL},
     )
     report.verdict = verdict(report)
     report.seconds = round(time.perf_counter() - started, 3)
     say(1.0, "done")
     return report
+
+
+def _crowd(setup: AuditSetup, probe: LocalOracle, *, seed: int, n_models: int) -> tuple[Any, Any]:
+    """The audit's simulated honest models as accounts the screen sees beside the attacker's (each submits its
+    output once); none when the population cannot be drawn (the utility figure says why)."""
+    if n_models < 1:
+        return (), ()
+    try:
+        population = simulated_population(setup.labels, n_classes=setup.n_classes, seed=seed, n_models=n_models)
+    except Exception:  # the screen's crowd is a side figure, as the honest utility is
+        return (), ()
+    return crowd([as_submitted(probe, p) for p in population.predictions.values()], seed=seed)
+
+
+def screened_figures(point: Point, board: ScreenedBoard, *, rows: int,
+                     majority: dict[str, float | None]) -> dict[str, Any]:
+    """A cell's ``screen``: ``auto``'s point behind the screen (labels right per split, the exact ones, as shares and
+    public row counts) and the hold's tally (:class:`games.screened_board.ScreenTally`: ``let_through``,
+    ``held_accounts``, ``held_submissions``, ``flagged_at``, ``honest_flagged`` …)."""
+    figures: dict[str, Any] = {
+        "status": point.status, "error": point.error, "queries": point.queries, "seconds": point.seconds,
+        "played": point.played, "public": point.public, "private": point.private,
+        "exact_public": point.exact_public, "exact_private": point.exact_private,
+        "right_public": round((point.public or 0.0) * rows),
+        "exact_public_rows": round((point.exact_public or 0.0) * rows),
+        "vs_majority": {split: compare_majority(getattr(point, split), majority[split])
+                        for split in ("public", "private")},
+    }
+    figures.update(board.tally.row())
+    return figures
 
 
 def _fill_cell(cell: Cell, played: list[tuple[str, Point]], *, rows: int, majority: dict[str, float | None]) -> None:
@@ -593,11 +664,13 @@ def _quota_rung(ladder: list[int], quota: int | None) -> int:
 
 
 def _play(
-    setup: AuditSetup, attack: str, budget: int, *, accounts: int, seed: int, truth: np.ndarray, public: np.ndarray
+    setup: AuditSetup, attack: str, budget: int, *, accounts: int, seed: int, truth: np.ndarray, public: np.ndarray,
+    oracle: Any = None,
 ) -> tuple[Point, Course | None]:
-    """``attack`` (through ``auto``, forced unless it is ``auto``) on a fresh board within ``budget``; the point
-    and ``auto``'s course (``None`` when the attack crashed)."""
-    oracle = setup.attack_oracle(accounts=accounts)
+    """``attack`` (through ``auto``, forced unless it is ``auto``) on a fresh board (or ``oracle``) within
+    ``budget``; the point and ``auto``'s course (``None`` when the attack crashed)."""
+    if oracle is None:
+        oracle = setup.attack_oracle(accounts=accounts)
     params: dict[str, Any] = {"budget": budget, "seed": seed}
     if attack != "auto":
         params.update(attack=attack, params=forced_params(attack, budget))
@@ -752,6 +825,9 @@ def verdict(report: AuditReport) -> str:
     axis = sign_ups_text(report.sign_ups, report.axis)
     if axis:
         sentences.append(axis)
+    screened = screen_text(report.screen, [asdict(cell) for cell in report.axis])
+    if screened:
+        sentences.append(screened)
     sentences.append(LOWER_BOUND)
     return " ".join(sentences)
 
@@ -803,6 +879,35 @@ def sign_ups_text(found: dict[str, Any], axis: Sequence[Cell]) -> str:
     else:
         text += "."
     return text
+
+
+def screen_text(screen: dict[str, Any], axis: Sequence[dict[str, Any]]) -> str:
+    """The accounts axis behind the sybil screen in a sentence: per count played, the public labels right with the
+    hold and without it, the accounts let through (that got a release) and the submissions held; then that a careful
+    attacker may pass the screen. Empty when the axis was not screened."""
+    if not screen:
+        return ""
+    parts = []
+    for cell in axis:
+        figures = cell.get("screen")
+        if not figures:
+            continue
+        count = _accounts_text(int(cell["accounts"]))
+        if figures.get("status") != "ok" or figures.get("public") is None:
+            parts.append(f"{count}: {figures.get('status', 'skipped')} ({figures.get('error') or 'no reason given'})")
+            continue
+        without = "" if cell.get("public") is None else f" ({percent(float(cell['public']))} without it)"
+        held = figures["held_submissions"]
+        parts.append(f"{count}: {percent(float(figures['public']))} of public labels right{without}, "
+                     f"{figures['let_through']:,} let through before the hold, "
+                     f"{held:,} submission{'s' if held != 1 else ''} held")
+    if not parts:
+        return ""
+    honest = screen.get("honest_accounts") or 0
+    flagged = max((int((cell.get("screen") or {}).get("honest_flagged") or 0) for cell in axis), default=0)
+    crowd_text = "" if not honest else f"; honest accounts flagged: {flagged} of {honest}"
+    return (f"Behind the sybil screen holding flagged accounts ({screen.get('traces', TRACES)}{crowd_text}), the "
+            f"library's attacks read with {'; '.join(parts)}. {screen.get('careful', CAREFUL)}")
 
 
 def _per_account(accounts: int) -> str:
@@ -876,6 +981,7 @@ def format_table(result: dict[str, Any]) -> str:
         text = sign_ups_text(result.get("sign_ups") or {}, [])
         if text:
             lines.append(text)
+        lines.extend(screen_table(result.get("screen") or {}, axis))
     honest = result["honest"]
     if "error" in honest:
         lines.append(f"honest utility: not measured ({honest['error']})")
@@ -893,6 +999,35 @@ def format_table(result: dict[str, Any]) -> str:
     lines.append(f"verdict: {result['verdict']}")
     lines.append(f"({result['seconds']:.1f} s; * marks the quota's rung)")
     return "\n".join(lines)
+
+
+def screen_table(screen: dict[str, Any], axis: Sequence[dict[str, Any]]) -> list[str]:
+    """The accounts axis behind the sybil screen as plain-text lines (none when it was not screened): per count,
+    public labels right without the screen and with it (hold), the exact ones, the accounts let through before the
+    hold, the accounts and submissions held, the accounts that had submitted at the first flag."""
+    rows = [cell for cell in axis if cell.get("screen")]
+    if not screen or not rows:
+        return []
+    lines = ["", f"behind the sybil screen (hold mode; {screen.get('traces', TRACES)}):"]
+    head = (f"{'accounts':>9}{'no screen':>11}{'hold':>9}{'exact pub':>11}{'let through':>13}{'held accts':>12}"
+            f"{'held subs':>11}{'flagged at':>12}")
+    lines += [head, "-" * len(head)]
+    for cell in rows:
+        figures = cell["screen"]
+        if figures.get("status") != "ok":
+            lines.append(f"{cell['accounts']:>9,}{_pct(cell.get('public')):>11}  {figures.get('status')}: "
+                         f"{figures.get('error', '')}")
+            continue
+        flagged = "never" if figures.get("flagged_at") is None else f"{figures['flagged_at']:,}"
+        lines.append(f"{cell['accounts']:>9,}{_pct(cell.get('public')):>11}{_pct(figures['public']):>9}"
+                     f"{_pct(figures['exact_public']):>11}{figures['let_through']:>13,}{figures['held_accounts']:>12,}"
+                     f"{figures['held_submissions']:>11,}{flagged:>12}")
+    honest = screen.get("honest_accounts") or 0
+    if honest:
+        flagged_honest = max(int(cell["screen"].get("honest_flagged") or 0) for cell in rows)
+        lines.append(f"honest accounts screened beside the attacker: {honest}, flagged: {flagged_honest}")
+    lines.append(screen.get("careful", CAREFUL) + " " + LOWER_BOUND)
+    return lines
 
 
 def majority_note(vs_majority: dict[str, str | None]) -> str:
