@@ -419,15 +419,7 @@ def _flip_mle(first: np.ndarray, second: np.ndarray, prior: float) -> float:
 
 def n_public_of(facts: BoardFacts) -> int | None:
     """The public rows: disclosed, or ``round(N·public_fraction)`` as :func:`scoring.public_split_mask` draws it."""
-    if facts.n_public is not None:
-        return int(facts.n_public)
-    if facts.public_fraction is None:
-        return None
-    n, fraction = facts.n_rows, float(facts.public_fraction)
-    count = round(fraction * n)
-    if 0.0 < fraction < 1.0 and n >= 2:
-        count = min(max(count, 1), n - 1)
-    return int(count)
+    return facts.stated_public_count
 
 
 def _initial_noise(facts: BoardFacts, n_public: int, rounding: float) -> Noise:

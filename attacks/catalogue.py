@@ -135,6 +135,20 @@ class BoardFacts:
         return self.public_fraction is None and bool(self.seen is not None and self.seen.only_public_moves)
 
     @property
+    def stated_public_count(self) -> int | None:
+        """The public rows: disclosed, or ``round(N·public_fraction)`` as the site draws the split
+        (:func:`scoring.public_split_mask`); ``None`` when the page states no split."""
+        if self.n_public is not None:
+            return int(self.n_public)
+        if self.public_fraction is None:
+            return None
+        n, fraction = self.n_rows, float(self.public_fraction)
+        count = round(fraction * n)
+        if 0.0 < fraction < 1.0 and n >= 2:
+            count = min(max(count, 1), n - 1)
+        return int(count)
+
+    @property
     def split(self) -> bool:
         """Only a public split is scored (disclosed, or seen as rows that never move)."""
         return self.public_fraction is not None or self.hidden_split

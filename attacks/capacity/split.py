@@ -56,6 +56,7 @@ from attacks.capacity.design import (
     max_weight_real,
 )
 from attacks.capacity.public_count import estimate_public_count
+from attacks.capacity.row_loss import RowLoss
 from attacks.capacity.state import CapacityState
 from attacks.capacity.ternary import ternary_split_attack
 from attacks.catalogue import BoardFacts
@@ -188,6 +189,26 @@ def capacity_split_attack(
         n_public = BoardFacts.of(oracle).n_public
     if n_public is None and (fraction is None or float(fraction) >= 1.0) and not hidden_split:
         return _every_row(oracle, noise_bound=noise_bound, top=top, check=check, budget=budget)
+    wasted = 0
+    if n_public is None and not hidden_split:
+        # Read, not measured: a page that states its public fraction draws round(fraction·N) public rows
+        # (scoring.public_split_mask), so the count costs no calibration query. A count that is not the board's
+        # contradicts the releases (AttackFailed); then it is measured after all.
+        stated = BoardFacts.of(oracle).stated_public_count
+        if stated is not None and 0 < stated < n:
+            started = oracle.queries
+            try:
+                result = _design(oracle, stated, classes, loss if general else None, noise_bound=noise_bound,
+                                 top=top, check=check, budget=budget)
+            except AttackFailed:
+                wasted = oracle.queries - started
+                budget = left_of(budget, wasted)
+                if budget is not None and budget <= 0:
+                    raise
+            else:
+                result.details["calibration_queries"] = 0
+                result.details["public_count"] = "stated"
+                return result
     calibration = 0
     if n_public is None:
         limit = CALIBRATION_QUERIES if budget is None else min(CALIBRATION_QUERIES, budget)
@@ -196,22 +217,29 @@ def capacity_split_attack(
                                                       loss=loss if general else None)
     if not 0 < n_public <= n:
         raise AttackFailed(f"n_public = {n_public} is not between 1 and the {n} rows: no public row to attack")
-    if n_public == n:
-        result = _every_row(oracle, noise_bound=noise_bound, top=top, check=check, budget=budget)
-    elif oracle.decimals is not None or classes is not None:
-        # Every metric but binary log loss at float64 (whose window the mirrored pairs suit better).
-        left = left_of(budget, calibration)
-        result = ternary_split_attack(
-            oracle, n_public, noise_bound=noise_bound, check=check, budget=left, classes=classes,
-            loss=loss if general else None,
-        )
-    else:
-        left = left_of(budget, calibration)
-        result = mirrored_split_attack(limited(oracle, left), n_public, noise_bound=noise_bound, top=top,
-                                       check=check, budget=left)
-    result.queries += calibration
+    result = _design(oracle, n_public, classes, loss if general else None, noise_bound=noise_bound, top=top,
+                     check=check, budget=left_of(budget, calibration))
+    result.queries += calibration + wasted
     result.details["calibration_queries"] = calibration
+    if wasted:
+        result.details["public_count"] = f"measured ({wasted} queries on the stated count failed)"
     return result
+
+
+def _design(
+    oracle: Oracle, n_public: int, classes: int | None, loss: RowLoss | None, *, noise_bound: float,
+    top: int | None, check: bool, budget: int | None,
+) -> AttackResult:
+    """The split design for ``n_public`` public rows: every row scored, the ternary (or K + 1-state) queries,
+    or, for binary log loss at float64, the mirrored pairs."""
+    if n_public == oracle.n_rows:
+        return _every_row(oracle, noise_bound=noise_bound, top=top, check=check, budget=budget)
+    if oracle.decimals is not None or classes is not None:
+        # Every metric but binary log loss at float64 (whose window the mirrored pairs suit better).
+        return ternary_split_attack(oracle, n_public, noise_bound=noise_bound, check=check, budget=budget,
+                                    classes=classes, loss=loss)
+    return mirrored_split_attack(limited(oracle, budget), n_public, noise_bound=noise_bound, top=top, check=check,
+                                 budget=budget)
 
 
 def _every_row(

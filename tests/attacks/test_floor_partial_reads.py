@@ -13,7 +13,7 @@ import attacks
 from attacks.oracle import LocalOracle
 from scoring import public_split_mask
 
-COMBINED = [{"name": "randomized_response", "p": 0.02, "mode": "fresh"},
+COMBINED: list[dict[str, object]] = [{"name": "randomized_response", "p": 0.02, "mode": "fresh"},
             {"name": "noise", "kind": "laplace", "scale": 1e-4},
             {"name": "ladder", "mode": "parameter_free"}]
 
