@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from attacks.oracle import Oracle, Released
-from defenses.sybil_screen import AccountTrace, ScreenConfig, Screener, SubmissionTrace
+from defenses.sybil_screen import AccountTrace, ScreenConfig, Screener, SubmissionTrace, probe_likeness
 
 #: The attacker's sign-ups by default: this many addresses ...
 ADDRESSES = 3
@@ -111,6 +111,12 @@ class _State:
     released: int = 0
     flagged_at: int | None = None
     clock: float = START + (SIGNUP_HOURS + 1) * HOUR
+    #: Accounts with a submission that may be a probe (probe-like, or a 0/1 file the screen may read as a random
+    #: query): a flagged cluster needs two of them (its core), so until there are two the screen is not regrouped.
+    probers: set[str] = field(default_factory=set)
+    #: The screen's features are the default ones (only its mode and threshold changed), so
+    #: :func:`~defenses.sybil_screen.probe_likeness` measures what it measures.
+    default_features: bool = True
 
 
 class ScreenedBoard:
@@ -143,7 +149,8 @@ class ScreenedBoard:
         screener = Screener([*sign_ups, *crowd_traces], config)
         for submission in sorted(crowd_submissions, key=lambda s: s.at):
             screener.add(submission)
-        state = _State(screener, honest_accounts=len(crowd_traces))
+        state = _State(screener, honest_accounts=len(crowd_traces),
+                       default_features=_features_of(config) == _features_of(ScreenConfig()))
         if crowd_submissions:
             state.honest_flagged |= _honest_in(screener)
         object.__setattr__(self, "_inner", inner)
@@ -181,13 +188,22 @@ class ScreenedBoard:
         account = int(getattr(self._inner, "account", 0) or 0)
         state.used.add(account)
         if account not in state.held:
+            name = f"{ATTACKER_PREFIX}{account}"
             try:
                 vector = np.asarray(predictions, dtype=np.float64)
-                state.screener.add(SubmissionTrace(f"{ATTACKER_PREFIX}{account}", state.clock, vector))
+                state.screener.add(SubmissionTrace(name, state.clock, vector))
+                if _may_probe(vector, state.screener.config):
+                    state.probers.add(name)
             except (TypeError, ValueError):
                 pass  # the board itself says what is wrong with it; an unreadable upload is not screened
             state.clock += STEP
-            clusters = state.screener.clusters()
+            config = state.screener.config
+            # Without two accounts that may have probed there is no core cluster, and sign-up traces alone stay
+            # below the threshold (trace_cap): nothing can be flagged, so the screen's regrouping is skipped — the
+            # same verdicts, with work linear in a one-account attack's many submissions.
+            may_flag = (len(state.probers) >= config.min_accounts or config.threshold <= config.trace_cap
+                        or not state.default_features)
+            clusters = state.screener.clusters() if may_flag else []
             flagged = {name for cluster in clusters for name in cluster.accounts}
             attackers = {int(name[len(ATTACKER_PREFIX):]) for name in flagged if name.startswith(ATTACKER_PREFIX)}
             if attackers - state.held and state.flagged_at is None:
@@ -228,6 +244,18 @@ class ScreenedBoard:
             object.__setattr__(self, name, value)
         else:
             setattr(self._inner, name, value)  # the attacker's ``account`` and the like are the board's
+
+
+def _features_of(config: ScreenConfig) -> dict[str, Any]:
+    return {key: value for key, value in asdict(config).items() if key not in ("mode", "threshold")}
+
+
+def _may_probe(vector: np.ndarray, config: ScreenConfig) -> bool:
+    """Whether the screen may count ``vector`` as a probe: probe-like at the screen's floor, or a 1-D 0/1 file
+    (a random query when it agrees with the participants' consensus on about half of the rows)."""
+    if vector.ndim == 1 and vector.size and bool(((vector == 0.0) | (vector == 1.0)).all()):
+        return True
+    return probe_likeness(vector) >= config.probe_floor
 
 
 def _honest_in(screener: Screener) -> set[str]:
