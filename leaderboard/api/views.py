@@ -12,7 +12,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.exceptions import NotAuthenticated, NotFound, ParseError, PermissionDenied, ValidationError
-from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.parsers import MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 
 from leaderboard.accounts.services import participant_provision
 from leaderboard.api import serializers as s
+from leaderboard.api.json_bounds import BoundedJSONParser, JsonBounds, json_shape_refusal, submission_bounds
 from leaderboard.api.renderers import CSVRenderer
 from leaderboard.audits.selectors import audit_get, audit_latest
 from leaderboard.audits.services import audit_request, audits_expire
@@ -142,6 +143,10 @@ def _read_upload(request: Request) -> tuple[bytes | StreamedUploadedFile | Uploa
     )
 
 
+# inversion.services.MAX_BATCH_VALUES (imported late there; tests/site/test_json_bodies.py checks they agree).
+PREDICT_MAX_VALUES = 256 * 1024
+
+
 def _inversion(slug: str) -> Any:
     from leaderboard.inversion.selectors import inversion_of
 
@@ -156,7 +161,9 @@ class PredictApi(APIView):
     participant's budget; the answer is the target's predicted class of each input and nothing else."""
 
     permission_classes = [IsAuthenticated]
-    parser_classes = [JSONParser]
+    parser_classes = [BoundedJSONParser]
+    # A batch holds at most PREDICT_MAX_VALUES numbers, so as many inputs at most.
+    json_bounds = JsonBounds(containers=PREDICT_MAX_VALUES + 16, separators=2 * PREDICT_MAX_VALUES + 64, depth=6)
 
     @extend_schema(responses=s.PredictionSerializer)
     def get(self, request: Request, slug: str) -> Response:
@@ -192,7 +199,7 @@ class PredictApi(APIView):
 @streams_uploads
 class CompetitionSubmissionsApi(APIView):
     permission_classes = [IsAuthenticated]
-    parser_classes = [MultiPartParser, JSONParser]
+    parser_classes = [MultiPartParser, BoundedJSONParser]
 
     @extend_schema(responses=s.SubmissionSerializer(many=True))
     def get(self, request: Request, slug: str) -> Response:
@@ -227,6 +234,8 @@ class CompetitionSubmissionsApi(APIView):
         competition = competition_get(slug=slug)
         key = _idempotency_key(request)
         upload, kind, name = _read_upload(request)
+        if isinstance(upload, bytes):  # JSON: its shape checked before anything parses it
+            _refuse_hostile_json(upload, competition)
         with upload_bytes(upload) if not isinstance(upload, bytes) else contextlib.nullcontext(upload) as data:
             submission = submission_create(
                 competition=competition, participant=request.user, data=data, kind=kind, filename=name,
@@ -242,6 +251,15 @@ class CompetitionSubmissionsApi(APIView):
         }
         headers = {"Idempotent-Replayed": "true"} if submission.replayed else None
         return Response(body, status=status.HTTP_202_ACCEPTED, headers=headers)
+
+
+def _refuse_hostile_json(body: bytes, competition: Any) -> None:
+    """A JSON upload whose shape no accepted ``{"predictions": ...}`` of this competition has is refused before
+    ``json.loads`` builds it (a 50 MB ``[[], [], ...]`` is 1.6 GB of lists): ``leaderboard.api.json_bounds``."""
+    n_values = len(competition.submission_columns) - 1
+    refusal = json_shape_refusal(body, submission_bounds(n_rows=competition.n_rows, n_values=n_values))
+    if refusal is not None:
+        raise InvalidUpload(f"{refusal} (this competition has {competition.n_rows} rows)")
 
 
 def _idempotency_key(request: Request) -> str | None:
@@ -500,7 +518,7 @@ class HostInversionChallengeCreateApi(APIView):
     multipart with ``target`` and ``evaluator`` files (and optional ``public`` images) for the host's own."""
 
     permission_classes = [IsAuthenticated]
-    parser_classes = [JSONParser, MultiPartParser]
+    parser_classes = [BoundedJSONParser, MultiPartParser]
 
     @extend_schema(request={"application/json": s.InversionChallengeCreateInputSerializer,
                             "multipart/form-data": s.InversionChallengeCreateInputSerializer},
