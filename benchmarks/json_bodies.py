@@ -36,7 +36,7 @@ def _body(kind: str, size: int) -> bytes:
     return b"id,target\n" + row * ((size - 10) // len(row))
 
 
-def _measure(kind: str, size: int) -> dict[str, float]:
+def _measure(kind: str, size: int) -> dict[str, float | str]:
     import django
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "leaderboard.settings")
