@@ -53,6 +53,9 @@ from games.frontier import (
 from games.frontier_chart import frontier_svg
 from games.gamefile import GameSpec
 from games.runner import Board, Cell, GameResult
+from games.screen_axis import SCREEN_COLUMNS, screen_markdown, screen_rows
+from games.screened_board import CAREFUL as SCREEN_CAREFUL
+from games.screened_board import TRACES as SCREEN_TRACES
 from games.templating import percent, templates, text
 
 CELL_COLUMNS = [
@@ -294,8 +297,9 @@ def game_document(result: GameResult) -> dict[str, Any]:
         "available_attacks": result.available_attacks,
         "seconds": round(result.seconds, 3),
         "summary": summarize(result.cells, result.game),
-        "cells": [{**cell.row(), "details": cell.details} for cell in result.cells],
+        "cells": [{**cell.row(), "details": cell.details, "screen": cell.screen} for cell in result.cells],
         "boards": board_rows(result),
+        "accounts_screen": screen_rows(result.cells),
     })
 
 
@@ -318,7 +322,12 @@ def write_report(result: GameResult, out: str | Path) -> dict[str, Path]:
     _write_csv(paths["cells_csv"], CELL_COLUMNS, [c.row() for c in result.cells])
     _write_csv(paths["summary_csv"], SUMMARY_COLUMNS, summary)
     _write_csv(paths["boards_csv"], BOARD_COLUMNS, board_rows(result))
-    paths["summary_md"].write_text(summary_markdown(result, summary), encoding="utf-8")
+    screened = screen_rows(result.cells)
+    paths["summary_md"].write_text(summary_markdown(result, summary)
+                                   + ("\n" + screen_markdown(screened) if screened else ""), encoding="utf-8")
+    if screened:
+        paths["accounts_screen_csv"] = out / "accounts_screen.csv"
+        _write_csv(paths["accounts_screen_csv"], SCREEN_COLUMNS, screened)
     paths["json"].write_text(json.dumps(game_document(result), indent=2) + "\n", encoding="utf-8")
     # The charts draw what the tables say: accuracy over the runs that finished, failed attacks not as 0.
     lines = attack_lines(result.cells)
@@ -625,6 +634,9 @@ def html_report(result: GameResult, summary: Sequence[dict[str, Any]], frontier:
         notes=notes_of(verdicts),
         recommended=recommended,
         by_accounts=by_accounts,
+        screen_rows=screen_rows(result.cells),
+        screen_traces=SCREEN_TRACES,
+        screen_careful=SCREEN_CAREFUL,
         top_bounds=top_bounds,
         line_bounds=line_bounds(result, lines),
         label=attack_label,

@@ -110,6 +110,9 @@ class Cell:
     budget: int | None = None
     accounts: int = 1
     scored_classes: list[int] = field(default_factory=list)
+    #: With several accounts offline: the same attack behind the sybil screen in hold mode
+    #: (:func:`games.screen_axis.play_screened`: labels read, accounts let through, submissions held); else ``None``.
+    screen: dict[str, Any] | None = None
 
     def row(self) -> dict[str, Any]:
         """The flat CSV/JSON row (column order is the report's). A cell that did not finish has its status and
@@ -467,6 +470,15 @@ def play_cell(
         confidence=confidence,
     )
     scored = hidden[oracle.spec.split_rows[oracle.split]]
+    screen = None
+    if accounts > 1 and site is None and ranks is None:  # the screen reads files, not models
+        from games.screen_axis import play_screened
+
+        screen = play_screened(
+            make_oracle(spec, dataset, population, defense, seed, accounts=accounts), attack.attack, params,
+            budget=budget, hidden=hidden, seed=seed,
+            honest=[as_submitted(oracle, p) for p in population.predictions.values()],
+        )
     return Cell(
         dataset=dataset.name,
         defense=defense.name,
@@ -483,6 +495,7 @@ def play_cell(
         outcome=outcome,
         utility=board.utility,
         details=details,
+        screen=screen,
     )
 
 
