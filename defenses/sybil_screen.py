@@ -160,6 +160,12 @@ class ScreenConfig:
     #: vector counts as a probe of likeness ``random_likeness`` — unless its account also submitted a model's
     #: probabilities (then they are that model's hard labels, however poor).
     random_band: float = 1.5
+    #: Row subsets whose exact agreement links files as edits of one base (``near_identical`` between accounts that
+    #: submit the same honest-looking file with a few rows moved: the probes laid on a model's output). 16 bands:
+    #: a block of 3–5 moved rows leaves at least 11 of them shared; each band still holds n/16 rows.
+    bands: int = 16
+    #: The likeness an account takes from submitting such an edit of another account's file.
+    edit_likeness: float = 0.7
     min_voters: int = 3
     random_likeness: float = 0.8
 
@@ -210,6 +216,7 @@ class _Features:
     hashes: tuple[bytes, bytes]  # the near-identical hashes on two shifted grids
     votes: np.ndarray | None = None  # 1-D probabilities: the rows above ½, bit-packed (the consensus's votes)
     hard: bool = False  # 1-D, every row 0 or 1, both present (hard labels, or a random 0/1 query)
+    bands: tuple[bytes, ...] = ()  # hashes of the rich bands (random row subsets) on the near-identical grid
 
 
 def _as_matrix(vector: object) -> np.ndarray:
@@ -287,7 +294,38 @@ def _features(vector: object, config: ScreenConfig, work: Work | None = None) ->
         column = matrix[:, 0]
         votes = np.packbits(column > 0.5)
         hard = bool(((column == 0.0) | (column == 1.0)).all())
-    return _Features(likeness, trivial, (n, k), int(values[mode]), support, hashes, votes, bool(hard))
+    bands = () if trivial or hard or likeness >= config.probe_floor else _bands(matrix, config)
+    return _Features(likeness, trivial, (n, k), int(values[mode]), support, hashes, votes, bool(hard), bands)
+
+
+def _bands(matrix: np.ndarray, config: ScreenConfig) -> tuple[bytes, ...]:
+    """Hashes of the vector's bands — :attr:`ScreenConfig.bands` random row subsets (one seeded assignment per
+    row count) on the near-identical grid — that are rich (distinct values on at least half of the band's rows, so
+    hard labels and coarse outputs never match by chance). Two files sharing a band agree exactly on all of its
+    rows: from different models that does not happen; from edits of one base it does."""
+    n, k = matrix.shape
+    band_of = _band_assignment(n, config.bands)
+    grid = np.floor(matrix / config.identical_grid).astype(np.int64)
+    out = []
+    for band in range(config.bands):
+        rows = grid[band_of == band]
+        distinct = len(np.unique(rows[:, 0])) if k == 1 else len(np.unique(rows, axis=0))
+        if len(rows) < 4 or distinct * 2 < len(rows):
+            continue
+        out.append(hashlib.blake2b(rows.tobytes(), digest_size=16, person=f"{n}x{k}b{band}".encode()[:16]).digest())
+    return tuple(out)
+
+
+_ASSIGNMENTS: dict[tuple[int, int], np.ndarray] = {}
+
+
+def _band_assignment(n: int, bands: int) -> np.ndarray:
+    key = (n, bands)
+    if key not in _ASSIGNMENTS:
+        if len(_ASSIGNMENTS) > 64:
+            _ASSIGNMENTS.clear()
+        _ASSIGNMENTS[key] = np.random.default_rng([0xBA5E, n]).integers(0, bands, n)
+    return _ASSIGNMENTS[key]
 
 
 def _digest(grid: np.ndarray, n: int, k: int) -> bytes:
@@ -552,6 +590,7 @@ def _group(traces: dict[str, AccountTrace], kept: Sequence[tuple[str, _Features]
             f"{len(names)} accounts submitted {len(bucket)} probe-like files around one constant, each changing "
             f"{min(sizes)}–{max(sizes)} of {shape[0]} rows; together they cover {covered} rows "
             f"({covered / shape[0]:.0%}), each changed row on average {sum(sizes) / max(covered, 1):.1f} times"))
+    strong += _edits(kept, people, union, config, work)
     cores: dict[str, set[str]] = defaultdict(set)
     for name, person in people.items():
         if person.probes:
@@ -635,6 +674,50 @@ def _consensus(kept: Sequence[tuple[str, _Features]], config: ScreenConfig,
         voters[features.shape] += 1
     return {shape: np.packbits(total * 2 > voters[shape]) for shape, total in sums.items()
             if voters[shape] >= config.min_voters}
+
+
+def _edits(kept: Sequence[tuple[str, _Features]], people: dict[str, _Account], union: _Union, config: ScreenConfig,
+           work: Work) -> list[Evidence]:
+    """Files from several accounts that share a rich band but are not one file: edits of one base. Their accounts
+    are joined (``union``) and count as probes of :attr:`ScreenConfig.edit_likeness`."""
+    parent = list(range(len(kept)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    first: dict[bytes, int] = {}
+    for index, (_, features) in enumerate(kept):
+        for digest in features.bands:
+            work.bucket_entries += 1
+            if digest in first:
+                a, b = find(first[digest]), find(index)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+            else:
+                first[digest] = index
+    groups: dict[int, list[int]] = defaultdict(list)
+    for index, (_, features) in enumerate(kept):
+        if features.bands:
+            groups[find(index)].append(index)
+    evidence = []
+    for members in groups.values():
+        accounts = sorted({kept[i][0] for i in members})
+        files = {kept[i][1].hashes[0] for i in members}
+        if len(accounts) < 2 or len(files) < 2:
+            continue
+        for name in accounts:
+            person = people[name]
+            person.likeness = max(person.likeness, config.edit_likeness)
+            person.probes += 1
+            union.join(accounts[0], name)
+        evidence.append(Evidence(
+            "near_identical", tuple(accounts),
+            f"{len(accounts)} accounts submitted {len(files)} different files that agree exactly on whole blocks of "
+            "rows: edits of one base file, a few rows moved in each"))
+    return evidence
 
 
 def _votes(features: _Features, config: ScreenConfig) -> bool:

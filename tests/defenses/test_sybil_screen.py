@@ -311,3 +311,20 @@ def test_the_screener_after_every_submission_equals_the_screen() -> None:
         if count % 7 == 0 or count == len(subs):
             assert screener.clusters() == screen(traces, subs[:count])
     assert len(screener.clusters()) == 2
+
+
+def test_probes_laid_on_an_honest_base_are_found_as_edits_of_one_file() -> None:
+    """The careful attacker's next move: the same block probes on a model's output (each row's logit moved by the
+    probe's offset). No spike any more, but the files agree exactly on every row outside their blocks."""
+    traces, subs = honest_population(accounts=12, rows=400)
+    base = synthetic_population(400, seed=9, n_models=2).predictions
+    logit = np.log(next(iter(base.values()))) - np.log1p(-next(iter(base.values())))
+    disguised = []
+    for i in range(4):
+        probe = block_probe(400, 5 * i, width=5)
+        shifted = 1.0 / (1.0 + np.exp(-(logit + np.log(probe) - np.log1p(-probe))))
+        assert probe_likeness(shifted) == 0.0
+        disguised.append(SubmissionTrace(f"camo{i}", 5e9 + i, shifted))
+    clusters = screen(traces, subs + disguised)
+    assert [c.accounts for c in clusters] == [tuple(f"camo{i}" for i in range(4))]
+    assert "edits of one base" in " ".join(e.detail for e in clusters[0].evidence)
