@@ -34,6 +34,7 @@ def median_seconds(fn: Callable[[], object], repeats: int) -> float:
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
+        print(f"  run {len(times)}: {times[-1]:.4g} s", flush=True)
     return statistics.median(times)
 
 
@@ -76,7 +77,7 @@ def main() -> None:
     labels, parsed = submission(args.rows)
     metric = get_metric("binary_logloss")
     print(f"{args.rows} rows, binary log loss, mpfr:{args.bits}, median of {args.repeats}; "
-          f"limit {MAX_SCORING_SECONDS:g} s (estimated)")
+          f"limit {MAX_SCORING_SECONDS:g} s (estimated)", flush=True)
     before = median_seconds(lambda: score_mpfr(metric, parsed.texts or (), labels, 1e-15, args.bits, binary=True),
                             args.repeats)
     print(f"before (scored whatever it cost):     {before:10.2f} s")
