@@ -225,7 +225,8 @@ def auto(
                                seed=seed, attack=attack, params=params)
     view = BudgetedView(oracle, budget)
     if is_hard_label(view):
-        return play_hard_label(view, budget=budget, reserve=reserve, seed=seed, forced=attack, params=params)
+        return _failed_if_empty(
+            play_hard_label(view, budget=budget, reserve=reserve, seed=seed, forced=attack, params=params), view)
     n = oracle.n_rows
     reasoning: list[str] = []
     probe_budget = fingerprint_budget if budget is None else max(0, min(fingerprint_budget, budget - reserve))
@@ -301,6 +302,7 @@ def auto(
             # 1.0 marks the labels an exact attack vouches for, guaranteed at its noise bound or confirmed.
             confidence[open_rows] = np.minimum(guessed.fill_confidence()[open_rows], GUESS_CEILING)
     _check_guesses(view, labels, confidence, report, outer_reserve, reasoning)
+    _class_floor(view, labels, confidence, report, reasoning)
     _floor(view, labels, confidence, report, played, outer_reserve, reasoning, course)
     _fill_majority(labels, confidence, report, played, reasoning, view)
     n_exact = int(((labels >= 0) & (confidence >= 1.0)).sum())
@@ -312,8 +314,7 @@ def auto(
     if n and n_exact + n_guessed == 0:
         # Not one row can be answered honestly (nothing released to read a label or the class balance from): the
         # result says it failed and why, rather than labels (every row stays -1).
-        why = ("nothing was released to read a label or the class balance from"
-               if not view.released else "no release told a label or the class balance")
+        why = _why_failed(view)
         reasoning.append(f"result: failed ({why}); {view.used} queries ({report.probes} fingerprint) of "
                          f"{budget_text}")
         details = course.as_dict()
@@ -322,6 +323,31 @@ def auto(
     reasoning.append(f"result: {n_exact} exact label(s), {n_guessed} guessed, {n - n_exact - n_guessed} unknown; "
                      f"{view.used} queries ({report.probes} fingerprint) of {budget_text}")
     return AttackResult("auto", labels, details=course.as_dict(), confidence=confidence, course=course)
+
+
+def _why_failed(view: BudgetedView) -> str:
+    """Why ``auto`` answers no row: what the board released (``details["failed"]``)."""
+    if view.used == 0:
+        return "no query in the budget: nothing was released to read a label or the class balance from"
+    if not view.released:
+        return "nothing was released to read a label or the class balance from"
+    return "no release told a label or the class balance"
+
+
+def _failed_if_empty(result: AttackResult, view: BudgetedView) -> AttackResult:
+    """A hard-label board's result that answers no row says it failed and why, as a file board's does."""
+    if view.n_rows == 0 or result.recovered:
+        return result
+    why = _why_failed(view)
+    result.details["failed"] = why
+    reasoning = result.details.get("reasoning")
+    if isinstance(reasoning, list):
+        line = f"result: failed ({why}); {view.used} queries"
+        if reasoning and str(reasoning[-1]).startswith("result:"):
+            reasoning[-1] = line
+        else:
+            reasoning.append(line)
+    return result
 
 
 #: Likelihood decoders that read a few rows a query and keep whatever the budget leaves them: under noise an exact
@@ -601,6 +627,16 @@ def _check_guesses(
         confidence[staked] = capped
         reasoning.append(f"check query: the board did not score the {int(staked.sum())} surest guesses as staked "
                          "(a re-released score, or none): they are not vouched for, each at its class's share")
+        if report.balance is not None:
+            # Worth no more than their classes' shares, guesses off the majority class are worth less than it: the
+            # majority class there (seen: a Ladder's one_vs_rest guessing a 30 % class on every row, 12 of 40).
+            majority, share = int(np.argmax(shares)), float(np.max(shares))
+            moved = staked & (labels != majority) & (confidence < share)
+            if moved.any():
+                labels[moved] = majority
+                confidence[moved] = min(share, GUESS_CEILING)
+                reasoning.append(f"floor: {int(moved.sum())} unvouched guess(es) off the majority class back to class "
+                                 f"{majority} (share {share:.3f})")
         return
     metric = get_metric(view.metric)
     stake = max(float(view.eps), MIN_STAKE)
@@ -615,6 +651,50 @@ def _check_guesses(
     else:
         reasoning.append(f"check query: {wrong:.1f} of the {int(staked.sum())} surest guesses are wrong, their "
                          f"posteriors expected {expected:.1f}")
+    _below_majority(labels, confidence, staked, wrong, slack, report, reasoning)
+
+
+def _class_floor(
+    view: BudgetedView, labels: np.ndarray, confidence: np.ndarray, report: Fingerprint, reasoning: list[str]
+) -> None:
+    """The posterior rule of the majority-class floor on K classes (binary boards: :mod:`attacks.floor`): a guessed
+    row keeps a class other than the majority only where its posterior is at least the majority's share — a guess
+    less likely right than the constant guess's prior is not kept (seen: one_vs_rest behind a Ladder, every row a
+    30 % class at posterior 0.33 on a 60 % majority board, 12 of 40 where the majority has 24)."""
+    if view.n_classes < 3 or report.balance is None:
+        return
+    rates = np.asarray(report.balance, dtype=np.float64)
+    majority, share = int(np.argmax(rates)), float(np.max(rates))
+    weak = (labels >= 0) & (confidence < 1.0) & (labels != majority) & (confidence < share)
+    if not weak.any():
+        return
+    labels[weak] = majority
+    confidence[weak] = min(share, GUESS_CEILING)
+    reasoning.append(f"floor: {int(weak.sum())} guessed row(s) off the majority class with a posterior below its "
+                     f"share {share:.3f}: back to class {majority}")
+
+
+def _below_majority(
+    labels: np.ndarray, confidence: np.ndarray, staked: np.ndarray, wrong: float, slack: float,
+    report: Fingerprint, reasoning: list[str],
+) -> None:
+    """The majority-class floor on what the check query measured: where the staked guesses got fewer rows right
+    than the majority class's share of them (the constant guess's expected count, beyond what the release's noise
+    and rounding can move the count by), the staked rows off the majority class go back to it — a guess the board's
+    own release scores below the constant is not kept, whichever attack or fallback made it."""
+    if report.balance is None:
+        return
+    rates = np.asarray(report.balance, dtype=np.float64)
+    majority, share = int(np.argmax(rates)), float(np.max(rates))
+    size = int(staked.sum())
+    right = size - wrong
+    moved = staked & (labels != majority)
+    if not moved.any() or right + slack >= share * size:
+        return
+    labels[moved] = majority
+    confidence[moved] = min(share, GUESS_CEILING)
+    reasoning.append(f"floor: the check scored {right:.1f} of the {size} surest guesses right, the majority class "
+                     f"{majority} would get ~{share * size:.1f}: {int(moved.sum())} row(s) back to class {majority}")
 
 
 def _play_guess(

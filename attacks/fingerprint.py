@@ -380,10 +380,40 @@ def _measure_balance(prober: _Prober, report: Fingerprint, oracle: Oracle) -> No
     if (k == 2 and oracle.metric != "auc" and first is not None and earlier and not _constant_like_half(oracle)
             and any(abs(first - v) <= 2 * tol for v in earlier)):
         _mirror_balance(prober, report, oracle, measured, earlier)
+    elif k > 2 and oracle.metric != "auc":
+        _drop_re_released(report, oracle, measured, earlier)
     if measured.rates is not None:
         report.balance = [float(r) for r in measured.rates]
         report.balance_exact = dict(measured.exact)
     report.notes.extend(measured.notes)
+
+
+def _drop_re_released(report: Fingerprint, oracle: Oracle, measured: Balance, earlier: list[float]) -> None:
+    """K classes: a constant probe that released exactly a score released before (the ``1/K`` probe's, or an
+    earlier constant's) is read as no share at all — a Ladder re-releases its leader for a probe that does not
+    improve on it (seen: softmax CE on a 60/30/10 board read as 50/50/0, every row guessed a 30 % class) — and the
+    classes so dropped share what the others leave."""
+    from attacks.balance import share_from_constant
+
+    tol = report.tolerance
+    seen = list(earlier)
+    shares: list[float | None] = []
+    dropped: list[int] = []
+    for j, value in enumerate(measured.released):
+        if value is None:
+            shares.append(None)
+            continue
+        if any(abs(value - v) <= 2 * tol for v in seen):
+            shares.append(None)
+            dropped.append(j)
+        else:
+            shares.append(share_from_constant(oracle.metric, oracle.eps, oracle.n_classes, j, value))
+        seen.append(value)
+    if not dropped:
+        return
+    measured.rates = rates_from_shares(shares, oracle.n_classes)
+    measured.notes.append(f"constant probe(s) for class(es) {', '.join(map(str, dropped))} released exactly an "
+                          "earlier score (a re-released leader, or a coincidence): their shares read as unmeasured")
 
 
 def _constant_like_half(oracle: Oracle) -> bool:
