@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from attacks.oracle import Oracle, Released
-from defenses.sybil_screen import AccountTrace, ScreenConfig, Screener, SubmissionTrace, probe_likeness
+from defenses.sybil_screen import AccountTrace, ScreenConfig, Screener, SubmissionTrace
 
 #: The attacker's sign-ups by default: this many addresses ...
 ADDRESSES = 3
@@ -41,6 +41,10 @@ USER_AGENT = "python-requests/2.31"
 START = 1.7e9
 STEP = 60.0
 HOUR = 3600.0
+#: The screen regroups after every submission of the attacker's up to this many; past it, at each account's first
+#: submission and once every ``screened // REGROUP_SHARE`` submissions (the tally's ``lagged`` counts the others).
+EXACT_SCREENS = 2_000
+REGROUP_SHARE = 50
 #: What the default traces are, for a report.
 TRACES = (f"synthetic sign-ups of a hurried attacker: its accounts signed up from {ADDRESSES} addresses over "
           f"{SIGNUP_HOURS:g} hours, one script's user agent")
@@ -84,7 +88,8 @@ class ScreenTally:
     """What the hold cost the attacker: ``accounts_used`` submitted at least once; ``let_through`` got at least one
     release; ``held_accounts`` were held (in a flagged cluster); ``held_submissions`` were withheld, ``released``
     were not; ``flagged_at``: the accounts that had submitted when the first attacker account was held (``None``:
-    never); ``honest_flagged`` of ``honest_accounts`` crowd accounts were ever in a flagged cluster."""
+    never); ``honest_flagged`` of ``honest_accounts`` crowd accounts were ever in a flagged cluster; ``lagged``:
+    submissions past :data:`EXACT_SCREENS` released without a regroup right after them (0: screened exactly)."""
 
     accounts_used: int = 0
     let_through: int = 0
@@ -94,6 +99,7 @@ class ScreenTally:
     flagged_at: int | None = None
     honest_accounts: int = 0
     honest_flagged: int = 0
+    lagged: int = 0
 
     def row(self) -> dict[str, Any]:
         return asdict(self)
@@ -103,6 +109,7 @@ class ScreenTally:
 class _State:
     screener: Screener
     used: set[int] = field(default_factory=set)
+    used_before: set[int] = field(default_factory=set)
     released_to: set[int] = field(default_factory=set)
     held: set[int] = field(default_factory=set)
     honest_flagged: set[str] = field(default_factory=set)
@@ -111,12 +118,9 @@ class _State:
     released: int = 0
     flagged_at: int | None = None
     clock: float = START + (SIGNUP_HOURS + 1) * HOUR
-    #: Accounts with a submission that may be a probe (probe-like, or a 0/1 file the screen may read as a random
-    #: query): a flagged cluster needs two of them (its core), so until there are two the screen is not regrouped.
-    probers: set[str] = field(default_factory=set)
-    #: The screen's features are the default ones (only its mode and threshold changed), so
-    #: :func:`~defenses.sybil_screen.probe_likeness` measures what it measures.
-    default_features: bool = True
+    screened: int = 0  # submissions added to the screen
+    regrouped_at: int = 0  # ``screened`` when the screen last regrouped
+    lagged: int = 0  # submissions released without a regroup right after them (past EXACT_SCREENS)
 
 
 class ScreenedBoard:
@@ -149,8 +153,7 @@ class ScreenedBoard:
         screener = Screener([*sign_ups, *crowd_traces], config)
         for submission in sorted(crowd_submissions, key=lambda s: s.at):
             screener.add(submission)
-        state = _State(screener, honest_accounts=len(crowd_traces),
-                       default_features=_features_of(config) == _features_of(ScreenConfig()))
+        state = _State(screener, honest_accounts=len(crowd_traces))
         if crowd_submissions:
             state.honest_flagged |= _honest_in(screener)
         object.__setattr__(self, "_inner", inner)
@@ -179,7 +182,7 @@ class ScreenedBoard:
         return ScreenTally(
             accounts_used=len(state.used), let_through=len(state.released_to), held_accounts=len(state.held),
             held_submissions=state.held_submissions, released=state.released, flagged_at=state.flagged_at,
-            honest_accounts=state.honest_accounts, honest_flagged=len(state.honest_flagged),
+            honest_accounts=state.honest_accounts, honest_flagged=len(state.honest_flagged), lagged=state.lagged,
         )
 
     def _holds(self, predictions: Any) -> bool:
@@ -188,22 +191,25 @@ class ScreenedBoard:
         account = int(getattr(self._inner, "account", 0) or 0)
         state.used.add(account)
         if account not in state.held:
-            name = f"{ATTACKER_PREFIX}{account}"
+            first = account not in state.used_before
+            state.used_before.add(account)
             try:
                 vector = np.asarray(predictions, dtype=np.float64)
-                state.screener.add(SubmissionTrace(name, state.clock, vector))
-                if _may_probe(vector, state.screener.config):
-                    state.probers.add(name)
+                state.screener.add(SubmissionTrace(f"{ATTACKER_PREFIX}{account}", state.clock, vector))
+                state.screened += 1
             except (TypeError, ValueError):
                 pass  # the board itself says what is wrong with it; an unreadable upload is not screened
             state.clock += STEP
-            config = state.screener.config
-            # Without two accounts that may have probed there is no core cluster, and sign-up traces alone stay
-            # below the threshold (trace_cap): nothing can be flagged, so the screen's regrouping is skipped — the
-            # same verdicts, with work linear in a one-account attack's many submissions.
-            may_flag = (len(state.probers) >= config.min_accounts or config.threshold <= config.trace_cap
-                        or not state.default_features)
-            clusters = state.screener.clusters() if may_flag else []
+            # Regrouping reads every kept submission's features: after every submission up to EXACT_SCREENS, then
+            # at each account's first submission and every REGROUP_SHARE-th of the kept ones (work bounded on a
+            # 100,000-submission one-account attack; a hold may then come up to that many submissions late).
+            since = state.screened - state.regrouped_at
+            if first or state.screened <= EXACT_SCREENS or since >= max(1, state.screened // REGROUP_SHARE):
+                clusters = state.screener.clusters()
+                state.regrouped_at = state.screened
+            else:
+                clusters = []
+                state.lagged += 1
             flagged = {name for cluster in clusters for name in cluster.accounts}
             attackers = {int(name[len(ATTACKER_PREFIX):]) for name in flagged if name.startswith(ATTACKER_PREFIX)}
             if attackers - state.held and state.flagged_at is None:
@@ -244,18 +250,6 @@ class ScreenedBoard:
             object.__setattr__(self, name, value)
         else:
             setattr(self._inner, name, value)  # the attacker's ``account`` and the like are the board's
-
-
-def _features_of(config: ScreenConfig) -> dict[str, Any]:
-    return {key: value for key, value in asdict(config).items() if key not in ("mode", "threshold")}
-
-
-def _may_probe(vector: np.ndarray, config: ScreenConfig) -> bool:
-    """Whether the screen may count ``vector`` as a probe: probe-like at the screen's floor, or a 1-D 0/1 file
-    (a random query when it agrees with the participants' consensus on about half of the rows)."""
-    if vector.ndim == 1 and vector.size and bool(((vector == 0.0) | (vector == 1.0)).all()):
-        return True
-    return probe_likeness(vector) >= config.probe_floor
 
 
 def _honest_in(screener: Screener) -> set[str]:
