@@ -295,7 +295,7 @@ def auto(
             if guessed is not None:
                 course.fallback = guessed.attack
         if guessed is not None:
-            course.attack_details = course.attack_details or guessed.details
+            course.attack_details = _with_public_rows(course.attack_details, guessed.details) or guessed.details
             open_rows = labels < 0
             labels[open_rows] = guessed.labels[open_rows]
             # A guess is never exact, whatever it reports (a decoder that sets no confidence reads as 1.0):
@@ -348,6 +348,23 @@ def _failed_if_empty(result: AttackResult, view: BudgetedView) -> AttackResult:
         else:
             reasoning.append(line)
     return result
+
+
+def _with_public_rows(details: dict[str, Any] | None, guessed: dict[str, Any]) -> dict[str, Any] | None:
+    """The exact attack's details with the public rows the guess found beside its own: a split design cut short
+    names few public rows, and the reader that took the rows it left open names more (the floor's check measures
+    a band of known public rows in full, not at the split's share)."""
+    if details is None or "public_mask" not in guessed:
+        return details
+    found = np.asarray(guessed["public_mask"], dtype=bool)
+    mine = details.get("public_mask")
+    merged = dict(details)
+    merged["public_mask"] = found if mine is None or len(mine) != len(found) else (
+        np.asarray(mine, dtype=bool) | found)
+    counts = [c for c in (details.get("n_public"), guessed.get("n_public")) if c is not None]
+    if counts:
+        merged["n_public"] = max(int(c) for c in counts)
+    return merged
 
 
 #: Likelihood decoders that read a few rows a query and keep whatever the budget leaves them: under noise an exact

@@ -61,7 +61,9 @@ def logits_split_fits(facts: BoardFacts) -> Plan | Refusal:
         return Refusal("logits_split", "a loss on logits scoring a public split, every score released, only")
     if not facts.float64:
         return Refusal("logits_split", f"{facts.arithmetic} arithmetic: float64 only")
-    hidden = {"hidden_split": True} if facts.public_fraction is None else {}
+    hidden: dict[str, bool] = {"hidden_split": True} if facts.public_fraction is None else {}
+    if facts.seen is not None and facts.seen.subsetting:
+        hidden["stated_count"] = False  # a fresh subset scored: the page's public count is not the scored one
     noted = f" with noise bound {facts.noise_bound:.3g}" if facts.noise else ""
     return Plan("logits_split", {"noise_bound": facts.noise_bound, **hidden}, f"{facts.metric} on logits, only the "
                 "public split scored: split-aware capacity through the logits (ln q / log-odds of the log-loss "

@@ -138,6 +138,12 @@ def capacity_fits(facts: BoardFacts) -> Plan | Refusal:
     return Refusal("capacity", f"{facts.metric}: {why}")
 
 
+def _unstated(facts: BoardFacts) -> dict[str, bool]:
+    """``stated_count=False`` where the fingerprint saw a fresh subset of the rows scored: the page's public count
+    is then not the scored one, and a design on it would spend queries before the releases contradict it."""
+    return {"stated_count": False} if facts.seen is not None and facts.seen.subsetting else {}
+
+
 def capacity_split_fits(facts: BoardFacts) -> Plan | Refusal:
     """Only the public split scored (disclosed, or rows that never move): binary log loss (rank 70), K-class
     log loss and kl (80), Brier, norm-like and Itakura–Saito (110)."""
@@ -148,13 +154,15 @@ def capacity_split_fits(facts: BoardFacts) -> Plan | Refusal:
         return Refusal("capacity_split", "every row is scored: capacity reads it")
     bound = facts.noise_bound
     hidden = {"hidden_split": True} if facts.public_fraction is None else {}
-    undisclosed = " (not disclosed: rows that never move)" if hidden else ""
+    hidden.update(_unstated(facts))
+    undisclosed = " (not disclosed: rows that never move)" if facts.public_fraction is None else ""
     if facts.binary_logloss:
         if facts.noise:
-            return Plan("capacity_split", {"noise_bound": bound}, f"noise seen (spread {facts.seen_spread:.3g}) and "
+            params = {"noise_bound": bound, **_unstated(facts)}
+            return Plan("capacity_split", params, f"noise seen (spread {facts.seen_spread:.3g}) and "
                         f"only the public split scored: split-aware capacity with noise bound {bound:.3g}",
                         rank=RANK_BINARY)
-        return Plan("capacity_split", {}, "only the public split moves the score: split-aware capacity",
+        return Plan("capacity_split", _unstated(facts), "only the public split moves the score: split-aware capacity",
                     rank=RANK_BINARY)
     if facts.metric in ("multiclass_logloss", "kl"):
         loss = "multiclass log loss" if facts.metric == "multiclass_logloss" else "kl (the log loss)"

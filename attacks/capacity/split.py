@@ -165,6 +165,7 @@ def capacity_split_attack(
     budget: int | None = None,
     hidden_split: bool = False,
     count_bound: float | None = None,
+    stated_count: bool = True,
 ) -> AttackResult:
     """Recover the public mask and the public labels (``-1`` for private rows). ``budget`` (submissions) cuts
     the run and keeps what it decoded — on every split but a float64 release's, whose mirrored design cannot
@@ -172,6 +173,9 @@ def capacity_split_attack(
     ``count_bound`` (default ``noise_bound``) is the noise bound of the public count's calibration pairs alone:
     under noise a count is pinned at a bound the decoding cannot use (Brier, K = 3, Laplace 1e-4: the count at
     4e-4, the labels at 1.6e-3); a count a tail draw made wrong fails the decoding loudly.
+
+    ``stated_count``: take the public count the page states (``round(fraction·N)``); ``False`` on a board seen to
+    score a fresh subset of the rows (the stated count is not what is scored there).
 
     ``n_public``: the number of public rows if known; by default it is measured
     (:func:`attacks.capacity.public_count.estimate_public_count`, 2 queries on a small split). A board that scores
@@ -190,7 +194,7 @@ def capacity_split_attack(
     if n_public is None and (fraction is None or float(fraction) >= 1.0) and not hidden_split:
         return _every_row(oracle, noise_bound=noise_bound, top=top, check=check, budget=budget)
     wasted = 0
-    if n_public is None and not hidden_split:
+    if n_public is None and not hidden_split and stated_count:
         # Read, not measured: a page that states its public fraction draws round(fraction·N) public rows
         # (scoring.public_split_mask), so the count costs no calibration query. A count that is not the board's
         # contradicts the releases (AttackFailed); then it is measured after all.

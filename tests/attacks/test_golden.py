@@ -37,6 +37,15 @@ TRADED: dict[str, tuple[int, str]] = {
         "answers: a 30 % board read as 49 %, auto 24 of 60 below the majority's 42) re-read the class balance with a "
         "0.7 constant; fresh flips break the sums too, where the ½ and row probes miss them: 60 of 60 in 46 queries, "
         "was 42"),
+    "sigmoid_ce-k2-subset-pub0.3-a1-bal-n40-q500-s1": (
+        26, "the split design takes the public count the page states (no calibration query, every public label with "
+        "30 accounts on the 306-row Ladder board); here a fresh subset of the public rows is scored, which the "
+        "fingerprint cannot see on sigmoid_ce, and the design spends 7 queries before the releases contradict it: "
+        "boosting's 490 random vectors then read 26 of 40, where 495 had read 28"),
+    "softmax_ce-k3-probe-pub0.3-a1-bal-n40-q500-s1": (
+        13, "the probe detector's rejections are charged (a free rejection read the hidden split), and the stated "
+        "public count is tried before the count is measured: the same 13 of 40 (the public rows' majority) in 14 "
+        "queries, where 6 had done"),
 }
 
 
