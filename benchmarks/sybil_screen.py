@@ -21,8 +21,7 @@ signing up in the same hour) is screened with it. The screen runs after every su
   (each row's logit moved by the probe's offset from ½): the evasion a careful attacker would try next.
 
 Honest cells: the games' model zoos (``games.population.honest_population``: breast cancer, 13 models, 171 hidden
-rows; digits, 13 models, 540 rows, 10 classes) and ``synthetic_population`` (5,000 rows), on seed 0 (``--seeds 0,1,2``
-for the documented table). Every model
+rows; digits, 13 models, 540 rows, 10 classes) and ``synthetic_population`` (5,000 rows), on seeds 0–2. Every model
 is an account (one in three behind one NAT address, all signing up within an hour, one browser) submitting its
 output, a copy rounded to 3 decimals, its hard labels, an ensemble with the next model, and five accounts submit the
 same tutorial model; screened after every submission. False-positive rate: accounts ever flagged / accounts.
@@ -250,7 +249,7 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=5000)
     parser.add_argument("--chains", default=",".join(CHAINS))
     parser.add_argument("--styles", default="hurried,careful")
-    parser.add_argument("--seeds", default="0", help="honest populations' seeds (docs/sybil_screen.md: 0,1,2)")
+    parser.add_argument("--seeds", default="0,1,2", help="the honest populations' seeds")
     parser.add_argument("--quick", action="store_true", help="k = 10, 100 and one honest seed")
     args = parser.parse_args()
     accounts = [int(a) for a in args.accounts.split(",")]
