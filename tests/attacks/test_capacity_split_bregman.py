@@ -35,13 +35,16 @@ def assert_exact(result: attacks.AttackResult, oracle: LocalOracle, labels: np.n
 
 @pytest.mark.parametrize(("metric", "k"), list(product(METRICS, (2, 3, 6, 10))))
 def test_every_public_label_and_the_mask_are_recovered(metric: str, k: int) -> None:
-    """Random labels, the default 30 % split, 5 decimals: the mask and every public label, no other claim."""
+    """Random labels, the default 30 % split, 5 decimals: the mask and every public label, no other claim — the
+    public count read off the page (no calibration query) or measured (``hidden_split``: calibration pairs)."""
     labels = np.random.default_rng(k).integers(0, k, 150)
-    oracle = split_board(labels, metric, k, seed=k)
-    result = capacity_split_attack(oracle)
-    assert_exact(result, oracle, labels)
-    assert result.details["n_public"] == int(oracle.spec.hidden.public_mask.sum())
-    assert result.queries == oracle.queries and result.details["calibration_queries"] > 0
+    for measured in (False, True):
+        oracle = split_board(labels, metric, k, seed=k)
+        result = capacity_split_attack(oracle, hidden_split=measured)
+        assert_exact(result, oracle, labels)
+        assert result.details["n_public"] == int(oracle.spec.hidden.public_mask.sum())
+        assert result.queries == oracle.queries
+        assert (result.details["calibration_queries"] > 0) == measured
 
 
 @pytest.mark.parametrize(("metric", "k"), [("brier", 6), ("norm_like:3", 3), ("itakura_saito", 10), ("brier", 2)])
