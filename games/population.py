@@ -22,7 +22,8 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Population:
-    """Hidden test rows (``ids``: the rows' indices in the original data set, as text; ``labels``) and each
+    """Hidden test rows (``ids``: their positions here, ``"0"`` to ``"n-1"``, so the site's canonical order by
+    id is this order and a live game's rows and public split are the offline game's; ``labels``) and each
     honest model's predicted probabilities on them, in submission order.
 
     ``predictions[name]`` is a 1-D array of P(class 1) for binary data, else an ``(n, K)`` matrix. ``features``:
@@ -121,7 +122,7 @@ def honest_population(*, seed: int = 0, test_size: float = 0.3, dataset: str = "
         model.fit(x_train, y_train)
         proba = np.asarray(model.predict_proba(x_test), dtype=np.float64)
         predictions[name] = proba[:, 1] if n_classes == 2 else proba
-    ids = [str(int(i)) for i in test_rows]
+    ids = [str(position) for position in range(len(test_rows))]  # the site orders rows by id: keep this order
     return Population(dataset, ids, np.asarray(y_test, dtype=np.int64), n_classes, predictions,
                       features=np.asarray(x_test, dtype=np.float64))
 

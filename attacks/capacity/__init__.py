@@ -233,8 +233,9 @@ def capacity_split(oracle: Oracle, *, budget: int | None = None, **params: Any) 
     reciprocal pairs), ``check``, ``hidden_split`` (the board scores fewer rows than it says: measure the count
     anyway).
 
-    Paper: ours (capacity's design with a third state a row, "not scored"). Queries: the public count's
-    reciprocal pairs, then the ``K + 1``-state design. Precision: any released decimals, a float64 server, noise
+    Paper: ours (capacity's design with a third state a row, "not scored"). Queries: the ``K + 1``-state
+    design; the public count is read from the stated fraction (``round(fraction·N)``, as the site draws the
+    split), measured by reciprocal pairs only where the page states none or the releases contradict it. Precision: any released decimals, a float64 server, noise
     up to ``noise_bound``. Forty rows, half of them public: the public labels, ``-1`` on the private rows:
 
     >>> import numpy as np
@@ -246,7 +247,7 @@ def capacity_split(oracle: Oracle, *, budget: int | None = None, **params: Any) 
     >>> expected = np.full(40, -1)
     >>> expected[public] = labels[public]
     >>> result.labels.tolist() == expected.tolist(), result.details["n_public"], result.queries
-    (True, 20, 6)
+    (True, 20, 4)
     """
     params.setdefault("check", False)
     return capacity_split_attack(oracle, budget=budget, **params)

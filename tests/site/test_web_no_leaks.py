@@ -301,7 +301,8 @@ def scenario(
 
     # A finished leakage audit (the host's only): neither its page nor its API answer may reach a participant.
     report = audit_core.audit(audit_setup(competition=open_competition), budget=12,
-                              quota=audit_core.Quota(total_limit=10), attack_names=["auto"], honest_models=2)
+                              quota=audit_core.Quota(total_limit=10), attack_names=["auto"], honest_models=2,
+                              accounts=(1, 2))  # the accounts axis and its screened replay, at their smallest
     Audit.objects.create(competition=open_competition, status="done", progress=1.0, result=report.as_dict())
 
     for user in (participant, other_participant, host):
