@@ -91,6 +91,12 @@ class Competition(models.Model):
     # Hidden test features per row (0: none). A competition with features takes ONNX models, run by the worker
     # on those features, instead of prediction files (a code competition: participants never see the features).
     n_features = models.PositiveIntegerField(default=0, editable=False)
+    # An unlisted competition (a game's cell, a rehearsal) is left out of every list a participant sees (the home
+    # page, /api/v1/competitions/) and is reached only by its URL: its own accounts play it there.
+    listed = models.BooleanField(
+        default=True, help_text="Shown on the home page and in the API's competition list; unlisted ones are "
+        "reached only by their URL.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
