@@ -310,6 +310,7 @@ class HostCompetition(Competition):
     defenses: tuple[dict[str, Any], ...] = ()
     same_file_same_score: bool = False
     host: str | None = None
+    listed: bool = True
 
     @classmethod
     def _fields(cls, data: Mapping[str, Any]) -> dict[str, Any]:
@@ -318,6 +319,7 @@ class HostCompetition(Competition):
             defenses=tuple(data.get("defenses") or ()),
             same_file_same_score=bool(data.get("same_file_same_score", False)),
             host=data.get("host"),
+            listed=bool(data.get("listed", True)),
         )
         return fields
 
@@ -408,11 +410,19 @@ class Submission:
     created_at: datetime | None
     finished_at: datetime | None
     data: dict[str, Any] = field(repr=False, compare=False)
+    #: The sybil screen's hold: ``"held"`` (held for the host's review: scored, no score released, not selectable as
+    #: a final), ``"releasing"`` (the host let it go; its score follows), ``"withheld"`` (never released); else None.
+    review: str | None = None
 
     @property
     def finished(self) -> bool:
         """Scored or failed: the status will not change any more."""
         return self.status in ("scored", "failed")
+
+    @property
+    def held(self) -> bool:
+        """Held for the host's review (or on its way out of the hold): no score yet, whatever the status says."""
+        return self.review in ("held", "releasing")
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Submission:
@@ -425,6 +435,7 @@ class Submission:
             selected_for_final=bool(data.get("selected_for_final", False)),
             upload_name=str(data.get("upload_name") or ""), created_at=parse_utc(data.get("created_at")),
             finished_at=parse_utc(data.get("finished_at")), data=dict(data),
+            review=None if data.get("review") is None else str(data["review"]),
         )
 
 
@@ -570,6 +581,73 @@ class HostSubmission:
             defense_notes=list(data.get("defense_notes") or []), error=str(data.get("error") or ""),
             selected_for_final=bool(data.get("selected_for_final", False)), attempts=int(data.get("attempts", 0)),
             created_at=parse_utc(data.get("created_at")), finished_at=parse_utc(data.get("finished_at")),
+        )
+
+
+@dataclass(frozen=True)
+class ScreenSettings:
+    """Host only: a competition's sybil screen (``mode`` ``off``, ``flag`` or ``hold``; a cluster is flagged from
+    ``threshold`` suspicion up)."""
+
+    mode: str
+    threshold: float
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ScreenSettings:
+        return cls(mode=str(data["mode"]), threshold=float(data["threshold"]))
+
+
+@dataclass(frozen=True)
+class ScreenEvidence:
+    """One of the screen's reasons for a cluster: its kind (``probe_like``, ``complementary``, ``near_identical``,
+    ``same_address``, ...), the accounts it links and a sentence; never a label or a score."""
+
+    kind: str
+    accounts: tuple[str, ...]
+    detail: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ScreenEvidence:
+        return cls(kind=str(data.get("kind", "")), accounts=tuple(str(a) for a in data.get("accounts") or ()),
+                   detail=str(data.get("detail", "")))
+
+
+#: The host's decisions on a suspected cluster (``POST screen/clusters/{id}/{decision}/``).
+SCREEN_DECISIONS = ("dismiss", "merge", "disqualify", "ban")
+
+
+@dataclass(frozen=True)
+class SuspectCluster:
+    """Host only: accounts the sybil screen suspects of being one person, why, and what became of their
+    submissions (``held`` waiting for a decision, ``released`` by one, ``withheld`` for good)."""
+
+    id: int
+    status: str  # open, dismissed, merged, disqualified or banned
+    accounts: tuple[str, ...]  # usernames, or "team <name>"
+    suspicion: float
+    evidence: tuple[ScreenEvidence, ...]
+    held: int
+    released: int
+    withheld: int
+    first_seen_at: datetime | None
+    last_seen_at: datetime | None
+    decided_at: datetime | None
+    decision_note: str
+
+    @property
+    def is_open(self) -> bool:
+        return self.status == "open"
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> SuspectCluster:
+        return cls(
+            id=int(data["id"]), status=str(data["status"]), accounts=tuple(str(a) for a in data.get("accounts") or ()),
+            suspicion=float(data.get("suspicion", 0.0)),
+            evidence=tuple(ScreenEvidence.from_json(item) for item in data.get("evidence") or ()),
+            held=int(data.get("held", 0)), released=int(data.get("released", 0)),
+            withheld=int(data.get("withheld", 0)), first_seen_at=parse_utc(data.get("first_seen_at")),
+            last_seen_at=parse_utc(data.get("last_seen_at")), decided_at=parse_utc(data.get("decided_at")),
+            decision_note=str(data.get("decision_note") or ""),
         )
 
 
@@ -963,6 +1041,7 @@ class LeaderboardClient:
         also_report: Iterable[str] | _Unset = UNSET,
         secret: int | _Unset | None = UNSET,
         features: bytes | str | None = None,
+        listed: bool | _Unset = UNSET,
         exist_ok: bool = False,
     ) -> HostCompetition:
         """``POST host/competitions/``: a competition over ``labels`` (CSV text or bytes with header
@@ -970,7 +1049,8 @@ class LeaderboardClient:
         (an ``id,f1,...,fd`` CSV of the same ids) it is a model competition: participants upload ONNX models.
 
         Every option left out takes the site's default; ``None`` means none (full precision, no limit, never
-        closes). ``secret`` fixes the competition's secret seed (its public/private split and defense
+        closes). ``listed=False`` keeps it off the competition lists (reached by its URL only). ``secret`` fixes the
+        competition's secret seed (its public/private split and defense
         randomness, e.g. to replay an offline game cell); the site never shows it back. With ``exist_ok``, a
         competition of that slug this host may see is returned as it is instead of being created.
         """
@@ -984,7 +1064,7 @@ class LeaderboardClient:
             "score_decimals": score_decimals, "public_fraction": public_fraction, "daily_limit": daily_limit,
             "total_limit": total_limit, "opens_at": opens_at, "closes_at": closes_at, "arithmetic": arithmetic,
             "defenses": defenses, "disclosed_defenses": disclosed_defenses,
-            "same_file_same_score": same_file_same_score, "secret": secret,
+            "same_file_same_score": same_file_same_score, "secret": secret, "listed": listed,
         }
         form: list[tuple[str, str]] = [("slug", slug)]
         for name, value in options.items():
@@ -1003,6 +1083,19 @@ class LeaderboardClient:
     def host_competition(self, slug: str) -> HostCompetition:
         """The host's view of one of its competitions (:class:`Forbidden` for someone else's)."""
         return HostCompetition.from_json(self._get_object(f"/api/v1/host/competitions/{slug}/"))
+
+    def clean_games(self, *, dry_run: bool = False) -> dict[str, Any]:
+        """``POST host/games/clean/``: remove the competitions this host's live games made, their submissions and
+        attacker accounts; the answer lists them (``competitions``, ``submissions``, ``accounts``, ``summary``)."""
+        path = "/api/v1/host/games/clean/"
+        return self._object(self._request("POST", path, json={"dry_run": dry_run}), path)
+
+    def update_competition(self, slug: str, **settings: Any) -> HostCompetition:
+        """``PATCH host/competitions/{slug}/``: change the settings given (``closes_at``, ``listed``, ``daily_limit``,
+        ...; the site validates them as at creation and :class:`BadRequest` names a refused one)."""
+        path = f"/api/v1/host/competitions/{slug}/"
+        body = {name: value.isoformat() if isinstance(value, datetime) else value for name, value in settings.items()}
+        return HostCompetition.from_json(self._object(self._request("PATCH", path, json=body), path))
 
     def set_defenses(
         self, slug: str, defenses: list[dict[str, Any]], *, disclosed_defenses: str | None = None
@@ -1041,6 +1134,58 @@ class LeaderboardClient:
         """One leakage audit of ``slug`` (the latest when ``audit_id`` is ``None``; :class:`NotFound` if none)."""
         suffix = "" if audit_id is None else f"{int(audit_id)}/"
         return Audit.from_json(self._get_object(f"/api/v1/host/competitions/{slug}/audit/{suffix}"))
+
+    # --- the sybil screen (host side) -------------------------------------------------------------------
+
+    def screen_settings(self, slug: str) -> ScreenSettings:
+        """``GET competitions/{slug}/screen/``: the competition's sybil screen (host only: :class:`Forbidden`)."""
+        return ScreenSettings.from_json(self._get_object(f"/api/v1/competitions/{slug}/screen/"))
+
+    def set_screen(self, slug: str, *, mode: str | None = None, threshold: float | None = None) -> ScreenSettings:
+        """``PATCH competitions/{slug}/screen/``: change the mode (``off``, ``flag``, ``hold``) and/or the
+        threshold (0 to 1); what is left out stays. :class:`BadRequest` names a refused value. Changing the mode
+        releases nothing: held submissions wait for a decision on their cluster."""
+        body: dict[str, Any] = {}
+        if mode is not None:
+            body["mode"] = mode
+        if threshold is not None:
+            body["threshold"] = threshold
+        path = f"/api/v1/competitions/{slug}/screen/"
+        return ScreenSettings.from_json(self._object(self._request("PATCH", path, json=body), path))
+
+    def screen_clusters(self, slug: str) -> list[SuspectCluster]:
+        """``GET competitions/{slug}/screen/clusters/``: the suspected clusters with their evidence, open ones
+        first, newest first (host only: :class:`Forbidden`)."""
+        rows = self._get_list(f"/api/v1/competitions/{slug}/screen/clusters/")
+        return [SuspectCluster.from_json(row) for row in rows]
+
+    def decide_cluster(self, cluster_id: int, decision: str) -> SuspectCluster:
+        """``POST screen/clusters/{id}/{decision}/``: one of :data:`SCREEN_DECISIONS` on an open cluster; the
+        cluster after it. ``dismiss`` and ``merge`` (into one team) have the worker release its held submissions,
+        in upload order; ``disqualify`` takes its accounts off the boards and never releases them; ``ban`` also
+        deactivates them. :class:`Conflict` when the cluster was already decided or the decision cannot be carried
+        out (the teams' rules for a merge, banning staff or the host); :class:`NotFound` for a cluster that is
+        not yours. Not retried blindly: a lost answer's decision may have landed (then a :class:`Conflict`)."""
+        if decision not in SCREEN_DECISIONS:
+            raise ValueError(f"unknown decision {decision!r}; use one of {', '.join(SCREEN_DECISIONS)}")
+        path = f"/api/v1/screen/clusters/{int(cluster_id)}/{decision}/"
+        return SuspectCluster.from_json(self._object(self._request("POST", path), path))
+
+    def dismiss_cluster(self, cluster_id: int) -> SuspectCluster:
+        """Not one person after all: release the cluster's held submissions (:meth:`decide_cluster`)."""
+        return self.decide_cluster(cluster_id, "dismiss")
+
+    def merge_cluster(self, cluster_id: int) -> SuspectCluster:
+        """One person or group: make the cluster's accounts one team, then release (:meth:`decide_cluster`)."""
+        return self.decide_cluster(cluster_id, "merge")
+
+    def disqualify_cluster(self, cluster_id: int) -> SuspectCluster:
+        """Off this competition's boards; held submissions never released (:meth:`decide_cluster`)."""
+        return self.decide_cluster(cluster_id, "disqualify")
+
+    def ban_cluster(self, cluster_id: int) -> SuspectCluster:
+        """Disqualify and deactivate the cluster's accounts (:meth:`decide_cluster`)."""
+        return self.decide_cluster(cluster_id, "ban")
 
     def create_participant(self, username: str, *, email: str = "") -> Participant:
         """``POST host/participants/``: a new participant account and its API token. Asking again for an

@@ -1,5 +1,5 @@
 """``leaderboard-game run GAMEFILE --out DIR [--mode offline] [--backend local|celery]``: play a game and write
-its report."""
+its report; ``leaderboard-game clean --url URL``: remove what live games left on a site."""
 
 from __future__ import annotations
 
@@ -76,12 +76,43 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--quiet", action="store_true", help="print only the summary table")
     check = sub.add_parser("check", help="validate a game file without running it")
     check.add_argument("gamefile")
+    clean = sub.add_parser(
+        "clean", help="remove the competitions live games made on a site (unlisted game-…), with their submissions "
+        "and attacker accounts",
+    )
+    clean.add_argument("--url", required=True, help="the site")
+    clean.add_argument("--host-token", default=None,
+                       help="the host's API token (the one the games ran with); default: LEADERBOARD_HOST_TOKEN")
+    clean.add_argument("--dry-run", action="store_true", help="say what would be removed, remove nothing")
     return parser
+
+
+def clean(args: argparse.Namespace) -> int:
+    """``leaderboard-game clean``: the site removes this host's game competitions; prints what went."""
+    from bot.client import ClientError, LeaderboardClient
+
+    token = args.host_token or os.environ.get("LEADERBOARD_HOST_TOKEN", "")
+    if not token:
+        print("leaderboard-game: clean needs the host token the games ran with: --host-token TOKEN or the "
+              "environment variable LEADERBOARD_HOST_TOKEN", file=sys.stderr)
+        return 2
+    try:
+        with LeaderboardClient(args.url.rstrip("/"), token) as client:
+            done = client.clean_games(dry_run=args.dry_run)
+    except ClientError as exc:
+        print(f"leaderboard-game: {exc}", file=sys.stderr)
+        return 1
+    for slug in done.get("competitions") or []:
+        print(f"  {slug}")
+    print(done.get("summary", ""))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``leaderboard-game`` console script; returns the exit status."""
     args = build_parser().parse_args(argv)
+    if args.command == "clean":
+        return clean(args)
     try:
         spec = load_game(resolve_gamefile(args.gamefile))
     except GameFileError as exc:

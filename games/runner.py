@@ -21,6 +21,7 @@ private split; without one, both boards score every row (the private board is a 
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import time
 from collections.abc import Callable
@@ -180,10 +181,16 @@ def run_game(
     cells: list[Cell] = []
     boards: list[Board] = []
     if site is not None:
-        for group in groups:
-            board, group_cells = _play_group(group, site)
-            boards.append(board)
-            _collect(cells, group_cells, spec.n_cells, say)
+        try:
+            for group in groups:
+                board, group_cells = _play_group(group, site)
+                site.close_cells()  # a cell is open on the site only while it plays
+                boards.append(board)
+                _collect(cells, group_cells, spec.n_cells, say)
+        except BaseException:  # interrupted or broken: close what it opened, if the site still answers
+            with contextlib.suppress(Exception):
+                site.close_cells()
+            raise
     elif jobs > 1 and len(groups) > 1:
         from concurrent.futures import ProcessPoolExecutor
 

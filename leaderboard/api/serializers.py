@@ -12,6 +12,7 @@ from rest_framework import serializers
 import defenses
 from leaderboard.competitions.models import METRIC_HELP, Competition
 from leaderboard.submissions.models import Submission
+from leaderboard.submissions.selectors import submission_review
 from sandbox import ALLOWED_OPERATORS
 from scoring import ConfigurationError, get_metric
 
@@ -147,9 +148,16 @@ class CompetitionDetailSerializer(CompetitionSummarySerializer):
         return f"/api/v1/competitions/{competition.slug}/sample-submission/"
 
 
+LISTED_HELP = (
+    "Shown on the home page and in GET /api/v1/competitions/ (default); false: reached only by its URL, e.g. a "
+    "game's cell."
+)
+
+
 class HostCompetitionSerializer(CompetitionDetailSerializer):
     defenses = serializers.JSONField()
     same_file_same_score = serializers.BooleanField()
+    listed = serializers.BooleanField(help_text=LISTED_HELP)
     host = serializers.CharField(source="host.username", allow_null=True, default=None)
 
 
@@ -222,6 +230,11 @@ class SubmissionSerializer(serializers.Serializer):
         "private_score_text}}; the private text only after the close."
     )
     error = serializers.CharField()
+    review = serializers.SerializerMethodField(
+        help_text="The sybil screen's hold: \"held\" (held for the host's review: scored, no score released, cannot "
+        "be selected as final), \"releasing\" (the host released it; its score follows), \"withheld\" (the host "
+        "disqualified the account: never released); null when not held."
+    )
     selected_for_final = serializers.BooleanField()
     upload_name = serializers.CharField()
     created_at = serializers.DateTimeField()
@@ -249,6 +262,9 @@ class SubmissionSerializer(serializers.Serializer):
 
     def get_private_score(self, submission: Submission) -> float | None:
         return submission.private_score if submission.competition.is_closed() else None
+
+    def get_review(self, submission: Submission) -> str | None:
+        return submission_review(submission) or None
 
     def get_private_score_text(self, submission: Submission) -> str:
         return submission.private_score_text if submission.competition.is_closed() else ""
@@ -343,6 +359,19 @@ class CompetitionUpdateInputSerializer(serializers.Serializer):
     disclosed_defenses = serializers.CharField(required=False, allow_blank=True)
     also_report = serializers.ListField(child=serializers.CharField(), required=False)
     same_file_same_score = serializers.BooleanField(required=False)
+    listed = serializers.BooleanField(required=False, help_text=LISTED_HELP)
+
+
+class GameCleanInputSerializer(serializers.Serializer):
+    dry_run = serializers.BooleanField(default=False, help_text="say what would be removed, remove nothing")
+
+
+class GameCleanSerializer(serializers.Serializer):
+    competitions = serializers.ListField(child=serializers.CharField(), help_text="the slugs removed")
+    submissions = serializers.IntegerField()
+    accounts = serializers.ListField(child=serializers.CharField(), help_text="the usernames removed")
+    dry_run = serializers.BooleanField()
+    summary = serializers.CharField()
 
 
 class CompetitionCreateInputSerializer(serializers.Serializer):
@@ -375,6 +404,7 @@ class CompetitionCreateInputSerializer(serializers.Serializer):
         help_text="Fix the secret seed (public/private split and defense randomness), e.g. to replay an offline "
         "game cell; default: a fresh random secret. Never shown back.",
     )
+    listed = serializers.BooleanField(default=True, help_text=LISTED_HELP)
 
     def validate_metric(self, value: str) -> str:
         try:
@@ -412,7 +442,10 @@ class ParticipantCreateInputSerializer(serializers.Serializer):
 
 class ParticipantCreatedSerializer(serializers.Serializer):
     username = serializers.CharField()
-    token = serializers.CharField(help_text="The account's API token: send it as `Authorization: Token …`.")
+    token = serializers.CharField(
+        help_text="A new API token of the account, shown this once (the site keeps only its digest; it replaces the "
+        "account's previous token): send it as `Authorization: Token …`."
+    )
     created = serializers.BooleanField(help_text="False when this host had made the account before.")
 
 

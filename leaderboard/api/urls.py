@@ -40,6 +40,7 @@ urlpatterns = [
     path("host/inversion-challenges/", views.HostInversionChallengeCreateApi.as_view(),
          name="host-inversion-challenge-create"),
     path("host/participants/", views.HostParticipantsApi.as_view(), name="host-participants"),
+    path("host/games/clean/", views.HostGameCleanApi.as_view(), name="host-games-clean"),
     path("host/competitions/<slug:slug>/", views.HostCompetitionDetailApi.as_view(), name="host-competition"),
     path("host/competitions/<slug:slug>/defenses/", views.HostDefensesApi.as_view(), name="host-defenses"),
     path("host/competitions/<slug:slug>/submissions/", views.HostSubmissionsApi.as_view(), name="host-submissions"),

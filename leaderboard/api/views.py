@@ -565,7 +565,8 @@ class HostParticipantsApi(APIView):
     """Make a participant account (API token only, no password) for a bot, a class or a test.
 
     Allowed to whoever may create competitions (staff, or the ``competitions.add_competition`` permission).
-    Asking again for an account this host made answers 200 with the same token; a name taken otherwise is 409.
+    Asking again for an account this host made answers 200 with a new token (its old one stops working: the site
+    keeps only digests of tokens); a name taken otherwise is 409.
     """
 
     permission_classes = [IsAuthenticated]
@@ -574,7 +575,8 @@ class HostParticipantsApi(APIView):
         request=s.ParticipantCreateInputSerializer,
         responses={
             201: s.ParticipantCreatedSerializer,
-            200: OpenApiResponse(s.ParticipantCreatedSerializer, description="an account this host made before"),
+            200: OpenApiResponse(s.ParticipantCreatedSerializer,
+                                 description="an account this host made before, with a new token"),
             400: OpenApiResponse(description="an invalid username or email"),
             403: OpenApiResponse(description="not allowed to create competitions"),
             409: OpenApiResponse(description="the username is taken by an account this host did not make"),
@@ -592,6 +594,28 @@ class HostParticipantsApi(APIView):
         )
         body = {"username": user.get_username(), "token": token, "created": created}
         return Response(body, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class HostGameCleanApi(APIView):
+    """Remove the competitions this host's live games made (unlisted, ``game-`` + 20 hex digits), their submissions
+    and the attacker accounts made for them (``leaderboard-game clean --url``; ``manage.py clean_games`` on the
+    site). ``{"dry_run": true}`` only says what would go."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(request=s.GameCleanInputSerializer, responses={200: s.GameCleanSerializer})
+    def post(self, request: Request) -> Response:
+        from leaderboard.competitions.cleanup import game_cells_remove
+
+        if not competition_can_create(user=request.user):
+            raise PermissionDenied("only staff (or users allowed to add competitions) host games")
+        payload = s.GameCleanInputSerializer(data=request.data or {})
+        payload.is_valid(raise_exception=True)
+        dry_run = payload.validated_data["dry_run"]
+        done = game_cells_remove(host=request.user, dry_run=dry_run)
+        body = {"competitions": done.competitions, "submissions": done.submissions, "accounts": done.accounts,
+                "dry_run": dry_run, "summary": done.summary(dry_run=dry_run)}
+        return Response(s.GameCleanSerializer(body).data)
 
 
 HOST_ERRORS = {

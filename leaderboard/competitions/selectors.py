@@ -24,7 +24,9 @@ BLOB_COLUMNS = ("ids_json", *NPY_COLUMNS)
 
 
 def competition_list() -> QuerySet[Competition]:
-    return Competition.objects.all().order_by("-opens_at", "slug")
+    """The listed competitions, newest opening first (the slug breaks ties, so pages of it are stable). Unlisted
+    ones (a game's cells) are reached only by their URL."""
+    return Competition.objects.filter(listed=True).order_by("-opens_at", "slug")
 
 
 def competition_get(*, slug: str) -> Competition:

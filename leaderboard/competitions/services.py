@@ -90,8 +90,12 @@ def competition_create(
     same_file_same_score: bool = False,
     also_report: list[str] | tuple[str, ...] = (),
     secret: int | None = None,
+    listed: bool = True,
 ) -> Competition:
     """Create a competition with its hidden test set; the public/private split comes from a fresh secret.
+
+    ``listed=False`` leaves it out of the competition lists (the home page, the API's list): it is reached only
+    by its URL, as a game's cells are.
 
     With ``features_csv`` (``id,f1,...,fd``, the same ids as the labels) it is a model competition: participants
     upload ONNX models, which the worker runs on these features.
@@ -120,6 +124,7 @@ def competition_create(
         n_rows=len(ids),
         n_classes=n_classes,
         n_features=0 if features is None else features.shape[1],
+        listed=listed,
     )
     if opens_at is not None:
         competition.opens_at = opens_at
@@ -177,7 +182,7 @@ UNCHANGED: Any = _Unchanged()
 
 UPDATABLE_FIELDS = (
     "title", "description", "score_decimals", "daily_limit", "total_limit", "opens_at", "closes_at", "defenses",
-    "disclosed_defenses", "also_report", "same_file_same_score", "team_merger_deadline", "max_team_size",
+    "disclosed_defenses", "also_report", "same_file_same_score", "team_merger_deadline", "max_team_size", "listed",
 )
 
 
@@ -197,6 +202,7 @@ def competition_update(
     same_file_same_score: bool = UNCHANGED,
     team_merger_deadline: datetime | None = UNCHANGED,
     max_team_size: int | None = UNCHANGED,
+    listed: bool = UNCHANGED,
 ) -> Competition:
     """Change a competition's settings after creation, validated exactly as :func:`competition_create` validates
     them; the settings not given stay as they are. Returns ``competition``, updated to what was saved.
@@ -211,7 +217,7 @@ def competition_update(
         "total_limit": total_limit, "opens_at": opens_at, "closes_at": closes_at, "defenses": defenses,
         "disclosed_defenses": disclosed_defenses, "also_report": also_report,
         "same_file_same_score": same_file_same_score, "team_merger_deadline": team_merger_deadline,
-        "max_team_size": max_team_size,
+        "max_team_size": max_team_size, "listed": listed,
     }
     changes = {name: value for name, value in given.items() if value is not UNCHANGED}
     if "defenses" in changes:

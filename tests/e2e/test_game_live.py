@@ -11,7 +11,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import requests
 
+from bot.client import NotFound
 from games import load_game, run_game
 from games.live import LiveSite
 from tests.e2e.bot_support import REPO, LiveStack, live_stack, redis_available
@@ -122,9 +124,27 @@ def test_a_live_game_plays_any_site_given_its_url_and_a_host_token(stack: LiveSt
         assert (live["status"], int(live["queries"])) == (offline.status, offline.queries)
         assert float(live["label_accuracy"]) == pytest.approx(offline.outcome.label_accuracy, abs=1e-6)
         assert live["status"] == "ok" and float(live["claimed_accuracy"]) == 1.0
-    (competition,) = [c for c in stack.host.competitions() if c.title.startswith("game live-any-site:")]
+    cells = [stack.host.host_competition(slug) for slug in stack.host.clean_games(dry_run=True)["competitions"]]
+    (competition,) = [c for c in cells if c.title.startswith("game live-any-site:")]
     board = stack.host.host_submissions(competition.slug)
     attackers = {row.participant for row in board}
     assert len(attackers) == 2 and all(a.startswith(f"{competition.slug}-attacker-") for a in attackers)
     assert len(board) == 2 * (offline.queries + 1)  # each run: the attack's queries and its final submission
     assert stack.host.host_competition(competition.slug).host == "host"
+    # The cell is off the site's lists and closed once the game is done (the second run reopened it to play).
+    assert competition.listed is False and competition.closes_at is not None and not competition.is_open
+    assert competition.slug not in {c.slug for c in stack.host.competitions()}
+    assert competition.slug not in requests.get(stack.url + "/", timeout=30).text
+    # ``leaderboard-game clean --url`` removes every cell of this host's games, their submissions and attackers.
+    planned = stack.host.clean_games(dry_run=True)
+    assert attackers <= set(planned["accounts"]) and planned["submissions"] >= len(board)
+    done = subprocess.run(
+        [sys.executable, "-m", "games", "clean", "--url", stack.url], cwd=REPO, env=env, capture_output=True,
+        text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"  {competition.slug}" in done.stdout.splitlines()
+    assert done.stdout.splitlines()[-1] == planned["summary"].replace("would remove", "removed")
+    assert stack.host.clean_games(dry_run=True)["competitions"] == []
+    with pytest.raises(NotFound):
+        stack.host.host_competition(competition.slug)

@@ -42,6 +42,8 @@ class Command(BaseCommand):
         parser.add_argument("--also-report", default=keep, help="comma-separated metrics ('' for none)")
         parser.add_argument("--same-file-same-score", action=argparse.BooleanOptionalAction, default=keep)
         parser.add_argument("--max-team-size", type=opt.optional_int, default=keep, help="'none' = no limit")
+        parser.add_argument("--listed", action=argparse.BooleanOptionalAction, default=keep,
+                            help="shown on the home page and the API's list (--no-listed: reached by URL only)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -67,7 +69,8 @@ class Command(BaseCommand):
             changes["description"] = description
         simple = {"title": "title", "decimals": "score_decimals", "daily_limit": "daily_limit",
                   "total_limit": "total_limit", "disclose": "disclosed_defenses",
-                  "same_file_same_score": "same_file_same_score", "max_team_size": "max_team_size"}
+                  "same_file_same_score": "same_file_same_score", "max_team_size": "max_team_size",
+                  "listed": "listed"}
         changes.update({field: options[option] for option, field in simple.items() if option in options})
         if "opens_at" in options:
             changes["opens_at"] = opt.moment(options["opens_at"], "--opens-at")
