@@ -189,6 +189,78 @@ class DefenseContext:
         return self.competition_rng
 
 
+PARAM_TYPES = ("number", "integer", "boolean", "choice", "numbers")
+"""The kinds of value a defense parameter takes (``numbers``: one number or a list of them)."""
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a defense as a host sets it: its name, type, default and allowed range.
+
+    A defense lists its parameters in :attr:`Defense.parameters`; the host's chain builder shows them and
+    ``tests/defenses/test_parameters.py`` checks every entry against what ``__init__`` accepts and refuses, so
+    the listing cannot drift from the validation (which stays in ``__init__``: it is the one that decides).
+    ``default`` ``None`` means "none" (the parameter is optional, an alternative, or derived: ``default_text``
+    says how); ``when`` limits it to chains where another parameter has one of the given values (the noise's
+    ``kind``, the Ladder's ``mode``); ``excludes`` names the alternatives it cannot be given with.
+
+    >>> Param("p", "number", 0.05, minimum=0, maximum=1, exclusive_maximum=True).range_text()
+    '[0, 1)'
+    >>> Param("count", "integer", minimum=1).range_text()
+    'at least 1'
+    """
+
+    name: str
+    type: str
+    default: Any = None
+    help: str = ""
+    minimum: float | None = None
+    maximum: float | None = None
+    exclusive_minimum: bool = False
+    exclusive_maximum: bool = False
+    choices: tuple[str, ...] = ()
+    required: bool = False
+    when: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    excludes: tuple[str, ...] = ()
+    default_text: str = ""
+
+    def __post_init__(self) -> None:
+        if self.type not in PARAM_TYPES:
+            raise ValueError(f"parameter {self.name!r}: unknown type {self.type!r}")
+
+    def range_text(self) -> str:
+        """The allowed values in words ("" when any value of the type is allowed)."""
+        if self.type == "choice":
+            return "one of " + ", ".join(self.choices)
+        low, high = self.minimum, self.maximum
+        if low is not None and high is not None:
+            if self.type == "integer" and not (self.exclusive_minimum or self.exclusive_maximum):
+                return f"{low:g} to {high:g}"
+            return f"{'(' if self.exclusive_minimum else '['}{low:g}, {high:g}{')' if self.exclusive_maximum else ']'}"
+        if low is not None:
+            return f"above {low:g}" if self.exclusive_minimum else f"at least {low:g}"
+        if high is not None:
+            return f"below {high:g}" if self.exclusive_maximum else f"at most {high:g}"
+        return ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The parameter as plain JSON (what the host page and the validation endpoint send to the browser)."""
+        return {
+            "name": self.name, "type": self.type, "default": self.default, "default_text": self.default_text,
+            "help": self.help, "minimum": self.minimum, "maximum": self.maximum,
+            "exclusive_minimum": self.exclusive_minimum, "exclusive_maximum": self.exclusive_maximum,
+            "choices": list(self.choices), "required": self.required,
+            "when": {key: list(values) for key, values in self.when}, "excludes": list(self.excludes),
+            "range": self.range_text(),
+        }
+
+
+SCOPE_PARAM = Param(
+    "scope", "choice", "account", choices=SCOPES,
+    help="whose submissions share the state: each account's own, a team's, or the whole board's",
+)
+
+
 class Defense(ABC):
     """Base class of every defense. Subclasses set ``name``, ``stage`` and override one or both hooks.
 
@@ -207,6 +279,8 @@ class Defense(ABC):
     needs_peers: bool = False
     # Whose submissions share this defense's state (:data:`SCOPES`); a stateful defense takes it as a parameter.
     scope: str = "account"
+    # The parameters a host may set (:class:`Param`), in the order the chain builder shows them.
+    parameters: ClassVar[tuple[Param, ...]] = ()
 
     @property
     def shared(self) -> bool:

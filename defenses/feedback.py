@@ -29,6 +29,7 @@ from defenses.base import (
     Defense,
     DefenseConfigError,
     DefenseContext,
+    Param,
     Score,
     ScoringView,
     Stage,
@@ -82,6 +83,10 @@ class Threshold(HardLabel):
 
     name = "threshold"
     citation = "medal and badge boards; the hard-label feedback of Kahla et al., CVPR 2022 (paper 002)"
+    parameters = (
+        Param("t", "numbers", required=True,
+              help="the cut-off, or a list of distinct cut-offs (a medal board: how many the score beats)"),
+    )
 
     def __init__(self, **params: Any) -> None:
         p = take_params(self.name, params, {"t": None})
@@ -143,6 +148,10 @@ class Rank(HardLabel):
 
     name = "rank"
     citation = "rank-only boards; the hard-label feedback of Kahla et al., CVPR 2022 (paper 002)"
+    parameters = (
+        Param("among", "choice", "own", choices=("own", "board"),
+              help="own: rank among the participant's own submissions; board: place among the other participants"),
+    )
 
     def __init__(self, **params: Any) -> None:
         p = take_params(self.name, params, {"among": "own"})

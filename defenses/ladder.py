@@ -12,10 +12,12 @@ from typing import Any, ClassVar
 import numpy as np
 
 from defenses.base import (
+    SCOPE_PARAM,
     Defense,
     DefenseConfigError,
     DefenseContext,
     MetricView,
+    Param,
     Score,
     ScoringView,
     Stage,
@@ -93,6 +95,13 @@ class Ladder(Defense):
     name = "ladder"
     stage = Stage.RELEASE
     citation = "Blum & Hardt, ICML 2015, Algorithm 1 and Section 3.2; Ladder.jl (mrtzh)"
+    parameters = (
+        Param("mode", "choice", "fixed", choices=MODES,
+              help="fixed: a step eta; parameter_free: a paired test on per-row values"),
+        Param("eta", "number", minimum=0, exclusive_minimum=True, when=(("mode", ("fixed",)),),
+              default_text="n^(-1/3) for n scored rows", help="the step a score must improve by"),
+        SCOPE_PARAM,
+    )
 
     _ALLOWED: ClassVar[dict[str, dict[str, Any]]] = {
         "fixed": {"mode": "fixed", "eta": None},

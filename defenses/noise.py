@@ -58,6 +58,7 @@ from defenses.base import (
     DefenseConfigError,
     DefenseContext,
     MetricView,
+    Param,
     Score,
     ScoringView,
     Stage,
@@ -409,6 +410,23 @@ class Noise(Defense):
     name = "noise"
     stage = Stage.SCORE
     citation = "Dwork et al. 2006; Canonne, Kamath & Steinke 2020; OpenDP; Aggarwal et al. ICML 2021 App. B.5"
+    parameters = (
+        Param("kind", "choice", "laplace", choices=tuple(KINDS), help="the noise distribution"),
+        Param("scale", "number", minimum=0, maximum=MAX_SCALE, exclusive_minimum=True, excludes=("epsilon",),
+              when=(("kind", ("laplace", "gaussian")),),
+              help="fixed noise: the Laplace scale b, or the Gaussian σ (give this or epsilon)"),
+        Param("epsilon", "number", minimum=MIN_EPSILON, maximum=MAX_EPSILON, excludes=("scale",),
+              when=(("kind", ("laplace", "gaussian")),),
+              help="noise calibrated to this ε at the metric's sensitivity on the scored rows (give this or scale)"),
+        Param("delta", "number", minimum=0, maximum=1, exclusive_minimum=True, exclusive_maximum=True,
+              when=(("kind", ("gaussian",)),), default_text=f"{DEFAULT_DELTA:g}", help="the Gaussian's δ"),
+        Param("sampler", "choice", "exact", choices=tuple(SAMPLERS), when=(("kind", ("laplace", "gaussian")),),
+              help="exact: seeded discrete noise (a re-score repeats it); opendp: OpenDP's own sampler"),
+        Param("k", "integer", minimum=sampling.FINEST_K, maximum=0, when=(("kind", ("laplace", "gaussian")),),
+              default_text=f"{sampling.FINEST_K}", help="the noise grid is 2^k"),
+        Param("alpha", "number", minimum=0, maximum=1, exclusive_maximum=True, required=True,
+              when=(("kind", ("multiplicative",)),), help="releases score × (1 + U), U uniform in [-α, α]"),
+    )
 
     def __init__(self, **params: Any) -> None:
         kind = params.get("kind", "laplace")

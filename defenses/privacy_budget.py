@@ -7,9 +7,11 @@ import math
 from typing import Any
 
 from defenses.base import (
+    SCOPE_PARAM,
     Defense,
     DefenseConfigError,
     DefenseContext,
+    Param,
     Score,
     ScoringView,
     Stage,
@@ -100,6 +102,16 @@ class PrivacyBudget(Defense):
     name = "privacy_budget"
     stage = Stage.RELEASE
     citation = "Dwork & Roth 2014, Thms 3.16 and 3.20; Dwork, Rothblum & Vadhan 2010"
+    parameters = (
+        Param("epsilon", "number", minimum=0, exclusive_minimum=True, required=True,
+              help="the total ε a participant (or the scope) may spend"),
+        Param("delta", "number", 1e-6, minimum=0, maximum=1, exclusive_maximum=True, help="the total δ"),
+        Param("composition", "choice", "best", choices=COMPOSITIONS,
+              help="the composition theorem the budget is enforced by (best: the smaller bound)"),
+        Param("on_exhausted", "choice", "withhold", choices=ON_EXHAUSTED,
+              help="withhold the score, or reject the submission, once the budget is spent"),
+        SCOPE_PARAM,
+    )
 
     def __init__(self, **params: Any) -> None:
         self.scope, params = take_scope(self.name, params)

@@ -56,9 +56,11 @@ from typing import Any
 import numpy as np
 
 from defenses.base import (
+    SCOPE_PARAM,
     Defense,
     DefenseConfigError,
     DefenseContext,
+    Param,
     ScoringView,
     Stage,
     register,
@@ -262,6 +264,26 @@ class ProbeDetector(Defense):
     name = "probe_detector"
     stage = Stage.DATA
     citation = "Aggarwal et al. ICML 2021 Thm 1, Algs 1 and 3; Aggarwal et al. 2020 Algs 1 and 3; DSB 2017 kernel"
+    parameters = (
+        Param("reject", "boolean", False, help="refuse to score a probe (false: only a host note)"),
+        Param("constant_share", "number", 0.9, minimum=0.5, maximum=1, exclusive_maximum=True,
+              help="the share of rows at one value that makes a spike"),
+        Param("min_structured", "integer", 4, minimum=3,
+              help="how many structured values make a prime-odds or geometric pattern"),
+        Param("history", "integer", 8, minimum=0, maximum=64,
+              help="recent 0/1 submissions kept for the random-hard-labels signal (0: off)"),
+        Param("spike_tolerance", "number", SPIKE_TOLERANCE, minimum=0, maximum=0.1,
+              help="a row within this (absolute) of the common value counts toward a spike"),
+        Param("change_tolerance", "number", CHANGE_TOLERANCE, minimum=0, maximum=10,
+              help="a sampled row moved by more than this in logit counts as changed"),
+        Param("min_changed", "number", MIN_CHANGED, minimum=0, maximum=1,
+              help="fewer changed sampled rows than this share make a sparse edit of a recent submission"),
+        Param("sparse_edits", "integer", SPARSE_EDITS, minimum=0, maximum=64,
+              help="sparse edits of this many recent submissions flag a probe (0: off)"),
+        Param("sample", "integer", SAMPLE_ROWS, minimum=16, maximum=100_000,
+              help="rows in the secret sample that submissions are compared on"),
+        SCOPE_PARAM,
+    )
 
     def __init__(self, **params: Any) -> None:
         self.scope, params = take_scope(self.name, params)

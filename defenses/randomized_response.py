@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from defenses.base import Defense, DefenseConfigError, DefenseContext, ScoringView, Stage, register, take_params
+from defenses.base import Defense, DefenseConfigError, DefenseContext, Param, ScoringView, Stage, register, take_params
 
 MODES = ("fixed", "fresh")
 
@@ -59,6 +59,14 @@ class RandomizedResponse(Defense):
     name = "randomized_response"
     stage = Stage.DATA
     citation = "Warner 1965; Ghazi et al. 2021; Aggarwal et al., ICML 2021, Section 6"
+    parameters = (
+        Param("p", "number", 0.05, minimum=0, maximum=1, exclusive_maximum=True, excludes=("epsilon",),
+              help="the probability of replacing a label"),
+        Param("epsilon", "number", minimum=0, exclusive_minimum=True, excludes=("p",),
+              help="the label-DP ε instead of p: p = (K-1)/(e^ε + K - 1)"),
+        Param("mode", "choice", "fixed", choices=MODES,
+              help="fixed: one draw for the whole competition; fresh: new flips per submission"),
+    )
 
     def __init__(self, **params: Any) -> None:
         p = take_params(self.name, params, {"p": None, "epsilon": None, "mode": "fixed"})

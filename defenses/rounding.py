@@ -6,7 +6,17 @@ import math
 from decimal import ROUND_HALF_EVEN, Decimal
 from typing import Any
 
-from defenses.base import Defense, DefenseConfigError, DefenseContext, Score, ScoringView, Stage, register, take_params
+from defenses.base import (
+    Defense,
+    DefenseConfigError,
+    DefenseContext,
+    Param,
+    Score,
+    ScoringView,
+    Stage,
+    register,
+    take_params,
+)
 
 
 def round_decimals(value: Score, decimals: int) -> Score:
@@ -35,6 +45,12 @@ class Rounding(Defense):
     name = "rounding"
     stage = Stage.RELEASE
     citation = "Kaggle leaderboard (5 decimals); Aggarwal et al., ICML 2021, Section 2"
+    parameters = (
+        Param("decimals", "integer", 5, minimum=0, maximum=15, excludes=("significant",),
+              help="decimal places released (Kaggle shows 5)"),
+        Param("significant", "integer", minimum=1, maximum=15, excludes=("decimals",),
+              help="significant digits released instead of a number of places"),
+    )
 
     def __init__(self, **params: Any) -> None:
         p = take_params(self.name, params, {"decimals": None, "significant": None})

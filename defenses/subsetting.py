@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from defenses.base import Defense, DefenseConfigError, DefenseContext, ScoringView, Stage, register, take_params
+from defenses.base import Defense, DefenseConfigError, DefenseContext, Param, ScoringView, Stage, register, take_params
 
 
 @register
@@ -31,6 +31,12 @@ class Subsetting(Defense):
     name = "subsetting"
     stage = Stage.DATA
     citation = "Aggarwal et al., ICML 2021, Section 6 (random subsets)"
+    parameters = (
+        Param("fraction", "number", 0.5, minimum=0, maximum=1, exclusive_minimum=True, excludes=("count",),
+              help="the share of the split's rows scored"),
+        Param("count", "integer", minimum=1, excludes=("fraction",), help="the number of rows scored instead"),
+        Param("disclosed", "boolean", False, help="tell participants about the subsetting in the metadata"),
+    )
 
     def __init__(self, **params: Any) -> None:
         p = take_params(self.name, params, {"fraction": None, "count": None, "disclosed": False})

@@ -12,9 +12,11 @@ import numpy as np
 
 from defenses import sampling
 from defenses.base import (
+    SCOPE_PARAM,
     Defense,
     DefenseConfigError,
     DefenseContext,
+    Param,
     Score,
     ScoringView,
     Stage,
@@ -77,6 +79,16 @@ class Thresholdout(Defense):
     name = "thresholdout"
     stage = Stage.SCORE
     citation = "Dwork et al., Science 349(6248), 2015, Thresholdout"
+    parameters = (
+        Param("reference_fraction", "number", 0.5, minimum=0, maximum=1, exclusive_minimum=True,
+              exclusive_maximum=True, help="the share of the split's rows set aside as the reference side"),
+        Param("threshold", "number", minimum=0, maximum=MAX_SCALE, exclusive_minimum=True,
+              default_text="4/√n for n holdout rows", help="T, in the metric's units"),
+        Param("sigma", "number", minimum=0, maximum=MAX_SCALE, exclusive_minimum=True,
+              default_text="1/√n for n holdout rows", help="σ of the Laplace noise, in the metric's units"),
+        Param("budget", "integer", 100, minimum=1, help="overfitting detections allowed"),
+        SCOPE_PARAM,
+    )
 
     def __init__(self, **params: Any) -> None:
         self.scope, params = take_scope(self.name, params)
