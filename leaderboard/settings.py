@@ -191,8 +191,7 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
-    "rest_framework",
-    "rest_framework.authtoken",
+    "rest_framework",  # API tokens are leaderboard.accounts' (hashed), not rest_framework.authtoken's
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and ReDoc served by the site itself, not from a CDN
     "leaderboard.competitions",
@@ -291,7 +290,7 @@ LEADERBOARD_KEEP_UPLOADS = env_bool("LEADERBOARD_KEEP_UPLOADS", False)
 # --- REST framework -------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        "leaderboard.accounts.authentication.HashedTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],

@@ -1,6 +1,7 @@
 """Writes on accounts: a host makes a participant account and gets its API token; a person signs up with a
-password; an owner gets or replaces their API token. New usernames are NFKC-normalised and refused when they look
-like a taken one (``leaderboard.accounts.usernames``)."""
+password; an owner gets a new API token, replacing the old one. A token is returned once, when it is made: the
+database keeps only its digest and prefix (``leaderboard.accounts.tokens``). New usernames are NFKC-normalised
+and refused when they look like a taken one (``leaderboard.accounts.usernames``)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
-from leaderboard.accounts.models import ProvisionedAccount
+from leaderboard.accounts.models import ApiToken, ProvisionedAccount
+from leaderboard.accounts.tokens import token_digest, token_new, token_prefix
 from leaderboard.accounts.usernames import CONFUSABLE_MESSAGE, confusable_existing_username, normalize_username
 from leaderboard.errors import QuotaExceeded, UsernameTaken
 from leaderboard.screening.models import SignupSource
@@ -25,11 +26,12 @@ HOST_ACCOUNT_PERIOD = timedelta(days=1)
 def participant_provision(
     *, username: str, host: Any, email: str = "", address: str = "", user_agent: str = ""
 ) -> tuple[Any, str, bool]:
-    """A participant account named ``username``, its API token, and whether it was created now.
+    """A participant account named ``username``, a new API token for it, and whether it was created now.
 
     A new account has no usable password (it signs in with its token) and remembers ``host`` as its maker.
-    Asking again for an existing account returns it only to the host that made it (or to a superuser, who may
-    read every token anyway), and only when it is a plain participant (never a staff account); any other
+    Asking again for an existing account returns it, with a new token that replaces its old one (the site keeps
+    no token it could hand out again), only to the host that made it (or to a superuser), and only when it is a
+    plain participant (never a staff account); any other
     taken name raises :class:`UsernameTaken`, so a host can never obtain another person's token. A new name
     that looks like a taken one raises :class:`UsernameTaken` too; a host (not a superuser) past
     ``LEADERBOARD_HOST_ACCOUNTS_PER_DAY`` new accounts in 24 hours gets :class:`QuotaExceeded`. A new account's
@@ -55,8 +57,8 @@ def participant_provision(
             privileged = getattr(user, "is_staff", False) or getattr(user, "is_superuser", False)
             if privileged or not (mine or getattr(host, "is_superuser", False)):
                 raise UsernameTaken(f"the username {username!r} is taken; choose another")
-        token, _ = Token.objects.get_or_create(user=user)
-    return user, token.key, created
+        token = api_token_issue(user=user)
+    return user, token, created
 
 
 def _check_host_account_limit(host: Any) -> None:
@@ -79,9 +81,10 @@ def _check_host_account_limit(host: Any) -> None:
 
 def participant_sign_up(
     *, username: str, email: str, password: str, address: str = "", user_agent: str = ""
-) -> tuple[Any, str]:
-    """A new participant account with a password (validated by the caller's form) and its API token; its
-    sign-up trace keeps the request's client ``address`` and ``user_agent`` (host only: the sybil screen's)."""
+) -> Any:
+    """A new participant account with a password (validated by the caller's form), without an API token yet (its
+    owner makes one on the profile page, where it is shown once); its sign-up trace keeps the request's client
+    ``address`` and ``user_agent`` (host only: the sybil screen's)."""
     users: Any = get_user_model().objects  # the user model's manager (create_user is not on the base type)
     username = normalize_username(username)
     if confusable_existing_username(username) is not None:
@@ -89,25 +92,19 @@ def participant_sign_up(
     try:
         with transaction.atomic():
             user = users.create_user(username=username, email=email, password=password)
-            token = Token.objects.create(user=user)
             signup_trace_record(user=user, source=SignupSource.WEB, address=address, user_agent=user_agent)
     except IntegrityError:  # the name was taken between the form's check and this insert
         raise UsernameTaken("A user with that username already exists.") from None
-    return user, token.key
+    return user
 
 
-def api_token_ensure(*, user: Any) -> str:
-    """The account's API token, made now if it has none yet (e.g. an account made in the admin)."""
-    token, _ = Token.objects.get_or_create(user=user)
-    return str(token.key)
-
-
-def api_token_regenerate(*, user: Any) -> str:
-    """Replace the account's API token with a fresh one: the old one stops working at once."""
-    user_model = get_user_model()
+def api_token_issue(*, user: Any) -> str:
+    """A new API token for the account, replacing its old one (which stops working at once). The token is
+    returned here only: the database keeps its digest and prefix, so show it to its owner now."""
+    token = token_new()
     with transaction.atomic():
-        # Lock the account so that two regenerations at once cannot both delete and then both create.
-        user_model.objects.select_for_update().filter(pk=user.pk).first()
-        Token.objects.filter(user=user).delete()
-        token = Token.objects.create(user=user)
-    return str(token.key)
+        # Lock the account so that two issues at once cannot both delete and then both create.
+        get_user_model().objects.select_for_update().filter(pk=user.pk).first()
+        ApiToken.objects.filter(user=user).delete()
+        ApiToken.objects.create(user=user, prefix=token_prefix(token), digest=token_digest(token))
+    return token

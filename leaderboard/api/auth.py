@@ -1,4 +1,7 @@
-"""``POST /api/v1/auth/token/``: a script trades a username and password for the account's API token.
+"""``POST /api/v1/auth/token/``: a script trades a username and password for a new API token of the account.
+
+The site keeps only digests of tokens, so it cannot hand back the one the account has: each successful call
+makes a new token, and the account's previous token stops working.
 
 It authenticates through the same lockout as the login page (``leaderboard.security``): a locked login answers
 429 with ``resets_at`` (UTC) and a Retry-After header, never "did not match"."""
@@ -16,7 +19,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.accounts.services import api_token_ensure
+from leaderboard.accounts.services import api_token_issue
 from leaderboard.security import locked_message, request_locked_until, retry_after_seconds
 
 DID_NOT_MATCH = "username and password did not match"
@@ -29,7 +32,9 @@ class TokenLoginApi(APIView):
     @extend_schema(
         request=OpenApiTypes.OBJECT,
         responses={
-            200: OpenApiResponse(OpenApiTypes.OBJECT, description="`{token, username}`"),
+            200: OpenApiResponse(
+                OpenApiTypes.OBJECT, description="`{token, username}`: a new token; the account's old one stops working"
+            ),
             400: OpenApiResponse(description="missing fields, or the username and password did not match"),
             429: OpenApiResponse(description="too many failed attempts; `resets_at` (UTC) and a Retry-After header"),
         },
@@ -50,4 +55,4 @@ class TokenLoginApi(APIView):
                 headers = {"Retry-After": str(retry_after_seconds(until))}
                 return Response(body, status=status.HTTP_429_TOO_MANY_REQUESTS, headers=headers)
             return Response({"detail": DID_NOT_MATCH}, status=status.HTTP_400_BAD_REQUEST)
-        return Response({"token": api_token_ensure(user=user), "username": user.get_username()})
+        return Response({"token": api_token_issue(user=user), "username": user.get_username()})

@@ -1,5 +1,6 @@
 """The account pages: sign-up (open, by invite code or closed: ``LEADERBOARD_SIGNUP``), the profile with the API
-token and its regeneration, and Django's own password change and reset views on the site's templates.
+token's prefix and a button that makes a new token (shown in full on that answer only: the site keeps its digest),
+and Django's own password change and reset views on the site's templates.
 
 Sign-up and password-reset requests are counted per client address (``leaderboard.security.attempt_allowed``);
 failed logins per (username, address) and per address, and a locked login says until when (HTTP 429). With the
@@ -24,7 +25,8 @@ from django.views.decorators.debug import sensitive_post_parameters
 from django.views.decorators.http import require_POST
 
 from leaderboard.accounts.forms import LoginForm
-from leaderboard.accounts.services import api_token_ensure, api_token_regenerate, participant_sign_up
+from leaderboard.accounts.selectors import api_token_of
+from leaderboard.accounts.services import api_token_issue, participant_sign_up
 from leaderboard.errors import UsernameTaken
 from leaderboard.screening.services import request_trace
 from leaderboard.security import LimiterUnavailable, attempt_allowed, request_locked_until, retry_after_seconds
@@ -91,7 +93,7 @@ def sign_up(request: HttpRequest) -> HttpResponse:
         form = SignUpForm(request.POST, invite_code=_invite_code())
         if form.is_valid():
             try:
-                user, _ = participant_sign_up(
+                user = participant_sign_up(
                     username=form.cleaned_data["username"],
                     email=form.cleaned_data["email"],
                     password=form.cleaned_data["password1"],
@@ -103,7 +105,7 @@ def sign_up(request: HttpRequest) -> HttpResponse:
                 login(request, user, backend=LOGIN_BACKEND)
                 messages.success(
                     request,
-                    f"Welcome, {user.get_username()}: your account is ready; your API token is on your account page.",
+                    f"Welcome, {user.get_username()}: your account is ready; make your API token on your account page.",
                 )
                 return redirect(_next_url(request))
         status = 400
@@ -113,26 +115,39 @@ def sign_up(request: HttpRequest) -> HttpResponse:
     return render(request, "web/signup.html", context, status=status)
 
 
-@never_cache
-def profile(request: HttpRequest) -> HttpResponse:
-    if not request.user.is_authenticated:
-        return redirect(f"{reverse('web:login')}?next={reverse('web:profile')}")
-    response = render(
-        request,
-        "web/profile.html",
-        {"token": api_token_ensure(user=request.user), "api_root": request.build_absolute_uri("/api/v1/")},
-    )
-    response["Cache-Control"] = "no-store"  # a token is a password: no cache keeps a copy of the page
+def _profile_page(request: HttpRequest, new_token: str | None = None) -> HttpResponse:
+    context = {
+        "stored_token": api_token_of(user=request.user),
+        "new_token": new_token,
+        "api_root": request.build_absolute_uri("/api/v1/"),
+    }
+    response = render(request, "web/profile.html", context)
+    response["Cache-Control"] = "no-store"  # a new token is a password: no cache keeps a copy of the page
     return response
 
 
-@require_POST
-def token_regenerate(request: HttpRequest) -> HttpResponse:
+@never_cache
+def profile(request: HttpRequest) -> HttpResponse:
+    """The account, and of its API token only the prefix (the site cannot show more)."""
     if not request.user.is_authenticated:
         return redirect(f"{reverse('web:login')}?next={reverse('web:profile')}")
-    api_token_regenerate(user=request.user)
-    messages.success(request, "You have a new API token; the old one no longer works.")
-    return redirect("web:profile")
+    return _profile_page(request)
+
+
+@require_POST
+@never_cache
+def token_regenerate(request: HttpRequest) -> HttpResponse:
+    """Make a new API token, replacing the old one, and show it in full on this answer: the one time it is shown
+    (answered here rather than redirected, so that it is never kept anywhere to show later)."""
+    if not request.user.is_authenticated:
+        return redirect(f"{reverse('web:login')}?next={reverse('web:profile')}")
+    had_one = api_token_of(user=request.user) is not None
+    token = api_token_issue(user=request.user)
+    messages.success(
+        request,
+        "You have a new API token; the old one no longer works." if had_one else "You have an API token.",
+    )
+    return _profile_page(request, new_token=token)
 
 
 class PasswordResetView(auth_views.PasswordResetView):

@@ -113,14 +113,28 @@ def score_all(enqueued: list[int]) -> Callable[[], list[str]]:
     return run
 
 
+_ISSUED: dict[int, str] = {}  # user id -> the last token issue_token gave it (the database keeps only digests)
+
+
+def issue_token(user: Any) -> str:
+    """An API token of ``user`` that works now: the one given before if it is still the account's (so two clients
+    of one user share it), else a new one (which replaces any other)."""
+    from leaderboard.accounts.models import ApiToken
+    from leaderboard.accounts.services import api_token_issue
+    from leaderboard.accounts.tokens import token_digest
+
+    known = _ISSUED.get(user.pk)
+    if known is None or not ApiToken.objects.filter(user=user, digest=token_digest(known)).exists():
+        known = _ISSUED[user.pk] = api_token_issue(user=user)
+    return known
+
+
 def api_client(user: Any | None) -> Any:
-    from rest_framework.authtoken.models import Token
     from rest_framework.test import APIClient
 
     client = APIClient()
     if user is not None:
-        token, _ = Token.objects.get_or_create(user=user)
-        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+        client.credentials(HTTP_AUTHORIZATION=f"Token {issue_token(user)}")
     return client
 
 

@@ -1,6 +1,7 @@
 """People's accounts on the web pages: sign-up (open, by invite code, closed; throttled per address; passwords
-validated; no more said about taken usernames than Django's own form says), the profile with the API token and
-its regeneration, password change and reset (mail through the configured backend)."""
+validated; no more said about taken usernames than Django's own form says), the profile with the API token's prefix
+and a new token shown once on the answer that makes it, password change and reset (mail through the configured
+backend)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,9 @@ from django.contrib.auth.models import User
 from django.core import mail
 from django.core.cache import cache
 from django.test import Client
-from rest_framework.authtoken.models import Token
 
-from leaderboard.accounts.services import participant_provision
+from leaderboard.accounts.models import ApiToken
+from leaderboard.accounts.services import api_token_issue, participant_provision
 from leaderboard.errors import UsernameTaken
 from stack.processes import REPO
 
@@ -46,7 +47,7 @@ def body(response: Any) -> str:
 # --- Sign-up ----------------------------------------------------------------------------------------------
 
 
-def test_signing_up_makes_an_account_with_a_token_and_logs_in(client: Client) -> None:
+def test_signing_up_makes_an_account_and_logs_in(client: Client) -> None:
     page = client.get("/accounts/signup/")
     assert page.status_code == 200 and 'name="password1"' in body(page) and "invite_code" not in body(page)
     answer = sign_up(client)
@@ -54,10 +55,11 @@ def test_signing_up_makes_an_account_with_a_token_and_logs_in(client: Client) ->
     carol = User.objects.get(username="carol")
     assert carol.check_password(PASSWORD) and carol.email == "carol@example.org"
     assert not carol.is_staff and not carol.is_superuser
-    token = Token.objects.get(user=carol).key
     profile = client.get("/accounts/profile/")
-    assert profile.status_code == 200 and token in body(profile)
-    assert "Welcome, carol" in body(profile)
+    assert profile.status_code == 200 and "Welcome, carol" in body(profile)
+    # No token yet (one made now could never be shown): the profile offers to make one.
+    assert not ApiToken.objects.filter(user=carol).exists()
+    assert 'id="no-api-token"' in body(profile) and "Make an API token" in body(profile)
 
 
 def test_sign_up_goes_back_to_a_page_of_this_site_only(client: Client) -> None:
@@ -173,39 +175,60 @@ def test_the_profile_needs_a_login(client: Client) -> None:
     assert answer.status_code == 302 and answer["Location"] == "/accounts/login/?next=/accounts/profile/"
 
 
-def test_the_profile_shows_my_token_only_and_is_never_cached(participant: Any, other_participant: Any) -> None:
-    mine = Token.objects.create(user=participant).key
-    theirs = Token.objects.create(user=other_participant).key
+def csrf_of(page: Any) -> str:
+    found = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', body(page))
+    assert found is not None
+    return found.group(1)
+
+
+def shown_token(answer: Any) -> str:
+    found = re.search(r'<code id="api-token">([^<]+)</code>', body(answer))
+    assert found is not None, body(answer)
+    return found.group(1)
+
+
+def test_the_profile_shows_my_tokens_prefix_only_and_is_never_cached(
+    participant: Any, other_participant: Any
+) -> None:
+    mine = api_token_issue(user=participant)
+    theirs = api_token_issue(user=other_participant)
     client = Client()
     client.force_login(participant)
     page = client.get("/accounts/profile/")
-    assert mine in body(page) and theirs not in body(page)
+    prefix = ApiToken.objects.get(user=participant).prefix
+    assert f'<code id="api-token-prefix">{prefix}</code>' in body(page) and mine.startswith(prefix)
+    assert mine not in body(page) and theirs not in body(page) and theirs[:12] not in body(page)
+    assert 'id="api-token"' not in body(page)
     assert "no-store" in page["Cache-Control"]
 
 
-def test_an_account_without_a_token_gets_one_on_its_profile(participant: Any) -> None:
-    client = Client()
-    client.force_login(participant)
-    assert not Token.objects.filter(user=participant).exists()
-    page = client.get("/accounts/profile/")
-    assert Token.objects.get(user=participant).key in body(page)
-
-
-def test_regenerating_the_token_retires_the_old_one(participant: Any, competition: Any) -> None:
-    old = Token.objects.create(user=participant).key
+def test_a_token_made_on_the_profile_is_shown_once_and_works(participant: Any, competition: Any) -> None:
     client = Client(enforce_csrf_checks=True)
     client.force_login(participant)
     page = client.get("/accounts/profile/")
-    csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', body(page))
-    assert csrf is not None
+    assert 'id="no-api-token"' in body(page) and not ApiToken.objects.filter(user=participant).exists()
+    made = client.post("/accounts/profile/token/", {"csrfmiddlewaretoken": csrf_of(page)})
+    assert made.status_code == 200 and "no-store" in made["Cache-Control"]
+    token = shown_token(made)
+    assert "shown this once" in body(made) and "You have an API token." in body(made)
+    quota = f"/api/v1/competitions/{competition.slug}/quota/"
+    assert Client().get(quota, HTTP_AUTHORIZATION=f"Token {token}").status_code == 200
+    for later in (client.get("/accounts/profile/"), client.get("/accounts/profile/")):  # never again in full
+        assert token not in body(later) and token[:12] in body(later) and "Regenerate the token" in body(later)
+
+
+def test_regenerating_the_token_retires_the_old_one(participant: Any, competition: Any) -> None:
+    old = api_token_issue(user=participant)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(participant)
+    page = client.get("/accounts/profile/")
     assert client.post("/accounts/profile/token/").status_code == 403  # no CSRF token: refused
-    assert Token.objects.get(user=participant).key == old
-    answer = client.post("/accounts/profile/token/", {"csrfmiddlewaretoken": csrf.group(1)})
-    assert answer.status_code == 302 and answer["Location"] == "/accounts/profile/"
-    new = Token.objects.get(user=participant).key
-    assert new != old
+    answer = client.post("/accounts/profile/token/", {"csrfmiddlewaretoken": csrf_of(page)})
+    assert answer.status_code == 200 and "old one no longer works" in body(answer)
+    new = shown_token(answer)
+    assert new != old and old not in body(answer)
     after = client.get("/accounts/profile/")
-    assert new in body(after) and old not in body(after) and "old one no longer works" in body(after)
+    assert new not in body(after) and old not in body(after) and new[:12] in body(after)
     quota = f"/api/v1/competitions/{competition.slug}/quota/"
     assert Client().get(quota, HTTP_AUTHORIZATION=f"Token {old}").status_code == 401
     assert Client().get(quota, HTTP_AUTHORIZATION=f"Token {new}").status_code == 200

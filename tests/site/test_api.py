@@ -152,6 +152,12 @@ MALFORMED: dict[str, tuple[Any, str]] = {
     "above one": (lambda c: _with_line(c, 9, _good_lines(c)[9].split(",")[0] + ",1.5"), "line 10"),
     "negative": (lambda c: _with_line(c, 9, _good_lines(c)[9].split(",")[0] + ",-0.1"), "line 10"),
     "bad header": (lambda c: _with_line(c, 0, "id,prediction"), "line 1"),
+    # A spreadsheet set to a comma decimal mark writes ';' between columns: the message says so.
+    "semicolons": (lambda c: "\n".join(line.replace(",", ";") for line in _good_lines(c)).encode(),
+                   "line 1: the header has 1 columns, expected 2: id,target; this line is separated by ';'"),
+    "a semicolon row": (lambda c: _with_line(c, 4, _good_lines(c)[4].replace(",", ";")),
+                        "line 5: expected 2 columns, got 1; this line is separated by ';' (semicolon): separate "
+                        "columns with ','"),
     "empty file": (lambda c: b"", "empty"),
     "only whitespace": (lambda c: b"\n\n  \n", "empty"),
     "header only": (lambda c: b"id,target\n", "no rows"),
@@ -484,14 +490,16 @@ def _staff(username: str = "sam") -> Any:
 
 def test_a_host_creates_a_participant_and_its_token_works(clients, competition) -> None:
     from django.contrib.auth.models import User
-    from rest_framework.authtoken.models import Token
+
+    from leaderboard.accounts.models import ApiToken
 
     staff = _staff()
     made = staff.post("/api/v1/host/participants/", {"username": "bot-1"}, format="json")
     assert made.status_code == 201, made.content
     body = made.json()
     assert body["username"] == "bot-1" and body["created"] is True
-    assert Token.objects.get(user__username="bot-1").key == body["token"]
+    stored = ApiToken.objects.get(user__username="bot-1")
+    assert body["token"].startswith(stored.prefix) and body["token"] not in (stored.prefix, stored.digest)
     user = User.objects.get(username="bot-1")
     assert not user.has_usable_password() and not user.is_staff
     from tests.site.conftest import api_client
@@ -499,9 +507,13 @@ def test_a_host_creates_a_participant_and_its_token_works(clients, competition) 
     bot = api_client(None)
     bot.credentials(HTTP_AUTHORIZATION=f"Token {body['token']}")
     assert upload(bot, competition.slug, predictions_csv(competition, _probs(30))).status_code == 202
-    # Asking again is idempotent for the host that made it: same token, 200.
+    # Asking again answers the host that made it with the same account, 200, and a new token replacing the old.
     again = staff.post("/api/v1/host/participants/", {"username": "bot-1"}, format="json")
-    assert again.status_code == 200 and again.json() == {**body, "created": False}
+    assert again.status_code == 200 and again.json() == {**body, "token": again.json()["token"], "created": False}
+    assert again.json()["token"] != body["token"]
+    assert upload(bot, competition.slug, predictions_csv(competition, _probs(31))).status_code == 401
+    bot.credentials(HTTP_AUTHORIZATION=f"Token {again.json()['token']}")
+    assert upload(bot, competition.slug, predictions_csv(competition, _probs(31))).status_code == 202
 
 
 def test_a_host_never_gets_the_token_of_an_account_it_did_not_make(clients) -> None:

@@ -18,13 +18,13 @@ def test_the_command_line_creates_invites_and_accepts(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     from django.contrib.auth.models import User
-    from rest_framework.authtoken.models import Token
 
+    from leaderboard.accounts.services import api_token_issue
     from leaderboard.submissions.models import Participation
 
     make_competition(slug="bot-teams", daily_limit=None)
-    alice, bob = Token.objects.create(user=participant).key, Token.objects.create(user=other_participant).key
-    carol = Token.objects.create(user=User.objects.create_user("carol")).key
+    alice, bob = api_token_issue(user=participant), api_token_issue(user=other_participant)
+    carol = api_token_issue(user=User.objects.create_user("carol"))
     base = ["--url", live_server.url, "--competition", "bot-teams", "--team-only", "--no-progress"]
 
     summary = tmp_path / "team.json"

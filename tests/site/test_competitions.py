@@ -10,7 +10,6 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
-from rest_framework.authtoken.models import Token
 
 from leaderboard.competitions.models import Competition, HiddenTestData
 from leaderboard.competitions.selectors import competition_sample_submission, competition_scoring_spec
@@ -110,13 +109,18 @@ def test_create_competition_command_follows_the_documented_cli(tmp_path: Path, h
         call_command("create_competition", "cli-2", "--labels", str(tmp_path / "missing.csv"))
 
 
-def test_create_participant_prints_the_token_last(db) -> None:
+def test_create_participant_prints_a_working_token_last_and_a_new_one_when_asked_again(db) -> None:
+    from leaderboard.accounts.authentication import api_token_find
+
     out, err = StringIO(), StringIO()
     call_command("create_participant", "carol", stdout=out, stderr=err)
     token = out.getvalue().strip().splitlines()[-1]
-    assert Token.objects.get(user__username="carol").key == token
-    call_command("create_participant", "carol", stdout=out, stderr=err)  # idempotent: same token
-    assert out.getvalue().strip().splitlines()[-1] == token
+    found = api_token_find(token)
+    assert found is not None and found.user.get_username() == "carol"
+    call_command("create_participant", "carol", stdout=out, stderr=err)  # the site cannot print the old one again
+    again = out.getvalue().strip().splitlines()[-1]
+    assert again != token and api_token_find(token) is None and api_token_find(again) is not None
+    assert "a new API token replaces its old one" in err.getvalue()
 
 
 def test_hosts_create_a_competition_in_the_admin_by_uploading_labels(client, hidden_labels) -> None:

@@ -23,7 +23,7 @@ from scoring.inversion import InversionTask, MlpClassifier
 def test_brep_mi_over_http_spends_its_budget_and_is_scored(
     live_server: Any, participant: Any, score_all: Callable[[], list[str]]
 ) -> None:
-    from rest_framework.authtoken.models import Token
+    from leaderboard.accounts.services import api_token_issue
 
     # A small two-layer target on 4×4 images (the digits bundle's build costs seconds; the HTTP path is the same).
     rng = np.random.default_rng(5)
@@ -33,7 +33,7 @@ def test_brep_mi_over_http_spends_its_budget_and_is_scored(
     challenge = inversion_challenge_create(slug="invert-digits", target=target, evaluator=evaluator, task=task,
                                            query_budget=600, daily_limit=None, release_per_class=True)
     generator = PcaGenerator.fit(rng.uniform(0, 16, (200, 16)), n_latent=6)
-    token = Token.objects.create(user=participant).key
+    token = api_token_issue(user=participant)
     with LeaderboardClient(live_server.url, token) as client:
         oracle = HttpLabelOracle(client, "invert-digits")
         assert oracle.task == task and oracle.queries_left == 600

@@ -17,11 +17,11 @@ def test_the_team_journey_through_the_client(
     live_server: Any, make_competition: Any, participant: Any, other_participant: Any,
     score_all: Callable[[], list[str]],
 ) -> None:
-    from rest_framework.authtoken.models import Token
+    from leaderboard.accounts.services import api_token_issue
 
     competition = make_competition(slug="client-teams", daily_limit=2)
-    alice_token = Token.objects.create(user=participant).key
-    bob_token = Token.objects.create(user=other_participant).key
+    alice_token = api_token_issue(user=participant)
+    bob_token = api_token_issue(user=other_participant)
     values = np.random.default_rng(3).uniform(0.1, 0.9, competition.n_rows)
     with LeaderboardClient(live_server.url, alice_token) as alice, LeaderboardClient(live_server.url, bob_token) as bob:
         team = alice.create_team("client-teams", "Owls")

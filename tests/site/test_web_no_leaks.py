@@ -20,10 +20,11 @@ import numpy as np
 import pytest
 from django.test import Client
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
 
 import defenses
 from games import audit as audit_core
+from leaderboard.accounts.models import ApiToken
+from leaderboard.accounts.services import api_token_issue
 from leaderboard.audits.models import Audit
 from leaderboard.audits.services import audit_setup
 from leaderboard.competitions.models import Competition, HiddenTestData
@@ -124,6 +125,7 @@ class Scenario:
     users: dict[str, Any]
     hidden_labels: np.ndarray
     games_dir: Path
+    tokens: dict[str, str] = field(default_factory=dict)  # username -> API token, as given at its creation
 
     @property
     def competitions(self) -> list[Competition]:
@@ -204,8 +206,8 @@ class Scenario:
                 forbidden.add(rendering, "the hidden labels")
         for word in CHAIN_WORDS:
             forbidden.add(word, "the undisclosed defense chain")
-        for token in Token.objects.exclude(user=me).select_related("user"):
-            forbidden.add(token.key, f"the API token of {token.user.get_username()}")
+        for username, token in self.tokens.items():  # the viewer's own too: only its creation answer shows it
+            forbidden.add(token, f"the API token of {username}")
         return forbidden
 
 
@@ -305,8 +307,8 @@ def scenario(
                               accounts=(1, 2))  # the accounts axis and its screened replay, at their smallest
     Audit.objects.create(competition=open_competition, status="done", progress=1.0, result=report.as_dict())
 
-    for user in (participant, other_participant, host):
-        Token.objects.get_or_create(user=user)  # every cast member has a token that only its owner may see
+    # Every cast member has a token; no page shows it after the answer that made it (not even to its owner).
+    tokens = {user.get_username(): api_token_issue(user=user) for user in (participant, other_participant, host)}
 
     games_dir = tmp_path / "games"
     (games_dir / "standard").mkdir(parents=True)
@@ -318,6 +320,7 @@ def scenario(
         {"participant": participant, "other": other_participant},
         hidden_labels,
         games_dir,
+        tokens,
     )
 
 
@@ -350,7 +353,7 @@ def test_no_participant_visible_page_leaks(scenario: Scenario, viewer: str) -> N
         assert status == 200 and shown_submission_ids(mine) == set(own.values_list("pk", flat=True))
         assert all(s.upload_name in mine for s in own)
         status, profile = pages["/accounts/profile/"]
-        assert status == 200 and Token.objects.get(user=me).key in profile  # the one token a viewer may see
+        assert status == 200 and ApiToken.objects.get(user=me).prefix in profile  # of the token, its prefix only
         assert set(ACCOUNT_PAGES) - {"/accounts/profile/token/"} <= {url for url in pages if pages[url][0] < 400}
     else:
         status, _ = pages[f"/c/{scenario.open_competition.slug}/submissions/"]
@@ -367,14 +370,18 @@ def test_the_detector_finds_what_the_host_page_shows(scenario: Scenario, host: A
     assert any("another participant's submission id" in item for item in found), found
 
 
-def test_the_detector_finds_a_token_on_its_owners_profile(scenario: Scenario) -> None:
-    """The crawl can fail on tokens too: alice's profile holds what bob and the anonymous visitor must not see."""
+def test_the_detector_finds_a_token_on_the_answer_that_made_it(scenario: Scenario) -> None:
+    """The crawl can fail on tokens too: the answer that makes alice a new token shows it, once; her profile
+    afterwards shows only its prefix."""
     client = Client()
     client.force_login(scenario.users["participant"])
-    body = page_text(client.get("/accounts/profile/"))
-    for viewer in ("other", "anonymous"):
-        assert any("the API token of alice" in item for item in leaks(body, scenario.forbidden_for(viewer))), viewer
-    assert leaks(body, scenario.forbidden_for("participant")) == []
+    made = page_text(client.post("/accounts/profile/token/"))
+    shown = re.search(r'<code id="api-token">([^<]+)</code>', made)
+    assert shown is not None
+    scenario.tokens["alice"] = shown.group(1)
+    for viewer in ("participant", "other", "anonymous"):
+        assert any("the API token of alice" in item for item in leaks(made, scenario.forbidden_for(viewer))), viewer
+    assert leaks(page_text(client.get("/accounts/profile/")), scenario.forbidden_for("participant")) == []
 
 
 def test_the_api_docs_hold_no_data(scenario: Scenario, host: Any) -> None:

@@ -1,4 +1,7 @@
-"""``manage.py create_participant USERNAME``: create (or reuse) a user and print its API token last."""
+"""``manage.py create_participant USERNAME``: create (or reuse) a user and print a new API token last.
+
+The site keeps only a token's digest, so the printed token is the one chance to read it: for an existing user
+the command makes a new token, and the user's old one stops working."""
 
 from __future__ import annotations
 
@@ -6,13 +9,16 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
-from rest_framework.authtoken.models import Token
 
+from leaderboard.accounts.services import api_token_issue
 from leaderboard.accounts.usernames import normalize_username, username_refusal
 
 
 class Command(BaseCommand):
-    help = "Create a participant account and print its API token as the last line."
+    help = (
+        "Create a participant account and print a new API token as the last line (shown this once; for an existing "
+        "account the new token replaces its old one)."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("username")
@@ -32,6 +38,9 @@ class Command(BaseCommand):
         if created:
             user.set_unusable_password()
             user.save(update_fields=["password"])
-        token, _ = Token.objects.get_or_create(user=user)
-        self.stderr.write(f"{'created' if created else 'existing'} user {user.get_username()!r}")
-        self.stdout.write(token.key)
+        token = api_token_issue(user=user)
+        self.stderr.write(
+            f"created user {user.get_username()!r}" if created
+            else f"existing user {user.get_username()!r}: a new API token replaces its old one"
+        )
+        self.stdout.write(token)
