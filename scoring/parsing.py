@@ -173,7 +173,8 @@ def _parse_csv_exact(data: bytes, fmt: SubmissionFormat, *, keep_text: bool) -> 
     if [h.lower() for h in header] != expected:
         if len(header) != len(expected):
             raise SubmissionError(
-                f"the header has {len(header)} columns, expected {len(expected)}: {','.join(expected)}", line=1
+                f"the header has {len(header)} columns, expected {len(expected)}: {','.join(expected)}"
+                + delimiter_hint(lines[0]), line=1
             )
         raise SubmissionError(f"the header must be {','.join(expected)!r}, got {','.join(header)!r}", line=1)
     if len(lines) == 1:
@@ -325,7 +326,26 @@ def _columns(body: list[str], width: int, *, quoted: bool) -> list[list[str]]:
 def _wrong_width(line: str, got: int, width: int, offset: int) -> None:
     if not line.strip():
         raise SubmissionError("empty line", line=offset + 2)
-    raise SubmissionError(f"expected {width} columns, got {got}", line=offset + 2)
+    raise SubmissionError(f"expected {width} columns, got {got}" + delimiter_hint(line), line=offset + 2)
+
+
+#: Delimiters a spreadsheet writes instead of the comma (``;`` where the decimal mark is a comma), by name.
+OTHER_DELIMITERS = {";": "';' (semicolon)", "\t": "a tab"}
+
+
+def delimiter_hint(line: str) -> str:
+    """A hint to add to a wrong column count when ``line`` is split by another delimiter than the comma.
+
+    >>> delimiter_hint("id;target")
+    "; this line is separated by ';' (semicolon): separate columns with ',' (a comma), and write decimals with '.'"
+    >>> delimiter_hint("a,0.5,0.1")
+    ''
+    """
+    for delimiter, name in OTHER_DELIMITERS.items():
+        if delimiter in line:
+            return (f"; this line is separated by {name}: separate columns with ',' (a comma), "
+                    "and write decimals with '.'")
+    return ""
 
 
 def _split_line(line: str, *, line_number: int = 1) -> list[str]:

@@ -49,6 +49,12 @@ def test_crlf_bom_and_quoted_fields_are_accepted() -> None:
         (("id,target", "a,0.1", "b,1.5", "c,0.3", "d,0.4"), 3, "outside [0, 1]"),
         (("id,target", "a,0.1", "b,-0.01", "c,0.3", "d,0.4"), 3, "outside [0, 1]"),
         (("id,target", "a,0.1", "", "c,0.3", "d,0.4"), 3, "empty line"),
+        # ';' between columns (a spreadsheet with a comma decimal mark): the message names the delimiter.
+        (("id;target", "a;0,1", "b;0,2", "c;0,3", "d;0,4"), 1, "header has 1 columns, expected 2: id,target; this "
+         "line is separated by ';' (semicolon): separate columns with ',' (a comma), and write decimals with '.'"),
+        (("id,target", "a,0.1", "b;0.2", "c,0.3", "d,0.4"), 3, "expected 2 columns, got 1; this line is separated "
+         "by ';' (semicolon)"),
+        (("id,target", "a,0.1", "b,0.2", "c\t0.3", "d,0.4"), 4, "got 1; this line is separated by a tab"),
     ],
 )
 def test_malformed_csv_names_the_line_and_problem(lines: tuple[str, ...], line: int, problem: str) -> None:
