@@ -1,12 +1,15 @@
 """Server-side charts for the host pages: plain numbers laid out for an inline SVG template (no script, no CDN).
 
-:func:`released_vs_raw` places each scored submission at (raw score, released score) on one split, on equal
-axes, so the diagonal is "released = raw" and the distance from it is what the defense chain changed.
+:func:`released_minus_raw` draws what the defense chain did to each scored submission on one split: released -
+raw (vertical; zero means "released unchanged") against the submission's place in time (horizontal, oldest
+first), on a scale set by the differences themselves, so noise of 1e-3 fills the plot instead of vanishing beside
+scores of 0 to 25. Each participant is a series of its own colour (no colour shared among the shown series);
+beyond :data:`PALETTE`'s colours the participants with the fewest points share one grey "others" series.
 
->>> chart = released_vs_raw([Point(1, "alice", 0.5, 0.5), Point(2, "bob", 0.7, 0.75)], split="public")
->>> [tick.label for tick in chart.ticks]
-['0.4', '0.5', '0.6', '0.7', '0.8']
->>> chart.points[0].x == chart.x(0.5) and chart.points[1].y < chart.points[0].y  # higher scores sit higher
+>>> chart = released_minus_raw([Point(1, "alice", 0.5, 0.5004), Point(2, "bob", 0.7, 0.6997)], split="public")
+>>> [tick.label for tick in chart.y_ticks]
+['-0.0004', '-0.0002', '0', '0.0002', '0.0004', '0.0006']
+>>> chart.points[0].y < chart.zero_y < chart.points[1].y  # released above raw sits above the zero line
 True
 """
 
@@ -19,6 +22,9 @@ from typing import Any
 
 # Distinguishable on white and for the common colour-vision deficiencies (Okabe–Ito).
 PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442")
+#: The series of the participants beyond the palette's colours (:func:`released_minus_raw`): a grey no series shares.
+OTHERS_COLOR = "#9a9a9a"
+OTHERS = "others"
 
 
 @dataclass(frozen=True)
@@ -82,32 +88,38 @@ class PlotFrame:
 
 
 @dataclass
-class ScatterChart(PlotFrame):
-    """Released (vertical) against raw (horizontal) on equal axes, in SVG pixel coordinates."""
+class DifferenceChart(PlotFrame):
+    """Released - raw (vertical, ``lo`` to ``hi``, zero included) against the submission's place in time
+    (horizontal, 1 to ``count``, oldest first), in SVG pixel coordinates."""
 
     split: str
+    count: int
     lo: float
     hi: float
     width: int = 560
-    height: int = 400
-    left: int = 70
-    right: int = 36
-    top: int = 16
+    height: int = 360
+    left: int = 78
+    right: int = 20
+    top: int = 20
     bottom: int = 46
     points: list[PlacedPoint] = field(default_factory=list)
-    ticks: list[Tick] = field(default_factory=list)
+    x_ticks: list[Tick] = field(default_factory=list)
+    y_ticks: list[Tick] = field(default_factory=list)
     legend: list[Legend] = field(default_factory=list)
+    #: The largest |released - raw| drawn, and how many submissions were released unchanged.
+    largest: float = 0.0
+    unchanged: int = 0
 
-    def x(self, value: float) -> float:
-        return round(self.left + (value - self.lo) / (self.hi - self.lo) * self.plot_width, 1)
+    def x(self, position: float) -> float:
+        offset = (position - 1) / (self.count - 1) if self.count > 1 else 0.5
+        return round(self.left + offset * self.plot_width, 1)
 
     def y(self, value: float) -> float:
         return round(self.plot_bottom - (value - self.lo) / (self.hi - self.lo) * self.plot_height, 1)
 
     @property
-    def diagonal(self) -> tuple[float, float, float, float]:
-        """The line released = raw, corner to corner."""
-        return self.x(self.lo), self.y(self.lo), self.x(self.hi), self.y(self.hi)
+    def zero_y(self) -> float:
+        return self.y(0.0)
 
 
 def nice_ticks(lo: float, hi: float, target: int = 6) -> tuple[float, float, list[tuple[float, str]]]:
@@ -131,20 +143,60 @@ def nice_ticks(lo: float, hi: float, target: int = 6) -> tuple[float, float, lis
     return values[0], values[-1], ticks
 
 
-def released_vs_raw(points: Sequence[Point], *, split: str) -> ScatterChart | None:
+def integer_ticks(count: int, target: int = 6) -> list[int]:
+    """Whole positions 1..``count`` at a round step (1, 2 or 5 × 10^k), starting at 1.
+
+    >>> integer_ticks(3), integer_ticks(47)
+    ([1, 2, 3], [1, 10, 20, 30, 40])
+    """
+    raw_step = max(count / target, 1.0)
+    magnitude = 10 ** math.floor(math.log10(raw_step))
+    step = next(int(m * magnitude) for m in (1, 2, 5, 10) if m * magnitude >= raw_step)
+    return [1] + [k for k in range(step, count + 1, step) if k != 1]
+
+
+def series_colors(participants: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """Each participant's series name and colour (``participants`` most points first): every participant its own
+    colour while the palette lasts; beyond it the palette's last colour is given up and the tail shares one grey
+    series, :data:`OTHERS`.
+
+    >>> series = series_colors([f"p{k:02}" for k in range(15)])
+    >>> len({color for name, color in series.values()}), series["p06"], series["p07"]
+    (8, ('p06', '#000000'), ('others', '#9a9a9a'))
+    """
+    if len(participants) <= len(PALETTE):
+        return {name: (name, PALETTE[index]) for index, name in enumerate(participants)}
+    shown = len(PALETTE) - 1
+    named = {name: (name, PALETTE[index]) for index, name in enumerate(participants[:shown])}
+    return {**named, **{name: (OTHERS, OTHERS_COLOR) for name in participants[shown:]}}
+
+
+def released_minus_raw(points: Sequence[Point], *, split: str) -> DifferenceChart | None:
     """The chart of one split's scored submissions, or ``None`` when none has both a raw and a released score."""
-    finite = [p for p in points if math.isfinite(p.raw) and math.isfinite(p.released)]
+    finite = sorted((p for p in points if math.isfinite(p.raw) and math.isfinite(p.released)),
+                    key=lambda p: p.submission_id)
     if not finite:
         return None
-    values = [p.raw for p in finite] + [p.released for p in finite]
-    margin = (max(values) - min(values)) * 0.04  # no dot on the frame
-    lo, hi, ticks = nice_ticks(min(values) - margin, max(values) + margin)
-    chart = ScatterChart(split=split, lo=lo, hi=hi)
-    participants = sorted({p.participant for p in finite})
-    colors = {name: PALETTE[index % len(PALETTE)] for index, name in enumerate(participants)}
-    chart.legend = [Legend(name, colors[name]) for name in participants]
-    chart.ticks = [Tick(value, label, chart.x(value), chart.y(value)) for value, label in ticks]
-    chart.points = [PlacedPoint(p, chart.x(p.raw), chart.y(p.released), colors[p.participant]) for p in finite]
+    differences = [p.released - p.raw for p in finite]
+    largest = max(abs(d) for d in differences)
+    if largest == 0.0:  # nothing changed: every dot on the zero line
+        lo, hi, ticks = -1.0, 1.0, [(-1.0, "-1"), (0.0, "0"), (1.0, "1")]
+    else:
+        margin = largest * 0.06  # no dot on the frame
+        lo, hi, ticks = nice_ticks(min(0.0, min(differences)) - margin, max(0.0, max(differences)) + margin)
+    chart = DifferenceChart(split=split, count=len(finite), lo=lo, hi=hi, largest=largest,
+                            unchanged=sum(d == 0.0 for d in differences))
+    counts: dict[str, int] = {}
+    for p in finite:
+        counts[p.participant] = counts.get(p.participant, 0) + 1
+    series = series_colors(sorted(counts, key=lambda name: (-counts[name], name)))
+    tail = sum(name == OTHERS and color == OTHERS_COLOR for name, color in series.values())
+    chart.legend = [Legend(f"{OTHERS} ({tail} participants)" if color == OTHERS_COLOR else name, color)
+                    for name, color in dict(series.values()).items()]
+    chart.y_ticks = [Tick(value, label, chart.left, chart.y(value)) for value, label in ticks]
+    chart.x_ticks = [Tick(k, f"{k:,}", chart.x(k), chart.plot_bottom) for k in integer_ticks(len(finite))]
+    chart.points = [PlacedPoint(p, chart.x(k), chart.y(d), series[p.participant][1])
+                    for k, (p, d) in enumerate(zip(finite, differences, strict=True), 1)]
     return chart
 
 

@@ -361,7 +361,7 @@ def host_submissions(request: HttpRequest, slug: str) -> HttpResponse:
     charts = [
         chart
         for split in ("public", "private")
-        if (chart := charts_module.released_vs_raw(_chart_points(submissions, split), split=split)) is not None
+        if (chart := charts_module.released_minus_raw(_chart_points(submissions, split), split=split)) is not None
     ]
     return render(
         request,

@@ -60,7 +60,7 @@ def test_no_site_template_holds_an_inline_script_style_or_handler() -> None:
 
 
 def test_every_chart_colour_has_its_swatch_class() -> None:
-    from leaderboard.web.charts import PALETTE
+    from leaderboard.web.charts import OTHERS_COLOR, PALETTE
 
     stylesheet = (TEMPLATES / "web" / "static" / "web" / "site.css").read_text()
-    assert all(f".swatch-{colour[1:]} {{ background: {colour}; }}" in stylesheet for colour in PALETTE)
+    assert all(f".swatch-{colour[1:]} {{ background: {colour}; }}" in stylesheet for colour in (*PALETTE, OTHERS_COLOR))

@@ -1,7 +1,7 @@
 """Pages people read: styled error pages with navigation (500 without the database or the request), the favicon,
 API docs served from the site, no upload form once the quota is spent (the reset time said once), my submissions
-refreshing itself while scoring, and the host's raw-vs-released page with its chart. The real browser runs these
-pages in ``tests/browser``."""
+refreshing itself while scoring, and the host's raw-vs-released page with its chart of released − raw (host only).
+The real browser runs these pages in ``tests/browser``."""
 
 from __future__ import annotations
 
@@ -216,7 +216,7 @@ def test_the_private_board_before_the_close_reads_as_one_sentence(competition: A
 
 
 @pytest.mark.django_db
-def test_the_host_page_states_the_released_precision_and_charts_released_against_raw(
+def test_the_host_page_charts_released_minus_raw_where_noise_of_a_thousandth_is_visible(
     make_competition: Callable[..., Any], host: Any, participant: Any, other_participant: Any,
     submit: Callable[..., Any], score_all: Callable[[], list[str]],
 ) -> None:
@@ -231,7 +231,10 @@ def test_the_host_page_states_the_released_precision_and_charts_released_against
     charts_shown = re.findall(r"<svg .*?</svg>", body, flags=re.S)
     assert len(charts_shown) == 2  # public and private
     for svg in charts_shown:
-        assert svg.count("<circle") == 3 and "released = raw" in svg
+        assert svg.count("<circle") == 3 and "released = raw" in svg and "released − raw" in svg
+        # The vertical ticks are on the scale of the noise (thousandths), not of the scores.
+        labels = [float(label) for label in re.findall(r'text-anchor="end"[^>]*>([-0-9.e]+)</text>', svg)]
+        assert labels and max(labels) - min(labels) < 0.05 and 0.0 in labels
     assert "alice" in body and "bob" in body and 'class="wide"' in body
 
 
@@ -242,18 +245,73 @@ def test_the_host_page_without_scores_has_no_chart(competition: Any, host: Any) 
     assert "none: scores are released as computed" in body
 
 
-def test_the_chart_puts_released_against_raw_on_equal_axes() -> None:
-    points = [charts.Point(1, "alice", 0.70, 0.71), charts.Point(2, "bob", 0.60, 0.60)]
-    chart = charts.released_vs_raw(points, split="public")
-    assert chart is not None and chart.lo <= 0.6 and chart.hi >= 0.71
-    exact = next(p for p in chart.points if p.point.participant == "bob")
-    x1, y1, x2, y2 = chart.diagonal
-    # bob's score was released unchanged: his dot lies on the diagonal.
-    assert abs((exact.y - y1) * (x2 - x1) - (y2 - y1) * (exact.x - x1)) < 1.0
-    assert {entry.participant for entry in chart.legend} == {"alice", "bob"}
-    assert len({p.color for p in chart.points}) == 2
+@pytest.mark.django_db
+def test_only_the_host_reaches_the_chart_and_its_figures(
+    make_competition: Callable[..., Any], host: Any, participant: Any, submit: Callable[..., Any],
+    score_all: Callable[[], list[str]],
+) -> None:
+    competition = make_competition(slug="noisy", defenses=[{"name": "noise", "kind": "laplace", "scale": 1e-3}])
+    submission = submit(competition, participant, probs(7))
+    assert score_all() == ["scored"]
+    submission.refresh_from_db()
+    raw = repr(submission.raw_public)
+    assert raw in text(logged_in(host).get("/c/noisy/host/"))  # the chart's dot names it, for the host
+    anonymous = Client().get("/c/noisy/host/")
+    assert anonymous.status_code == 302 and "/login/" in anonymous["Location"]
+    own = logged_in(participant)
+    refused = own.get("/c/noisy/host/")
+    assert refused.status_code == 403 and "<svg" not in text(refused) and raw not in text(refused)
+    # Nor do the participant's own pages carry the raw score or the chart's difference.
+    pages = ("/c/noisy/", "/c/noisy/submissions/", "/c/noisy/leaderboard/public/",
+             f"/api/v1/submissions/{submission.pk}/")
+    for url in pages:
+        page = own.get(url)
+        assert page.status_code == 200, url
+        assert raw not in text(page) and "released − raw" not in text(page) and "<circle" not in text(page), url
+
+
+def test_noise_of_a_thousandth_spreads_over_the_plot_on_scores_of_zero_to_twenty_five() -> None:
+    rng = np.random.default_rng(12)
+    raws = np.concatenate([rng.uniform(0.5, 0.7, 20), [25.0, 0.0]])  # honest scores, an attack's probe, a perfect one
+    points = [charts.Point(k, "alice", float(raw), float(raw + rng.laplace(0, 1e-3))) for k, raw in enumerate(raws)]
+    chart = charts.released_minus_raw(points, split="public")
+    assert chart is not None and chart.count == len(points)
+    assert chart.lo >= -0.05 and chart.hi <= 0.05 and chart.lo <= 0.0 <= chart.hi  # the differences' scale
+    spread = max(p.y for p in chart.points) - min(p.y for p in chart.points)
+    assert spread > chart.plot_height / 2
     assert all(chart.left <= p.x <= chart.plot_right and chart.top <= p.y <= chart.plot_bottom for p in chart.points)
-    assert charts.released_vs_raw([], split="public") is None
+    # Oldest first, left to right.
+    assert [p.point.submission_id for p in sorted(chart.points, key=lambda p: p.x)] == list(range(len(points)))
+
+
+def test_a_released_unchanged_score_sits_on_the_zero_line() -> None:
+    points = [charts.Point(1, "alice", 0.70, 0.71), charts.Point(2, "bob", 0.60, 0.60)]
+    chart = charts.released_minus_raw(points, split="public")
+    assert chart is not None
+    alice, bob = sorted(chart.points, key=lambda p: p.point.submission_id)
+    assert bob.y == chart.zero_y and alice.y < chart.zero_y
+    assert chart.unchanged == 1 and chart.largest == pytest.approx(0.01)
+    assert charts.released_minus_raw([], split="public") is None
+    same = charts.released_minus_raw([charts.Point(1, "alice", 0.5, 0.5)], split="public")
+    assert same is not None and same.points[0].y == same.zero_y and same.largest == 0.0
+
+
+def test_fifteen_participants_get_no_shared_colour_the_tail_grouped_as_others() -> None:
+    points = [charts.Point(100 * k + j, f"p{k:02}", 0.5, 0.5 + 1e-4 * j) for k in range(15) for j in range(15 - k)]
+    chart = charts.released_minus_raw(points, split="public")
+    assert chart is not None
+    colours = [entry.color for entry in chart.legend]
+    assert len(colours) == len(set(colours)) == len(charts.PALETTE)
+    names = [entry.participant for entry in chart.legend]
+    # The most active participants are named; the eight with the fewest submissions share the grey series.
+    assert names[:7] == [f"p{k:02}" for k in range(7)] and names[7] == "others (8 participants)"
+    by_colour = {entry.color: entry.participant for entry in chart.legend}
+    for placed in chart.points:
+        member = placed.point.participant
+        assert by_colour[placed.color] == (member if int(member[1:]) < 7 else "others (8 participants)")
+    few = charts.released_minus_raw(points[: 15 + 14 + 13], split="public")  # three participants
+    assert few is not None and len({entry.color for entry in few.legend}) == 3
+    assert charts.OTHERS_COLOR not in {entry.color for entry in few.legend}
 
 
 def test_the_chart_module_examples_hold() -> None:
