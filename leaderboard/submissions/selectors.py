@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.core.exceptions import ObjectDoesNotExist
+from django.db.models import Count, F, Q, QuerySet
 from django.utils import timezone
 
 from leaderboard.competitions.models import Competition
@@ -107,11 +108,34 @@ def quota_status(*, competition: Competition, participant: Any, now: datetime | 
     )
 
 
+#: The sybil screen's hold (``leaderboard.screening``) as its submitter sees it: ``held`` (the host has not decided;
+#: scored, nothing released), ``releasing`` (the host let it go; the worker is releasing it), ``withheld`` (the host
+#: disqualified the account: never released). Empty for a submission the screen never held, or once released.
+REVIEW_HELD, REVIEW_RELEASING, REVIEW_WITHHELD = "held", "releasing", "withheld"
+_REVIEW_OF_HOLD = {"held": REVIEW_HELD, "releasing": REVIEW_RELEASING, "withheld": REVIEW_WITHHELD}
+
+
+def submission_review(submission: Submission) -> str:
+    """The screen's hold of ``submission`` as its submitter may see it (:data:`REVIEW_HELD`, ...; ``""`` for none).
+    Decided from uploads and sign-ups alone, so it says nothing about the hidden labels. Reads the ``review_state``
+    the participant selectors annotate, else the hold row."""
+    state = getattr(submission, "review_state", ...)
+    if state is ...:
+        try:
+            state = submission.screen_hold.state  # type: ignore[attr-defined]
+        except ObjectDoesNotExist:
+            state = None
+    review = _REVIEW_OF_HOLD.get(str(state), "")
+    # A release whose scoring failed is a failed submission, not one still under review.
+    return "" if review == REVIEW_RELEASING and submission.status == Status.FAILED else review
+
+
 def submission_get_for_participant(*, submission_id: int, participant: Any) -> Submission:
     """The caller's own submission; someone else's raises ``DoesNotExist`` exactly like a missing one."""
     return (
         Submission.objects.select_related("competition")
         .only(*_RELEASED_FIELDS, "competition__slug", "competition__closes_at")
+        .annotate(review_state=F("screen_hold__state"))
         .get(pk=submission_id, participant=participant)
     )
 
@@ -121,6 +145,7 @@ def submission_list_for_participant(*, competition: Competition, participant: An
         Submission.objects.filter(competition=competition, participant=participant)
         .select_related("competition")
         .only(*_RELEASED_FIELDS, "competition__slug", "competition__closes_at")
+        .annotate(review_state=F("screen_hold__state"))
         .order_by("-created_at", "-id")
     )
 

@@ -48,7 +48,15 @@ from leaderboard.submissions.models import (
     Team,
     UploadKind,
 )
-from leaderboard.submissions.selectors import QuotaStatus, quota_status, team_submissions
+from leaderboard.submissions.selectors import (
+    REVIEW_HELD,
+    REVIEW_RELEASING,
+    REVIEW_WITHHELD,
+    QuotaStatus,
+    quota_status,
+    submission_review,
+    team_submissions,
+)
 from leaderboard.submissions.teams import team_states_lock
 from scoring import ConfigurationError, NonFiniteScoreError, ScoringError, SubmissionError
 from scoring.arithmetic import ScoringWorkExceeded
@@ -860,7 +868,8 @@ def _release_claim(submission_id: int, claim: str) -> None:
 def submission_select_final(
     *, submission: Submission, participant: Any, selected: bool | None = None, now: datetime | None = None
 ) -> Submission:
-    """Select (or unselect) a submission for the private board; ``selected=None`` toggles. At most two."""
+    """Select (or unselect) a submission for the private board; ``selected=None`` toggles. At most two per team;
+    only a scored submission, and not one the sybil screen holds for the host's review (or the host withheld)."""
     now = now or timezone.now()
     competition = submission.competition
     if submission.participant_id != participant.pk:
@@ -872,6 +881,18 @@ def submission_select_final(
         current = Submission.objects.get(pk=submission.pk)
         target = (not current.selected_for_final) if selected is None else selected
         if target and not current.selected_for_final:
+            # A hold is made only while a row is being scored, so a scored row without one never gets one later.
+            review = submission_review(current)
+            if review in (REVIEW_HELD, REVIEW_RELEASING):
+                raise SelectionError(
+                    f"submission #{current.pk} is held for review by the host and cannot be selected as final; "
+                    "it can be once the host releases it and its score is released"
+                )
+            if review == REVIEW_WITHHELD:
+                raise SelectionError(
+                    f"submission #{current.pk} cannot be selected as final: the host disqualified this account in "
+                    "this competition, so it is never released"
+                )
             if current.status != Status.SCORED:
                 raise SelectionError("only a scored submission can be selected as final")
             # One set of finals per team: a teammate's selections count.

@@ -44,6 +44,7 @@ from leaderboard.submissions.selectors import (
     submission_leakage_for_host,
     submission_list_for_host,
     submission_list_for_participant,
+    submission_review,
     team_submissions,
 )
 from leaderboard.submissions.services import MAX_FINALS, submission_create, submission_select_final
@@ -198,6 +199,8 @@ def submission_upload(request: HttpRequest, slug: str) -> HttpResponse:
 def my_submissions(request: HttpRequest, slug: str) -> HttpResponse:
     competition = _competition(slug)
     submissions = list(submission_list_for_participant(competition=competition, participant=request.user))
+    for submission in submissions:  # the sybil screen's hold, as the template shows it
+        submission.review = submission_review(submission)  # type: ignore[attr-defined]
     return render(
         request,
         "web/my_submissions.html",

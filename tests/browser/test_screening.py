@@ -1,7 +1,7 @@
 """The host's "Suspected multi-accounts" page in a real browser: the host turns the sybil screen to hold; two
 accounts send complementary probes; the second one's submission is held (the participant sees "held for review"
-and no score); the page lists the cluster with its evidence and held count; "Dismiss" releases the held
-submission through the normal release."""
+and no score, and the page offers no "Select as final" for it); the page lists the cluster with its evidence and
+held count; "Dismiss" releases the held submission through the normal release, and its owner can then select it."""
 
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ import time
 import numpy as np
 import pytest
 import requests
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import HOST, HOST_PASSWORD, SLUG, BrowserSite, screenshot
 
 pytestmark = pytest.mark.e2e
 
 SYBILS = ("sybil-one", "sybil-two")
+SYBIL_PASSWORD = "sybil-two-password-1"  # a throwaway account in a throwaway database
 
 
 def log_in(page: Page, username: str, password: str) -> None:
@@ -53,8 +54,19 @@ def _until(site: BrowserSite, token: str, submission_id: int, done: str) -> dict
         time.sleep(0.1)
 
 
+def _owner_page(browser: Browser, site: BrowserSite) -> Page:
+    """sybil-two's own browser (a password set with the site's shell: the host API makes token-only accounts)."""
+    site.stack.manage("shell", "-c", (
+        "from django.contrib.auth.models import User; u = User.objects.get(username='sybil-two'); "
+        f"u.set_password('{SYBIL_PASSWORD}'); u.save()"))
+    tab = browser.new_context(base_url=site.url).new_page()
+    tab.set_default_timeout(15_000)
+    log_in(tab, SYBILS[1], SYBIL_PASSWORD)
+    return tab
+
+
 def test_the_host_sees_a_flagged_cluster_and_dismiss_releases_its_held_submission(
-    page: Page, site: BrowserSite
+    page: Page, site: BrowserSite, browser: Browser
 ) -> None:
     # The host turns the screen to hold on the page, reached from the competition page.
     log_in(page, HOST, HOST_PASSWORD)
@@ -80,6 +92,15 @@ def test_the_host_sees_a_flagged_cluster_and_dismiss_releases_its_held_submissio
     assert held["public_score"] is None and held["public_score_text"] == ""
     assert str(held["public_message"]).startswith("held for review")
 
+    # Its owner's page says held for review, shows no score and offers no final selection.
+    owner = _owner_page(browser, site)
+    owner.goto(f"/c/{SLUG}/submissions/")
+    row = owner.locator("tr", has_text=f"#{second}")
+    expect(row.locator(".review")).to_have_text("held for review")
+    expect(row).to_contain_text("selectable once the host releases it")
+    expect(row.get_by_role("button", name="Select as final")).to_have_count(0)
+    screenshot(site, owner, "screen-held-owner")
+
     # The page lists the cluster, its evidence and the held submission; dismiss releases it.
     page.reload()
     cluster = page.locator("section.cluster").first
@@ -92,4 +113,13 @@ def test_the_host_sees_a_flagged_cluster_and_dismiss_releases_its_held_submissio
     expect(page.locator("section.cluster").first.locator("h2")).to_contain_text("dismissed")
     released = _until(site, tokens[1], second, "released")
     assert released["public_score_text"] and not released["public_message"]
+
+    # Released, it shows its score and may be selected as final.
+    owner.goto(f"/c/{SLUG}/submissions/")
+    row = owner.locator("tr", has_text=f"#{second}")
+    expect(row.locator(".review")).to_have_count(0)
+    expect(row).to_contain_text(str(released["public_score_text"]))
+    row.get_by_role("button", name="Select as final").click()
+    expect(owner.get_by_text(f"Submission #{second} is selected as final.")).to_be_visible()
+    owner.context.close()
     screenshot(site, page, "screen-cluster-dismissed")

@@ -4,7 +4,8 @@ The test starts a worker on a fresh PostgreSQL database and runs this module as 
 (``python -m tests.site.test_screening_integration``), as ``tests/site/test_integration.py`` does: two accounts
 send complementary probes into a competition behind a fixed Ladder with the screen in hold mode, an honest account
 a model's output; the worker holds the probes (scored, nothing released, no Ladder state), releases the honest
-one, and the host's dismissal has the worker release the held ones, in upload order, through the Ladder.
+one, and the host's dismissal has the worker release the held ones, in upload order, through the Ladder. A held
+submission cannot be selected as a final; released, it can.
 """
 
 from __future__ import annotations
@@ -48,7 +49,9 @@ def scenario() -> dict[str, Any]:
     from leaderboard.screening.models import SuspectCluster
     from leaderboard.screening.services import HELD_MESSAGE, cluster_dismiss, screen_settings_update
     from leaderboard.submissions.models import DefenseState
-    from leaderboard.submissions.services import submission_create
+    from leaderboard.errors import SelectionError
+    from leaderboard.submissions.selectors import submission_review
+    from leaderboard.submissions.services import submission_create, submission_select_final
     from tests.site.factories import LABEL_SEED, N_ROWS, labels_csv, predictions_csv
 
     started = time.monotonic()
@@ -84,6 +87,12 @@ def scenario() -> dict[str, Any]:
                       for pk in held]
     report["fair"] = rows[fair].public_score_text
     report["sybil_2_states_held"] = ladder_states(sybil_2)
+    report["review_held"] = submission_review(rows[held[0]])
+    try:
+        submission_select_final(submission=rows[held[0]], participant=sybil_2, selected=True)
+        report["final_while_held"] = "selected"
+    except SelectionError as exc:
+        report["final_while_held"] = exc.message
     cluster = SuspectCluster.objects.get(competition=competition)
     report["cluster"] = [cluster.names, cluster.status]
     cluster_dismiss(cluster_id=cluster.pk, host=host)  # committed: the worker gets the release task
@@ -92,6 +101,9 @@ def scenario() -> dict[str, Any]:
                           for pk in held]
     report["in_order"] = rows[held[0]].finished_at <= rows[held[1]].finished_at
     report["sybil_2_states_released"] = bool(ladder_states(sybil_2))
+    report["review_released"] = submission_review(rows[held[0]])
+    report["final_released"] = submission_select_final(
+        submission=rows[held[0]], participant=sybil_2, selected=True).selected_for_final
     report["total_seconds"] = time.monotonic() - started
     return report
 
@@ -133,6 +145,8 @@ def test_a_real_worker_holds_a_probe_cluster_and_releases_it_in_order_when_dismi
     assert result["cluster"] == [["sybil-1", "sybil-2"], "open"]
     assert result["released"] == [["scored", True, ""], ["scored", True, ""]]
     assert result["in_order"] and result["sybil_2_states_released"]
+    assert result["review_held"] == "held" and "held for review" in result["final_while_held"]
+    assert result["review_released"] == "" and result["final_released"] is True
 
 
 if __name__ == "__main__":
