@@ -242,9 +242,10 @@ class Stack:
         return manage(self.env, *args, timeout=timeout)
 
     def host_token(self, username: str = "host") -> str:
-        """The API token of a staff account (made if missing) that may use the host API: the one step that
-        needs ``manage.py`` (``create_participant --staff``); competitions and participants are then made over
-        HTTP with :class:`bot.client.LeaderboardClient`. Made once per stack and user."""
+        """An API token of a staff account (made if missing) that may use the host API: the one step that
+        needs ``manage.py`` (``create_participant --staff``, whose last line is a new token: the site keeps only
+        digests, so each call replaces the account's token); competitions and participants are then made over
+        HTTP with :class:`bot.client.LeaderboardClient`. Made once per stack and user, then remembered here."""
         if username not in self._host_tokens:
             out = self.manage("create_participant", "--staff", username)
             self._host_tokens[username] = out.strip().splitlines()[-1].strip()

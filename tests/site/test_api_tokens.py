@@ -158,3 +158,18 @@ def test_the_migration_hashes_clear_tokens_which_keep_working(host: Any, competi
     finally:
         with connection.cursor() as cursor:
             cursor.execute('DROP TABLE IF EXISTS "authtoken_token"')
+
+
+def test_the_admin_lists_tokens_by_prefix_only_and_cannot_make_one(participant: Any) -> None:
+    token = api_token_issue(user=participant)
+    stored = ApiToken.objects.get(user=participant)
+    admin = Client()
+    admin.force_login(User.objects.create_superuser("root", "root@example.org", "pw"))
+    listing = admin.get("/admin/accounts/apitoken/")
+    detail = admin.get(f"/admin/accounts/apitoken/{stored.pk}/change/")
+    assert listing.status_code == 200 and detail.status_code == 200
+    for page in (listing.content.decode(), detail.content.decode()):
+        assert stored.prefix in page and stored.digest not in page and token not in page
+    assert admin.get("/admin/accounts/apitoken/add/").status_code == 403
+    assert admin.post(f"/admin/accounts/apitoken/{stored.pk}/delete/", {"post": "yes"}).status_code == 302
+    assert api_token_find(token) is None  # deleting it in the admin revokes it
