@@ -78,7 +78,8 @@ def print_addresses(stack: Stack) -> None:
     print(f"\nSite: {stack.url}/   leaderboard: {stack.url}/c/{DEMO_SLUG}/leaderboard/public/")
     print(f"API:  {stack.url}/api/v1/competitions/   schema: {stack.url}/api/schema/")
     print(f"Host: {stack.url}/admin/   user 'host', password in var/host-password.txt")
-    print(f"You:  {stack.url}/accounts/signup/   an account with its API token on {stack.url}/accounts/profile/")
+    print(f"You:  {stack.url}/accounts/signup/   an account; make its API token (shown once) on "
+          f"{stack.url}/accounts/profile/")
 
 
 def write_private(path: Path, text: str) -> None:
