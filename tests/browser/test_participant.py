@@ -56,12 +56,21 @@ def test_a_newcomer_signs_up_reads_the_token_uploads_and_chooses_a_final(page: P
     screenshot(site, page, "signup")
     page.get_by_role("button", name="Sign up").click()
 
-    # The profile shows the token; it works on the API, and regenerating it retires it.
+    # The profile makes a token and shows it once; it works on the API; afterwards the profile shows only its
+    # prefix, and regenerating it shows a new one once and retires the old one.
     expect(page).to_have_url(f"{site.url}/accounts/profile/")
     expect(page.get_by_text(f"Welcome, {newcomer}")).to_be_visible()
+    expect(page.locator("#no-api-token")).to_be_visible()
+    page.get_by_role("button", name="Make an API token").click()
+    expect(page.get_by_text("shown this once")).to_be_visible()
     token = page.locator("#api-token").inner_text().strip()
-    assert re.fullmatch(r"[0-9a-f]{40}", token), token
+    assert re.fullmatch(r"lbl_[A-Za-z0-9_-]{43}", token), token
     assert api_status(site, token) == 200
+    screenshot(site, page, "profile-token-made")
+    page.goto("/accounts/profile/")
+    expect(page.locator("#api-token-prefix")).to_have_text(token[:12])
+    expect(page.locator("#api-token")).to_have_count(0)
+    assert token not in page.content()
     screenshot(site, page, "profile")
     page.get_by_role("button", name="Regenerate the token").click()
     expect(page.get_by_text("the old one no longer works")).to_be_visible()
