@@ -1188,8 +1188,9 @@ class LeaderboardClient:
         return self.decide_cluster(cluster_id, "ban")
 
     def create_participant(self, username: str, *, email: str = "") -> Participant:
-        """``POST host/participants/``: a new participant account and its API token. Asking again for an
-        account this host made returns it (``created`` false); a name taken otherwise is a :class:`Conflict`."""
+        """``POST host/participants/``: a new participant account and its API token (the site shows a token only
+        when it makes it). Asking again for an account this host made returns it (``created`` false) with a new
+        token, and the account's old token stops working; a name taken otherwise is a :class:`Conflict`."""
         path = "/api/v1/host/participants/"
         body: dict[str, Any] = {"username": username}
         if email:
