@@ -416,8 +416,9 @@ class Submission:
 
     @property
     def finished(self) -> bool:
-        """Scored or failed: the status will not change any more."""
-        return self.status in ("scored", "failed")
+        """Scored or failed: the status will not change any more (a held submission the host just released is
+        scored again, so it is not finished until then)."""
+        return self.status in ("scored", "failed") and self.review != "releasing"
 
     @property
     def held(self) -> bool:
@@ -1165,7 +1166,8 @@ class LeaderboardClient:
         in upload order; ``disqualify`` takes its accounts off the boards and never releases them; ``ban`` also
         deactivates them. :class:`Conflict` when the cluster was already decided or the decision cannot be carried
         out (the teams' rules for a merge, banning staff or the host); :class:`NotFound` for a cluster that is
-        not yours. Not retried blindly: a lost answer's decision may have landed (then a :class:`Conflict`)."""
+        not yours. A transient failure is retried: when the lost answer's decision had landed, the retry answers
+        :class:`Conflict` (already decided)."""
         if decision not in SCREEN_DECISIONS:
             raise ValueError(f"unknown decision {decision!r}; use one of {', '.join(SCREEN_DECISIONS)}")
         path = f"/api/v1/screen/clusters/{int(cluster_id)}/{decision}/"
