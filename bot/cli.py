@@ -21,7 +21,9 @@ Several accounts: ``--token`` repeated, or a ``--token-file`` of one token per l
 token (``HttpOracle``'s ``accounts``; the first token's is the main one, which makes the final submission);
 ``auto`` then plays them as it plays ``LocalOracle(accounts=k)`` — e.g. one submission per fresh account behind a
 Ladder (``fresh_accounts``) — and the checkpoint records which account made each query. Tokens are never
-printed or written; the bot prints how many accounts it plays.
+printed or written; the bot prints how many accounts it plays. With ``--team NAME`` every token's account joins the
+team (the first creates or joins it, the others are invited and accept; refused before any change when it cannot
+be done: :func:`bot.teams.team_steps_for_tokens`) — a team has one quota, so the accounts then share it.
 
 Exit status: 0 done; 1 error (message on stderr); 75 (``EX_TEMPFAIL``) stopped early — quota reached with
 ``--on-quota stop`` or ``--budget`` used up before the attack finished — with a checkpoint from which the
@@ -31,6 +33,7 @@ same command resumes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -49,7 +52,7 @@ from attacks.result import AttackFailed
 from bot.checkpoint import BudgetExhausted, Checkpoint, CheckpointMismatch, ReplayOracle, new_header
 from bot.client import ClientError, LeaderboardClient, QuotaExceeded
 from bot.http_oracle import DEFAULT_WINDOW, HttpOracle
-from bot.teams import team_steps
+from bot.teams import team_steps_for_tokens
 
 EXIT_STOPPED = 75
 #: Confidence of the final submission: at the default clipping eps = 1e-15 a right label costs ~1e-15.
@@ -180,9 +183,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="seed of every random choice (default 0)")
     parser.add_argument("--no-final", action="store_true", help="do not submit the recovered labels at the end")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    teams = parser.add_argument_group("teams", "done with the first token's account, before the attack")
+    teams = parser.add_argument_group("teams", "done before the attack, with every token's account")
     teams.add_argument("--team", default=None, metavar="NAME",
-                       help="be in team NAME: create it, accept its pending invitation, or use it if already in it")
+                       help="be in team NAME: create it, accept its pending invitation, or use it if already in it; "
+                       "with several tokens the first does this and every other token's account is invited and "
+                       "accepts (all of them then share the team's one quota)")
     teams.add_argument("--invite", action="append", default=[], metavar="USERNAME",
                        help="invite USERNAME to the --team (repeatable)")
     teams.add_argument("--team-only", action="store_true", help="do the team steps, then stop (no attack)")
@@ -245,14 +250,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.team:
         try:
-            with LeaderboardClient(args.url, args.tokens[0]) as client:
-                steps = team_steps(client, args.competition, args.team, args.invite)
+            with contextlib.ExitStack() as opened:
+                clients = [opened.enter_context(LeaderboardClient(args.url, token)) for token in args.tokens]
+                steps = team_steps_for_tokens(clients, args.competition, args.team, args.invite)
         except ClientError as exc:
             print(f"leaderboard-bot: team {args.team!r}: {exc.detail}", file=sys.stderr)
             return 1
         invited = f"; invited: {', '.join(steps.invited)}" if steps.invited else ""
+        accounts = f"; accounts: {', '.join(steps.accounts)}" if steps.accounts else ""
         print(f"leaderboard-bot: team {steps.team.name!r} {steps.action} (members: {', '.join(steps.team.members)})"
-              f"{invited}", file=sys.stderr)
+              f"{invited}{accounts}", file=sys.stderr)
         if args.team_only:
             if args.json is not None:
                 args.json.parent.mkdir(parents=True, exist_ok=True)

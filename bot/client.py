@@ -976,6 +976,10 @@ class LeaderboardClient:
     # Not retried blindly: a POST whose answer was lost may have landed, which the site then reports as a
     # :class:`Conflict` (the name taken, the invitation pending or answered).
 
+    def whoami(self) -> str:
+        """``GET auth/me/``: the username behind this client's token (:class:`NotAuthenticated` for a bad one)."""
+        return str(self._get_object("/api/v1/auth/me/")["username"])
+
     def teams(self, slug: str) -> list[Team]:
         """The competition's teams and their members."""
         return [Team.from_json(row) for row in self._get_list(f"/api/v1/competitions/{slug}/teams/")]

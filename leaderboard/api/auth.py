@@ -14,7 +14,7 @@ from django.contrib.auth import authenticate
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.permissions import AllowAny
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -56,3 +56,17 @@ class TokenLoginApi(APIView):
                 return Response(body, status=status.HTTP_429_TOO_MANY_REQUESTS, headers=headers)
             return Response({"detail": DID_NOT_MATCH}, status=status.HTTP_400_BAD_REQUEST)
         return Response({"token": api_token_issue(user=user), "username": user.get_username()})
+
+
+class WhoAmIApi(APIView):
+    """``GET /api/v1/auth/me/``: the username behind the request's token, so a script holding several tokens can
+    tell its accounts apart (e.g. to invite them to one team). Nothing else of the account."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(
+        responses={200: OpenApiResponse(OpenApiTypes.OBJECT, description="`{username}`"),
+                   401: OpenApiResponse(description="no token, or an unknown one")},
+    )
+    def get(self, request: Request) -> Response:
+        return Response({"username": request.user.get_username()})

@@ -10,6 +10,7 @@ app_name = "api"
 
 urlpatterns = [
     path("auth/token/", auth.TokenLoginApi.as_view(), name="auth-token"),
+    path("auth/me/", auth.WhoAmIApi.as_view(), name="auth-me"),
     path("competitions/", views.CompetitionListApi.as_view(), name="competition-list"),
     path("competitions/<slug:slug>/", views.CompetitionDetailApi.as_view(), name="competition-detail"),
     path(
