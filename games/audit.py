@@ -13,7 +13,11 @@ played from scratch at every budget of a geometric ladder (:func:`budget_ladder`
 against submissions" exists per attack, measured separately on the public rows (the ones the board scores)
 and on the private rows (which decide the final ranking). The participants' quota (daily limit × UTC days left
 until the close, and the total limit) is marked. Each split is compared with its own majority class (what a
-constant prediction gets for free there; :func:`compare_majority`): an attack below it read nothing.
+constant prediction gets for free there; :func:`compare_majority`): an attack below it read nothing. Every rung
+is a fresh run, and with more submissions an attack may choose another plan that reads less; an attacker can stop
+early, so each point also carries the best run of its attack within its budget (:func:`stop_early`: ``best``), the
+verdict reads the best within the quota, and :func:`falls` says in words where a curve reads less than at a smaller
+budget.
 
 The accounts axis: one person with many accounts is the commonest abuse of a leaderboard whose state is per
 participant (a Ladder, a privacy budget). For every account count asked (:data:`DEFAULT_ACCOUNTS`: 1, 2, 10, 30,
@@ -91,6 +95,11 @@ BATTERY_ACCOUNTS = 2
 #: What every verdict says of itself: the audit measures what these attacks read, not what no attack can.
 LOWER_BOUND = ("These are the labels the library's attacks read: a lower bound on the leakage, not a limit on "
                "what other attacks could read.")
+
+
+#: What the verdict adds when a curve reads less at a larger budget (:func:`falls` says where).
+FALLS = ("Some attacks read less with more submissions (each budget is a fresh run); an attacker can stop early, so "
+         "each budget is credited with the best run within it.")
 
 
 class AuditError(ValueError):
@@ -234,6 +243,10 @@ class Point:
     error: str = ""
     #: Each split against its own majority class: ``above``, ``at`` or ``below`` (:func:`compare_majority`).
     vs_majority: dict[str, str | None] = field(default_factory=dict)
+    #: The strongest run of this attack (by public accuracy) at this budget or a smaller one: what an attacker with
+    #: this many submissions can read by stopping early (``budget``, ``public``, ``private``, ``exact_public``,
+    #: ``played``; :func:`stop_early`). ``None``: no run within this budget finished.
+    best: dict[str, Any] | None = None
 
 
 @dataclass
@@ -311,6 +324,8 @@ class AuditReport:
     sign_ups: dict[str, Any] = field(default_factory=dict)
     #: How the accounts axis was screened (``mode``, ``traces``, ``honest_accounts``, ``careful``); empty: not.
     screen: dict[str, Any] = field(default_factory=dict)
+    #: Where a curve reads less than at a smaller budget, in words (:func:`falls`); empty: every curve rises or holds.
+    falls: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return _jsonable(asdict(self))
@@ -529,6 +544,7 @@ def audit(
         say(done_work / total_work, f"{name}: {where} done")
     for curve in curves.values():
         curve.points.sort(key=lambda p: p.budget)
+        stop_early(curve)
     for cell in cells:
         played = axis_points[cell.accounts]
         if cell.accounts == base and cell.budget in ladder:
@@ -551,6 +567,7 @@ def audit(
         sign_ups=sign_ups(cells, n_public=int(public.sum()), entropy=_entropy_bits(public_counts)),
         screen={} if not screening else {"mode": "hold", "traces": TRACES, "honest_accounts": len(honest_crowd[0]),
                                          "careful": CAREFUL},
+        falls=falls(list(curves.values())),
     )
     report.verdict = verdict(report)
     report.seconds = round(time.perf_counter() - started, 3)
@@ -705,11 +722,13 @@ def _majority_rate(labels: np.ndarray) -> float | None:
 
 
 def _best_at(curves: list[Curve], rung: int) -> dict[str, Any]:
-    """The strongest attack at ``rung`` by public accuracy (``auto`` on ties: it is listed first)."""
+    """The strongest attack within ``rung`` submissions by public accuracy (``auto`` on ties: it is listed first):
+    its best run at ``rung`` or any smaller budget (an attacker can stop early); ``run`` is that run's budget."""
     best: tuple[str, Point] | None = None
     for curve in curves:
-        point = curve.at(rung)
-        if point is not None and point.public is not None and (best is None or point.public > (best[1].public or 0)):
+        runs = [p for p in curve.points if p.status == "ok" and p.budget <= rung and p.public is not None]
+        point = max(runs, key=lambda p: (p.public or 0.0, -p.budget), default=None)
+        if point is not None and (best is None or (point.public or 0.0) > (best[1].public or 0.0)):
             best = (curve.attack, point)
     if best is None:
         return {"budget": rung, "attack": None}
@@ -719,7 +738,71 @@ def _best_at(curves: list[Curve], rung: int) -> dict[str, Any]:
                if p.status == "ok" and p.budget <= rung and p.public is not None and p.public >= top]
     return {"budget": rung, "attack": name, "played": point.played, "public": point.public,
             "private": point.private, "exact_public": point.exact_public, "queries": point.queries,
-            "reached_at": min(reached)}
+            "reached_at": min(reached), "run": point.budget}
+
+
+def stop_early(curve: Curve) -> None:
+    """Give each point of ``curve`` (sorted by budget) its :attr:`Point.best`: the run at that budget or a smaller
+    one with the most public labels right (the smaller budget on ties).
+
+    >>> curve = Curve("auto", [Point(10, public=0.6), Point(20, public=1.0), Point(40, public=0.63)])
+    >>> stop_early(curve)
+    >>> [(p.best["budget"], p.best["public"]) for p in curve.points]
+    [(10, 0.6), (20, 1.0), (20, 1.0)]
+    """
+    best: Point | None = None
+    for point in curve.points:
+        if point.status == "ok" and point.public is not None and (best is None or point.public > (best.public or 0)):
+            best = point
+        point.best = None if best is None else {
+            "budget": best.budget, "public": best.public, "private": best.private,
+            "exact_public": best.exact_public, "played": best.played}
+
+
+def falls(curves: Sequence[Curve]) -> list[str]:
+    """A sentence per attack whose curve reads fewer public labels at a budget than at a smaller one: where, how
+    much, and why that does not bound the attacker (every budget is a fresh run; an attacker can stop early).
+
+    >>> curve = Curve("auto", [Point(125, public=1.0, played="a"), Point(250, public=0.63, played="b")])
+    >>> stop_early(curve)
+    >>> text = falls([curve])[0]
+    >>> text.split(": ", 1)[1].split(". ")[0]
+    '63 % of public labels right at 250 (playing b) against 100 % at 125 (playing a)'
+    >>> "within 250 submissions it reads at least the 100 % of the 125-submission run" in text
+    True
+    """
+    sentences = []
+    for curve in curves:
+        fell = [p for p in curve.points if p.status == "ok" and p.public is not None and p.best is not None
+                and p.best["budget"] < p.budget and p.public < p.best["public"]]
+        if not fell:
+            continue
+        where = "; ".join(f"{percent(p.public or 0.0)} of public labels right at {p.budget:,} (playing {p.played}) "
+                          f"against {percent(p.best['public'])} at {p.best['budget']:,} (playing {p.best['played']})"
+                          for p in fell if p.best is not None)
+        last = fell[-1]
+        assert last.best is not None
+        sentences.append(
+            f"{curve.attack} read less with more submissions: {where}. Each budget is a fresh run, and with more "
+            "submissions the attack may choose another plan; an attacker can stop early, so within "
+            f"{last.budget:,} submissions it reads at least the {percent(last.best['public'])} of the "
+            f"{last.best['budget']:,}-submission run (the \"best within\" figures).")
+    return sentences
+
+
+def rung_mark(quota: int | None, rung: int) -> str:
+    """What the rung the verdict reads is, beside its budget: the quota only when it is the quota.
+
+    >>> rung_mark(150, 150), rung_mark(None, 2000), rung_mark(5000, 2000)
+    ('quota', 'the audited budget; the quota is unbounded', 'the audited budget; the quota allows 5,000')
+    """
+    if quota is None:
+        return "the audited budget; the quota is unbounded"
+    if quota == rung:
+        return "quota"
+    if quota > rung:
+        return f"the audited budget; the quota allows {quota:,}"
+    return f"the smallest budget audited; the quota allows {quota:,}"
 
 
 def _honest_work(n_rows: int, models: int) -> float:
@@ -828,6 +911,8 @@ def verdict(report: AuditReport) -> str:
     screened = screen_text(report.screen, [asdict(cell) for cell in report.axis])
     if screened:
         sentences.append(screened)
+    if report.falls:
+        sentences.append(FALLS)
     sentences.append(LOWER_BOUND)
     return " ".join(sentences)
 
@@ -938,8 +1023,12 @@ def format_table(result: dict[str, Any]) -> str:
     quota = result["quota"]
     lines.append(f"quota: {quota['summary']}" + ("" if quota["accounts"] == 1 else f" × {quota['accounts']} accounts")
                  + f"; audited up to {result['budget']:,} submissions")
+    majority = result["majority"]
+    lines.append(f"majority class: {_pct(majority['public'])} of public rows, {_pct(majority['private'])} of private "
+                 "(each split is compared with its own)")
     lines.append("")
-    header = f"{'attack':<16}{'submissions':>12}{'used':>8}{'public':>9}{'private':>9}{'exact pub':>11}  played"
+    header = (f"{'attack':<16}{'submissions':>12}{'used':>8}{'public':>9}{'(majority':>10}{'private':>9}"
+              f"{'(majority':>10}{'exact pub':>11}{'best within, pub':>18}  played")
     lines.append(header)
     lines.append("-" * len(header))
     for curve in result["curves"]:
@@ -948,15 +1037,16 @@ def format_table(result: dict[str, Any]) -> str:
             if point["status"] != "ok":
                 lines.append(f"{curve['attack']:<16}{point['budget']:>12,}{'':>8}  {point['status']}: {point['error']}")
                 continue
+            best = point.get("best") or {}
+            within = _pct(best.get("public")) + (f" @{best['budget']:,}" if best.get("budget", point["budget"])
+                                                   < point["budget"] else "")
             lines.append(
                 f"{curve['attack']:<16}{point['budget']:>12,}{point['queries']:>8,}{_pct(point['public']):>9}"
-                f"{_pct(point['private']):>9}{_pct(point['exact_public']):>11}{mark}{point['played']}"
+                f"{_pct(majority['public']) + ')':>10}{_pct(point['private']):>9}{_pct(majority['private']) + ')':>10}"
+                f"{_pct(point['exact_public']):>11}{within:>18}{mark}{point['played']}"
                 + majority_note(point.get("vs_majority") or {})
             )
-    lines.append("")
-    majority = result["majority"]
-    lines.append(f"majority class: {_pct(majority['public'])} of public rows, {_pct(majority['private'])} of private "
-                 "(each split is compared with its own)")
+    lines.extend(f"note: {text}" for text in result.get("falls") or [])
     axis = result.get("axis") or []
     if axis:
         lines.append("")
@@ -997,7 +1087,8 @@ def format_table(result: dict[str, Any]) -> str:
     lines.extend(f"note: {note}" for note in result["notes"])
     lines.append("")
     lines.append(f"verdict: {result['verdict']}")
-    lines.append(f"({result['seconds']:.1f} s; * marks the quota's rung)")
+    mark = rung_mark(quota["submissions"], result["at_quota"]["budget"])
+    lines.append(f"({result['seconds']:.1f} s; * marks the budget the verdict reads: {mark})")
     return "\n".join(lines)
 
 

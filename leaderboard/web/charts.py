@@ -202,16 +202,27 @@ def released_minus_raw(points: Sequence[Point], *, split: str) -> DifferenceChar
 
 @dataclass(frozen=True)
 class CurvePoint:
+    """One run: measured ``accuracy`` at ``y``; ``best``, at ``best_y``, is the attack's best run within ``budget``
+    (an attacker can stop early), which the line follows."""
+
     x: float
     y: float
     budget: int
     accuracy: float
     played: str
+    best: float = 0.0
+    best_y: float = 0.0
+    best_budget: int = 0
+
+    @property
+    def below_best(self) -> bool:
+        """This run read less than a run at a smaller budget."""
+        return self.accuracy < self.best
 
 
 @dataclass(frozen=True)
 class Series:
-    """One attack's curve: an SVG polyline and its points."""
+    """One attack's curve: an SVG polyline through the best within each budget, and its measured points."""
 
     attack: str
     color: str
@@ -222,7 +233,11 @@ class Series:
 
     @property
     def polyline(self) -> str:
-        return " ".join(f"{p.x},{p.y}" for p in self.points)
+        return " ".join(f"{p.x},{p.best_y}" for p in self.points)
+
+    @property
+    def falls(self) -> bool:
+        return any(p.below_best for p in self.points)
 
 
 @dataclass
@@ -261,7 +276,9 @@ def accuracy_vs_submissions(
     curves: Sequence[dict[str, Any]], *, split: str, quota: int | None, majority: float | None
 ) -> AccuracyChart | None:
     """The chart of one split from an audit result's ``curves`` (points with ``budget``, ``status`` and the
-    split's accuracy), or ``None`` when no point has an accuracy on that split.
+    split's accuracy), or ``None`` when no point has an accuracy on that split. The line follows the attack's best
+    run on the split within each budget (an attacker can stop early: every budget is a fresh run, and a larger one
+    may play a plan that reads less); a run that read less is a point below the line.
 
     >>> curves = [{"attack": "auto", "points": [{"budget": 10, "status": "ok", "public": 0.5, "played": "x"},
     ...                                         {"budget": 40, "status": "ok", "public": 1.0, "played": "x"}]}]
@@ -270,6 +287,10 @@ def accuracy_vs_submissions(
     True
     >>> chart.x(10) < chart.quota_x < chart.x(40) and chart.majority_y == chart.y(0.5)
     True
+    >>> curves[0]["points"][1]["public"] = 0.4  # the larger budget read less: the line holds at the best within it
+    >>> [(p.accuracy, p.best, p.below_best) for p in accuracy_vs_submissions(curves, split="public", quota=None,
+    ...                                                                      majority=None).series[0].points]
+    [(0.5, 0.5, False), (0.4, 0.5, True)]
     """
     series: list[tuple[str, list[tuple[int, float, str]]]] = []
     for curve in curves:
@@ -288,7 +309,12 @@ def accuracy_vs_submissions(
     chart = AccuracyChart(split=split, x_lo=float(x_lo), x_hi=float(x_hi), y_lo=y_lo)
     for index, (attack, points) in enumerate(series):
         color = PALETTE[index % len(PALETTE)]
-        placed = [CurvePoint(chart.x(b), chart.y(a), b, a, played) for b, a, played in points]
+        placed = []
+        best: tuple[int, float] | None = None
+        for b, a, played in points:
+            if best is None or a > best[1]:
+                best = (b, a)
+            placed.append(CurvePoint(chart.x(b), chart.y(a), b, a, played, best[1], chart.y(best[1]), best[0]))
         chart.series.append(Series(attack, color, placed, width=max(1.5, 5.0 - 1.5 * index)))
     for budget in sorted(set(budgets)):  # a label too close to the previous one would overprint it
         if not chart.x_ticks or chart.x(budget) - chart.x_ticks[-1].x >= 34:

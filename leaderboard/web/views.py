@@ -23,7 +23,7 @@ from django.urls import reverse_lazy
 from django.views.decorators.clickjacking import xframe_options_sameorigin
 from django.views.decorators.http import require_POST
 
-from games.audit import compare_majority, majority_note, sign_ups_text
+from games.audit import compare_majority, majority_note, rung_mark, sign_ups_text
 from leaderboard.audits.selectors import audit_latest
 from leaderboard.audits.services import audit_quota, audit_request, audits_expire
 from leaderboard.competitions.models import Competition
@@ -424,17 +424,31 @@ def _audit_context(result: dict[str, Any]) -> dict[str, Any]:
             result["curves"], split=split, quota=quota, majority=result["majority"][split])) is not None
     ]
     rows = [{"attack": curve["attack"], "point": point, "at_quota": point["budget"] == at_quota["budget"],
-             "note": majority_note(point.get("vs_majority") or {})}
-            for curve in result["curves"] for point in curve["points"]]
+             "note": majority_note(point.get("vs_majority") or {}), "best": best}
+            for curve in result["curves"] for point, best in zip(curve["points"], _best_within(curve), strict=True)]
     best = at_quota.get("public")
     return {
         "charts": charts, "rows": rows, "honest": result["honest"],
+        "quota_mark": rung_mark(quota, at_quota["budget"]), "falls": result.get("falls") or [],
         "chain": [_chain_step(step) for step in result["chain"]],
         # Not "safe": nothing found by these attacks is a lower bound on the leakage, so it is shown plainly.
         "nothing_found": compare_majority(best, result["majority"]["public"]) in ("at", "below"),
         "axis": [{**cell, "note": majority_note(cell.get("vs_majority") or {})} for cell in result.get("axis") or []],
         "sign_ups_text": sign_ups_text(result.get("sign_ups") or {}, []),
     }
+
+
+def _best_within(curve: dict[str, Any]) -> list[dict[str, Any] | None]:
+    """Each point's best run within its budget: as stored (``best``), or for an audit stored before it was, the
+    running best by public accuracy."""
+    found: list[dict[str, Any] | None] = []
+    best: dict[str, Any] | None = None
+    for point in curve["points"]:
+        if point.get("status") == "ok" and point.get("public") is not None and (
+                best is None or point["public"] > best["public"]):
+            best = point
+        found.append(point.get("best", best))
+    return found
 
 
 def _chain_step(step: dict[str, Any]) -> str:

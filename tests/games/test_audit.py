@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from games.audit import (
+    FALLS,
     LOWER_BOUND,
     AuditError,
     AuditSetup,
@@ -24,6 +25,7 @@ from games.audit import (
     format_table,
     percent,
     quota_from_schedule,
+    rung_mark,
 )
 
 N_ROWS = 40
@@ -250,3 +252,54 @@ def test_account_counts_are_checked() -> None:
         account_counts([0])
     with pytest.raises(AuditError, match="account counts"):
         account_counts(list(range(1, 20)))
+
+
+def test_a_curve_that_falls_is_credited_with_the_best_run_within_each_budget_and_said_in_words() -> None:
+    """An attacker can stop early: a budget is credited with the best run within it, and a fall is explained."""
+    labels = np.random.default_rng(40).integers(0, 2, 40)
+    setup = AuditSetup(labels, decimals=2, public_fraction=0.5, secret=3)
+    report = audit(setup, budget=40, accounts=[1], quota=Quota(total_limit=40), attack_names=["blocks_split"],
+                   honest_models=2, screen=False)
+    (curve,) = report.curves
+    at_20, at_40 = curve.at(20), curve.at(40)
+    # The measured fall: this attack reads every public label in 20 submissions and less in a fresh 40-run.
+    assert at_20 is not None and at_40 is not None and at_20.public == 1.0 and (at_40.public or 0) < 1.0
+    assert at_40.best is not None and at_40.best["budget"] == 20 and at_40.best["public"] == 1.0
+    assert report.at_quota["public"] == 1.0 and report.at_quota["run"] == 20 and report.at_quota["budget"] == 40
+    assert "read 100 % of public labels right" in report.verdict and "reached within 20 submissions" in report.verdict
+    assert FALLS in report.verdict and report.verdict.endswith(LOWER_BOUND)
+    (fall,) = report.falls
+    assert fall.startswith(f"blocks_split read less with more submissions: {percent(at_40.public or 0)} of public "
+                           "labels right at 40") and "against 100 % at 20" in fall
+    assert "an attacker can stop early, so within 40 submissions it reads at least the 100 %" in fall
+    table = format_table(report.as_dict())
+    assert "100.0 % @20" in table and f"note: {fall}" in table
+
+
+def test_the_rung_the_verdict_reads_is_called_the_quota_only_when_it_is() -> None:
+    labels = np.random.default_rng(41).integers(0, 2, 40)
+    unbounded = audit(AuditSetup(labels, public_fraction=None), budget=20, accounts=[1], quota=Quota(daily_limit=5),
+                      attack_names=["auto"], honest_models=2, screen=False)
+    table = format_table(unbounded.as_dict())
+    assert unbounded.quota["submissions"] is None and unbounded.at_quota["budget"] == 20
+    assert "* marks the budget the verdict reads: the audited budget; the quota is unbounded" in table
+    assert "quota: unbounded (5 a day, no close date)" in table
+    assert rung_mark(None, 20) == "the audited budget; the quota is unbounded"
+    assert rung_mark(20, 20) == "quota" and rung_mark(60, 20) == "the audited budget; the quota allows 60"
+
+
+def test_the_table_puts_each_splits_majority_beside_its_accuracy() -> None:
+    labels = np.zeros(60, dtype=np.int64)
+    labels[:12] = 1
+    labels = np.random.default_rng(3).permutation(labels)
+    report = audit(AuditSetup(labels, public_fraction=0.5, secret=5), budget=20, accounts=[1],
+                   quota=Quota(total_limit=20), attack_names=["auto"], honest_models=2, screen=False)
+    result = report.as_dict()
+    public, private = result["majority"]["public"], result["majority"]["private"]
+    assert public != private  # the splits' majorities differ: each figure must sit by its own
+    header, _rule, *rows = format_table(result).split("\n\n")[1].splitlines()
+    assert header.split()[3:7] == ["public", "(majority", "private", "(majority"]
+    for row in rows:
+        if row.startswith("auto"):
+            assert f"{100 * public:.1f} %)" in row and f"{100 * private:.1f} %)" in row
+            assert row.index(f"{100 * public:.1f} %)") < row.index(f"{100 * private:.1f} %)")

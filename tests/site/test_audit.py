@@ -234,3 +234,36 @@ def test_the_accounts_axis_is_asked_stored_and_shown(make_competition: Callable[
     assert json.loads(out.getvalue())["account_counts"] == [1, 2]
     with pytest.raises(CommandError):
         call_command("audit_competition", ladder.slug, "--accounts", "1,x", stderr=StringIO())
+
+
+def test_the_page_credits_the_best_run_within_each_budget_and_calls_an_unbounded_quota_so(
+        make_competition: Callable[..., Any], host: Any) -> None:
+    """A real audit whose curve falls (blocks_split reads every public label in 20 submissions, less in a fresh
+    40-run), on a board with no close date: each split's accuracy beside its own majority, the top budget not
+    called the quota, the fall credited and explained on the page and in the chart."""
+    import html
+
+    import numpy as np
+
+    from games.audit import AuditSetup, Quota, audit, percent
+
+    labels = np.random.default_rng(40).integers(0, 2, 40)
+    report = audit(AuditSetup(labels, decimals=2, public_fraction=0.5, secret=3), budget=40, accounts=[1],
+                   quota=Quota(daily_limit=5), attack_names=["blocks_split"], honest_models=2, screen=False)
+    assert report.falls  # the measured fall this page must explain
+    competition = make_competition(slug="unbounded", daily_limit=5)
+    Audit.objects.create(competition=competition, status=AuditStatus.DONE, result=report.as_dict(),
+                         finished_at=timezone.now(), account_counts=[1])
+    client = Client()
+    client.force_login(host)
+    body = html.unescape(client.get(f"/c/{competition.slug}/host/audit/").content.decode())
+    assert "40 (the audited budget; the quota is unbounded)" in body and "(quota)" not in body
+    assert "No quota line: the participants' quota is unbounded." in body
+    assert "unbounded (5 a day, no close date)" in body
+    public, private = report.majority["public"], report.majority["private"]
+    assert public is not None and private is not None
+    assert f"Public right (majority {percent(public)})" in body
+    assert f"Private right (majority {percent(private)})" in body
+    assert "100 % (the 20-submission run)" in body  # the 40 row's best within its budget
+    assert report.falls[0] in body and 'class="below-best"' in body
+    assert "an attacker can stop early" in body
