@@ -1,5 +1,6 @@
 """Django admin for hosts: create a competition by uploading its labels CSV (and, for a model competition, its
-hidden features CSV); edit settings and the chain."""
+hidden features CSV); edit settings and the chain. The form's validation is the host pages' own
+(:class:`~leaderboard.competitions.forms.CompetitionSettingsForm`), so both say the same about a bad setting."""
 
 from __future__ import annotations
 
@@ -9,17 +10,17 @@ from django import forms
 from django.contrib import admin
 from django.db import transaction
 
+from leaderboard.competitions.forms import FIXED_AFTER_CREATION, CompetitionSettingsForm
 from leaderboard.competitions.models import Competition
 from leaderboard.competitions.services import (
     competition_parse_features,
     competition_parse_labels,
-    competition_validate_defenses,
     hidden_test_data_create,
 )
 from leaderboard.errors import CompetitionConfigError
 
 
-class CompetitionForm(forms.ModelForm):
+class CompetitionForm(CompetitionSettingsForm):
     labels_file = forms.FileField(
         required=False, help_text="CSV with header id,label (labels 0..K-1). Required when creating; fixed after."
     )
@@ -29,9 +30,7 @@ class CompetitionForm(forms.ModelForm):
         "upload ONNX models that the worker runs on these features. Fixed after creation.",
     )
 
-    class Meta:
-        model = Competition
-        fields = "__all__"
+    class Meta(CompetitionSettingsForm.Meta):
         help_texts = {
             "description": "Markdown, shown on the competition page (raw HTML is shown as text; links: http, https, "
             "mailto)."
@@ -72,16 +71,6 @@ class CompetitionForm(forms.ModelForm):
         self.instance.n_features = self.parsed_features.shape[1]
         return upload
 
-    def clean_defenses(self) -> Any:
-        try:
-            return competition_validate_defenses(
-                defenses=self.cleaned_data.get("defenses"),
-                metric=self.cleaned_data.get("metric"),
-                eps=self.cleaned_data.get("eps") or 1e-15,
-            )
-        except CompetitionConfigError as exc:
-            raise forms.ValidationError(exc.message) from None
-
 
 @admin.register(Competition)
 class CompetitionAdmin(admin.ModelAdmin):
@@ -91,9 +80,10 @@ class CompetitionAdmin(admin.ModelAdmin):
     readonly_fields = ("n_rows", "n_classes", "n_features", "created_at", "updated_at")
 
     def get_readonly_fields(self, request: Any, obj: Any = None) -> Any:
-        # The split is drawn from the hidden set at creation; changing the fraction later would not redraw it.
+        # The split is drawn from the hidden set at creation; changing the fraction later would not redraw it, and
+        # released scores were computed with the metric, eps and arithmetic (the host's edit page agrees).
         if obj is not None:
-            return (*self.readonly_fields, "public_fraction")
+            return (*self.readonly_fields, *FIXED_AFTER_CREATION)
         return self.readonly_fields
 
     def get_fields(self, request: Any, obj: Any = None) -> Any:

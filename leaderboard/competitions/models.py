@@ -200,9 +200,8 @@ class Competition(models.Model):
             errors["closes_at"] = "must be after the opening time"
         try:
             primary = get_metric(self.metric)
-        except ConfigurationError as exc:
-            errors["metric"] = str(exc)
-            primary = None
+        except ConfigurationError:
+            primary = None  # the field's validator (validate_metric_name) says why, once
         if arithmetic is not None and primary is not None and self.n_rows:
             try:
                 check_metric_for(get_metric(self.metric), self.n_classes, arithmetic)

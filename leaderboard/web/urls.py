@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from leaderboard.web import accounts, views
+from leaderboard.web import accounts, hosting, views
 from leaderboard.web.inversion import host_inversion
 from leaderboard.web.screening import host_screen, host_screen_decide
 
@@ -38,6 +38,9 @@ urlpatterns = [
     path("c/<slug:slug>/host/inversion/", host_inversion, name="host-inversion"),
     path("c/<slug:slug>/host/screen/", host_screen, name="host-screen"),
     path("c/<slug:slug>/host/screen/<int:cluster_id>/<str:action>/", host_screen_decide, name="host-screen-decide"),
+    path("c/<slug:slug>/host/edit/", hosting.host_competition_edit, name="host-competition-edit"),
+    path("host/competitions/new/", hosting.host_competition_create, name="host-competition-create"),
+    path("host/competitions/validate/", hosting.host_competition_validate, name="host-competition-validate"),
     path("games/", views.games, name="games"),
     path("games/<str:name>/", views.game_detail, name="game-detail"),
     path("games/<str:name>/files/<path:path>", views.game_file, name="game-file"),

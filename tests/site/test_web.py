@@ -88,7 +88,9 @@ def test_detail_shows_rules_limits_and_what_is_disclosed_only(web, make_competit
         disclosed_defenses="Scores are rounded before release.",
     )
     body = text(web["anonymous"].get("/c/rules/"))
-    for fragment in ("3 per UTC day", "10", "5 decimals", "id,target", "Scores are rounded before release.",
+    # "4 decimals": the released precision (the rounding stage's, as the API's released_decimals says), which
+    # participants read off every score anyway; the 5 displayed decimals would be a false statement.
+    for fragment in ("3 per UTC day", "10", "4 decimals", "id,target", "Scores are rounded before release.",
                      "1e-15", "lower is better", f"/c/{competition.slug}/sample-submission.csv",
                      "/c/rules/leaderboard/public/", "/c/rules/leaderboard/private/", "Log in to submit"):
         assert fragment in body, fragment
