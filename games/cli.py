@@ -16,8 +16,9 @@ from games.executors import BackendError, make_executor
 from games.gamefile import GameFileError, GameSpec, load_game
 from games.journal import FILENAME, Journal
 from games.progress import ProgressBar
-from games.report import markdown_table, summarize, write_report
+from games.report import write_report
 from games.runner import GameResult, run_game
+from games.terminal import compact_table, frontier_of, recommendation_lines
 
 GAMES = Path(__file__).resolve().parent / "files"
 
@@ -158,8 +159,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("\nleaderboard-game: interrupted (with --resume a run keeps its finished cells)", file=sys.stderr)
         return 130
     paths = write_report(result, args.out)
-    print(markdown_table(summarize(result.cells, result.game)), end="")
-    print(f"\n{len(result.cells)} cells ({result.mode}) in {result.seconds:.1f} s; report: {paths['html']}")
+    points, recommended = frontier_of(result)
+    print(compact_table(points, recommended), end="")
+    print("\n" + "\n".join(recommendation_lines(points, recommended)))
+    print(f"\n{len(result.cells)} cells ({result.mode}) in {result.seconds:.1f} s.")
+    print(f"Every attack, every column: {paths['summary_md']}")
+    print(f"Report: {paths['html']}")
     return 0
 
 

@@ -5,7 +5,8 @@ bundles, on a free port) and the site uses its SQLite default; with ``DATABASE_U
 uses those instead. It migrates, starts a Celery worker and the web server (gunicorn), makes the host's API
 token once, then — over HTTP through :class:`~bot.client.LeaderboardClient` — creates the demo competition from
 scikit-learn's breast-cancer data, makes a participant per honest model, submits their predictions, prints the
-leaderboard and the URL, and keeps serving until interrupted.
+leaderboard, plays the bot and the quick game, and ends with one line on what leaked under which defense and, while
+it keeps serving, the site's URL and the host's login. ``LEADERBOARD_VAR_DIR`` moves its files (``var/`` by default).
 
     python -m launcher demo [--port 8000] [--exit]
 """
@@ -34,6 +35,10 @@ BOT_CHAINS: dict[str, list[dict[str, Any]]] = {
     "-ladder": [{"name": "ladder", "mode": "parameter_free"}],
 }
 BOT_BUDGET = 400
+RESET_HOST_PASSWORD = (
+    "import os; from django.contrib.auth import get_user_model; host = get_user_model().objects.get(username='host'); "
+    "host.set_password(os.environ['LEADERBOARD_DEMO_PASSWORD']); host.save(update_fields=['password'])"
+)
 
 
 def demo_population(seed: int = 0) -> tuple[list[str], list[int], dict[str, list[float]]]:
@@ -45,7 +50,14 @@ def demo_population(seed: int = 0) -> tuple[list[str], list[int], dict[str, list
     return population.ids, [int(y) for y in population.labels], predictions
 
 
-def run_demo(stack: Stack, *, with_attacks: bool = True) -> None:
+def var_dir() -> Path:
+    """Where the demo keeps its files (the host's password, the bot's summaries, logs, the game's report): the
+    site's ``LEADERBOARD_VAR_DIR``, else ``var/``."""
+    return Path(os.environ.get("LEADERBOARD_VAR_DIR") or VAR)
+
+
+def run_demo(stack: Stack, *, with_attacks: bool = True) -> str | None:
+    """The demo against a running ``stack``; with the attacks, the quick game's line on what leaked."""
     ids, labels, predictions = demo_population()
     ensure_host_account(stack)
     # The host's token is made once (manage.py); everything else goes over HTTP through the client.
@@ -70,14 +82,17 @@ def run_demo(stack: Stack, *, with_attacks: bool = True) -> None:
     print_leaderboard(LeaderboardClient(stack.url).leaderboard(DEMO_SLUG))
     if with_attacks:
         run_bot_demo(stack, host, ids, labels)
-        run_quick_game(stack)
+        return run_quick_game(stack)
+    return None
 
 
 def print_addresses(stack: Stack) -> None:
-    """Where the running site answers (printed only while it serves)."""
+    """Where the running site answers and the host's login (printed only while it serves)."""
+    password_file = var_dir() / "host-password.txt"
     print(f"\nSite: {stack.url}/   leaderboard: {stack.url}/c/{DEMO_SLUG}/leaderboard/public/")
     print(f"API:  {stack.url}/api/v1/competitions/   schema: {stack.url}/api/schema/")
-    print(f"Host: {stack.url}/admin/   user 'host', password in var/host-password.txt")
+    print(f"Host login: {stack.url}/admin/   user 'host', password {password_file.read_text().strip()} (kept in "
+          f"{password_file})")
     print(f"You:  {stack.url}/accounts/signup/   an account; make its API token (shown once) on "
           f"{stack.url}/accounts/profile/")
 
@@ -93,7 +108,7 @@ def write_private(path: Path, text: str) -> None:
 
 def ensure_host_account(stack: Stack) -> str:
     """A staff account for the admin, with a random password kept in ``var/``; made once."""
-    path = VAR / "host-password.txt"
+    path = var_dir() / "host-password.txt"
     if not path.exists():
         password = secrets.token_urlsafe(12)
         try:
@@ -102,13 +117,16 @@ def ensure_host_account(stack: Stack) -> str:
         except RuntimeError as exc:
             if "already taken" not in str(exc):
                 raise SystemExit(f"could not create the host account:\n{exc}") from None
+            # The account stands but its password file is gone: it gets the new password, so the login printed
+            # at the end is true.
+            manage({**stack.env, "LEADERBOARD_DEMO_PASSWORD": password}, "shell", "-c", RESET_HOST_PASSWORD)
         write_private(path, password)
     return path.read_text().strip()
 
 
 def run_bot_demo(stack: Stack, host: LeaderboardClient, ids: list[str], labels: list[int]) -> None:
     """Point the bundled bot at the demo data under a few defense chains and print what leaked."""
-    bot_dir = VAR / "bot"  # the bot's checkpoints and summaries: recovered hidden labels
+    bot_dir = var_dir() / "bot"  # the bot's checkpoints and summaries: recovered hidden labels
     bot_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     truth = dict(zip(ids, labels, strict=True))
     rows = []
@@ -160,19 +178,25 @@ def _run_bot(
     return dict(json.loads(summary_path.read_text())) if summary_path.exists() else {}
 
 
-def run_quick_game(stack: Stack) -> None:
-    """Play the quick attacker-vs-defender game offline and publish its report on the site."""
+def run_quick_game(stack: Stack) -> str:
+    """Play the quick attacker-vs-defender game offline, publish its report on the site, print its compact table
+    and recommended chain; the game's line on what leaked under which defense."""
     from games.cli import resolve_gamefile
     from games.gamefile import load_game
-    from games.report import markdown_table, summarize, write_report
+    from games.report import write_report
     from games.runner import run_game
+    from games.terminal import compact_table, frontier_of, leak_line, recommendation_lines
 
     result = run_game(load_game(resolve_gamefile("quick")), jobs=2)
     games_dir = Path(stack.env.get("LEADERBOARD_VAR_DIR", VAR)) / "games" / "quick"
     write_report(result, games_dir)
-    print(f"\nThe quick game ({len(result.cells)} cells, offline, {result.seconds:.0f} s): attacks x defenses")
-    print(markdown_table(summarize(result.cells, result.game)), end="")
-    print(f"Report: {stack.url}/games/quick/")
+    points, recommended = frontier_of(result)
+    print(f"\nThe quick game ({len(result.cells)} cells, offline, {result.seconds:.0f} s): the strongest attack "
+          "against each defense chain")
+    print(compact_table(points, recommended), end="")
+    print("\n".join(recommendation_lines(points, recommended)))
+    print(f"Report: {stack.url}/games/quick/ (every attack: {games_dir / 'summary.md'})")
+    return leak_line(result)
 
 
 def print_leaderboard(board: Leaderboard) -> None:
@@ -203,9 +227,10 @@ def main(argv: Sequence[str] | None = None) -> None:
 def serve(command: str, port: int, *, exit_after: bool, with_attacks: bool) -> None:
     # Prefork workers, beat for the sweep, three web processes: the demo is the one-machine deployment.
     with running_stack(port, pool="prefork", concurrency=2, beat=True, web_workers=3, access_log=True,
-                       collectstatic=True) as stack:
-        if command == "demo":
-            run_demo(stack, with_attacks=with_attacks)
+                       collectstatic=True, logs_dir=var_dir() / "logs") as stack:
+        leaked = run_demo(stack, with_attacks=with_attacks) if command == "demo" else None
+        if leaked:
+            print(f"\n{leaked}")
         if exit_after:
             print("\nDemo done; the stack is stopped (--exit).")
             return
