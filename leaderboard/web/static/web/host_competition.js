@@ -114,7 +114,9 @@
     input.id = id;
     input.dataset.step = String(index);
     input.dataset.param = param.name;
-    const hint = [param.type + (param.range ? " " + param.range : ""), param.help];
+    const kind = param.type === "choice" ? param.range : param.type === "boolean" ? "true or false"
+      : param.type + (param.range ? " " + param.range : "");
+    const hint = [kind, param.help];
     if (param.excludes.length) {
       hint.push("not with " + param.excludes.join(", "));
     }
