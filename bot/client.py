@@ -957,9 +957,21 @@ class LeaderboardClient:
         return Quota.from_json(self._get_object(f"/api/v1/competitions/{slug}/quota/"))
 
     def leaderboard(self, slug: str, board: str = "public") -> Leaderboard:
-        """A released board (``private`` only after the close, or for the host)."""
-        path = f"/api/v1/competitions/{slug}/leaderboard/?board={_board(board)}"
-        return Leaderboard.from_json(self._get_object(path))
+        """A released board (``private`` only after the close, or for the host), every row: the site answers a
+        page of rows at a time and this follows the ``Link`` header's ``next``."""
+        page: str | None = f"/api/v1/competitions/{slug}/leaderboard/?board={_board(board)}"
+        first: dict[str, Any] | None = None
+        rows: list[Any] = []
+        seen: set[str] = set()
+        while page is not None and page not in seen:
+            seen.add(page)
+            response = self._request("GET", page)
+            data = self._object(response, page)
+            first = first or data
+            rows.extend(data.get("rows") or [])
+            page = _next_page(response, self.base)
+        assert first is not None
+        return Leaderboard.from_json({**first, "rows": rows})
 
     def leaderboard_csv(self, slug: str, board: str = "public") -> str:
         """A released board as the site's CSV export."""
@@ -1216,10 +1228,20 @@ class LeaderboardClient:
         return self._object(self._request("GET", path), path)
 
     def _get_list(self, path: str) -> list[dict[str, Any]]:
-        data = _decode(self._request("GET", path), "GET", path)
-        if not isinstance(data, list):
-            raise ClientError(f"GET {path}: expected a JSON list")
-        return data
+        """Every row of a list endpoint: its pages in turn, following the ``Link`` header's ``next`` (a path on
+        this site; a site without pages answers the whole list at once)."""
+        rows: list[dict[str, Any]] = []
+        seen: set[str] = set()
+        page: str | None = path
+        while page is not None and page not in seen:
+            seen.add(page)
+            response = self._request("GET", page)
+            data = _decode(response, "GET", page)
+            if not isinstance(data, list):
+                raise ClientError(f"GET {page}: expected a JSON list")
+            rows.extend(data)
+            page = _next_page(response, self.base)
+        return rows
 
     @staticmethod
     def _object(response: requests.Response, path: str) -> dict[str, Any]:
@@ -1339,6 +1361,17 @@ def _board(board: str) -> str:
     if board not in BOARDS:
         raise ValueError(f"board must be 'public' or 'private', got {board!r}")
     return board
+
+
+def _next_page(response: requests.Response, base: str) -> str | None:
+    """The path of the next page a list answer links to (``Link: <...>; rel="next"``), or ``None``; a link to
+    another site is not followed."""
+    target = (response.links.get("next") or {}).get("url")
+    if not target:
+        return None
+    if target.startswith(base + "/"):
+        target = target[len(base):]
+    return target if target.startswith("/") and not target.startswith("//") else None
 
 
 def _form_value(value: Any) -> str:

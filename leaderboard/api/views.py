@@ -22,6 +22,7 @@ from rest_framework.views import APIView
 from leaderboard.accounts.services import participant_provision
 from leaderboard.api import serializers as s
 from leaderboard.api.json_bounds import BoundedJSONParser, JsonBounds, json_shape_refusal, submission_bounds
+from leaderboard.api.pagination import PAGE_PARAMETERS, page_headers, page_window, paginated
 from leaderboard.api.renderers import CSVRenderer
 from leaderboard.audits.selectors import audit_get, audit_latest
 from leaderboard.audits.services import audit_request, audits_expire
@@ -83,9 +84,11 @@ def _host_competition(request: Request, slug: str) -> Competition:
 
 
 class CompetitionListApi(APIView):
-    @extend_schema(responses=s.CompetitionSummarySerializer(many=True))
+    """The listed competitions, newest opening first, a page at a time (``Link`` gives the next)."""
+
+    @extend_schema(responses=s.CompetitionSummarySerializer(many=True), parameters=PAGE_PARAMETERS)
     def get(self, request: Request) -> Response:
-        return Response(s.CompetitionSummarySerializer(competition_list(), many=True).data)
+        return paginated(request, competition_list(), s.CompetitionSummarySerializer)
 
 
 class CompetitionDetailApi(APIView):
@@ -201,11 +204,12 @@ class CompetitionSubmissionsApi(APIView):
     permission_classes = [IsAuthenticated]
     parser_classes = [MultiPartParser, BoundedJSONParser]
 
-    @extend_schema(responses=s.SubmissionSerializer(many=True))
+    @extend_schema(responses=s.SubmissionSerializer(many=True), parameters=PAGE_PARAMETERS)
     def get(self, request: Request, slug: str) -> Response:
+        """Your submissions, newest first, a page at a time (``Link`` gives the next)."""
         competition = competition_get(slug=slug)
         submissions = submission_list_for_participant(competition=competition, participant=request.user)
-        return Response(s.SubmissionSerializer(submissions, many=True).data)
+        return paginated(request, submissions, s.SubmissionSerializer)
 
     @extend_schema(
         parameters=[
@@ -314,8 +318,11 @@ class LeaderboardApi(APIView):
         parameters=[
             OpenApiParameter("board", str, enum=list(BOARDS), default="public"),
             OpenApiParameter("format", str, enum=["json", "csv"], default="json"),
+            *PAGE_PARAMETERS,
         ],
         responses=s.LeaderboardRowSerializer(many=True),
+        description="JSON: one page of the board's `rows` in rank order (`Link` gives the next page, "
+        "`X-Total-Count` the rows); the CSV export has every row.",
     )
     def get(self, request: Request, slug: str) -> Response:
         competition = competition_get(slug=slug)
@@ -329,7 +336,8 @@ class LeaderboardApi(APIView):
             response["Content-Disposition"] = f'attachment; filename="{competition.slug}-{board}-leaderboard.csv"'
             return response
         rows = leaderboard_rows(competition=competition, board=board, allow_private_before_close=is_host)
-        return Response(
+        window = page_window(request, len(rows))
+        return page_headers(Response(
             {
                 "competition": competition.slug,
                 "board": board,
@@ -337,9 +345,9 @@ class LeaderboardApi(APIView):
                 "higher_is_better": competition.board_higher_is_better,
                 "feedback": competition.feedback,
                 "closed": competition.is_closed(),
-                "rows": s.LeaderboardRowSerializer(rows, many=True).data,
+                "rows": s.LeaderboardRowSerializer(rows[window], many=True).data,
             }
-        )
+        ), request, len(rows))
 
 
 # --- Teams ---------------------------------------------------------------------------------------------
@@ -367,14 +375,15 @@ def _team_data(team: Any, viewer: Any) -> dict[str, Any]:
 class CompetitionTeamsApi(APIView):
     """The competition's teams (public: names and members, as the board shows them); create one."""
 
-    @extend_schema(summary="List a competition's teams", responses=s.TeamSummarySerializer(many=True))
+    @extend_schema(summary="List a competition's teams", responses=s.TeamSummarySerializer(many=True),
+                   parameters=PAGE_PARAMETERS)
     def get(self, request: Request, slug: str) -> Response:
         competition = competition_get(slug=slug)
         teams = [
             {"id": t.pk, "competition": competition, "name": t.name, "created_at": t.created_at, "members": members}
             for t, members in team_list_with_members(competition=competition)
         ]
-        return Response(s.TeamSummarySerializer(teams, many=True).data)
+        return paginated(request, teams, s.TeamSummarySerializer)
 
     @extend_schema(
         summary="Create a team",
@@ -453,9 +462,10 @@ class TeamMergeApi(APIView):
 class InvitationListApi(APIView):
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(summary="Your pending team invitations", responses=s.InvitationSerializer(many=True))
+    @extend_schema(summary="Your pending team invitations", responses=s.InvitationSerializer(many=True),
+                   parameters=PAGE_PARAMETERS)
     def get(self, request: Request) -> Response:
-        return Response(s.InvitationSerializer(invitations_for(user=request.user), many=True).data)
+        return paginated(request, invitations_for(user=request.user).order_by("id"), s.InvitationSerializer)
 
 
 class InvitationAcceptApi(APIView):
@@ -708,10 +718,10 @@ class HostSubmissionsApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses=s.HostSubmissionSerializer(many=True))
+    @extend_schema(responses=s.HostSubmissionSerializer(many=True), parameters=PAGE_PARAMETERS)
     def get(self, request: Request, slug: str) -> Response:
         competition = _host_competition(request, slug)
-        return Response(s.HostSubmissionSerializer(submission_list_for_host(competition=competition), many=True).data)
+        return paginated(request, submission_list_for_host(competition=competition), s.HostSubmissionSerializer)
 
 
 class HostLeakageApi(APIView):
@@ -719,11 +729,11 @@ class HostLeakageApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses=s.ParticipantLeakageSerializer(many=True))
+    @extend_schema(responses=s.ParticipantLeakageSerializer(many=True), parameters=PAGE_PARAMETERS)
     def get(self, request: Request, slug: str) -> Response:
         competition = _host_competition(request, slug)
         rows = submission_leakage_for_host(competition=competition)
-        return Response(s.ParticipantLeakageSerializer(rows, many=True).data)
+        return paginated(request, rows, s.ParticipantLeakageSerializer)
 
 
 class HostAuditApi(APIView):

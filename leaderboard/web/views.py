@@ -68,6 +68,14 @@ from leaderboard.uploads import streams_uploads, upload_bytes, upload_refusal
 from leaderboard.web import charts as charts_module
 from leaderboard.web import games as game_reports
 from leaderboard.web.forms import AuditStartForm, SelectFinalForm, SubmissionUploadForm
+from leaderboard.web.pagination import (
+    BOARD_ROWS_PER_PAGE,
+    COMPETITIONS_PER_PAGE,
+    HOST_SUBMISSIONS_PER_PAGE,
+    SUBMISSIONS_PER_PAGE,
+    page_of,
+    pager,
+)
 
 MY_SUBMISSIONS_REFRESH_SECONDS = 3
 AUDIT_REFRESH_SECONDS = 2
@@ -106,7 +114,8 @@ def favicon(request: HttpRequest) -> HttpResponse:
 
 
 def competitions(request: HttpRequest) -> HttpResponse:
-    return render(request, "web/competition_list.html", {"competitions": competition_list()})
+    page = page_of(request, competition_list(), COMPETITIONS_PER_PAGE)
+    return render(request, "web/competition_list.html", {"competitions": page, "pager": pager(request, page)})
 
 
 def competition_detail(request: HttpRequest, slug: str) -> HttpResponse:
@@ -198,7 +207,11 @@ def submission_upload(request: HttpRequest, slug: str) -> HttpResponse:
 @participant_login_required
 def my_submissions(request: HttpRequest, slug: str) -> HttpResponse:
     competition = _competition(slug)
-    submissions = list(submission_list_for_participant(competition=competition, participant=request.user))
+    mine = submission_list_for_participant(competition=competition, participant=request.user)
+    page = page_of(request, mine, SUBMISSIONS_PER_PAGE)  # newest first, the id breaking ties: stable pages
+    submissions = list(page)
+    team_page = page_of(request, teammate_submissions(competition=competition, participant=request.user),
+                        SUBMISSIONS_PER_PAGE, param="team_page")
     for submission in submissions:  # the sybil screen's hold, as the template shows it
         submission.review = submission_review(submission)  # type: ignore[attr-defined]
     return render(
@@ -207,6 +220,7 @@ def my_submissions(request: HttpRequest, slug: str) -> HttpResponse:
         {
             "competition": competition,
             "submissions": submissions,
+            "pager": pager(request, page),
             "show_private": competition.is_closed(),
             # One set of finals per team: a teammate's selections count.
             "finals_selected": team_submissions(competition=competition, participant=request.user)
@@ -214,9 +228,10 @@ def my_submissions(request: HttpRequest, slug: str) -> HttpResponse:
             "max_finals": MAX_FINALS,
             "quota": quota_status(competition=competition, participant=request.user),
             # Teammates' submissions: who, when, status and the released public score only.
-            "teammate_submissions": teammate_submissions(competition=competition, participant=request.user),
-            # The page reloads itself (a meta refresh, no script) until every submission is final.
-            "pending": any(s.status in PENDING_STATUSES for s in submissions),
+            "teammate_submissions": team_page,
+            "team_pager": pager(request, team_page, param="team_page"),
+            # The page reloads itself (a meta refresh, no script) until every submission is final, on any page.
+            "pending": mine.filter(status__in=PENDING_STATUSES).exists(),
             "refresh_seconds": MY_SUBMISSIONS_REFRESH_SECONDS,
         },
     )
@@ -335,7 +350,9 @@ def leaderboard(request: HttpRequest, slug: str, board: str) -> HttpResponse:
     is_host = competition_is_host(user=request.user, competition=competition)
     context: dict[str, Any] = {"competition": competition, "board": board, "is_host": is_host}
     try:
-        context["rows"] = leaderboard_rows(competition=competition, board=board, allow_private_before_close=is_host)
+        rows = leaderboard_rows(competition=competition, board=board, allow_private_before_close=is_host)
+        page = page_of(request, rows, BOARD_ROWS_PER_PAGE)  # in rank order: a page is a range of ranks
+        context.update(rows=page, pager=pager(request, page))
     except BoardNotAvailable as exc:
         context["unavailable"] = exc.message
         return render(request, "web/leaderboard.html", context, status=exc.status_code)
@@ -360,7 +377,8 @@ def host_submissions(request: HttpRequest, slug: str) -> HttpResponse:
     competition = _competition(slug)
     if not competition_is_host(user=request.user, competition=competition):
         raise PermissionDenied("only the competition's host (or staff) may see raw scores")
-    submissions = list(submission_list_for_host(competition=competition))
+    submissions = list(submission_list_for_host(competition=competition))  # the charts draw every one
+    page = page_of(request, submissions, HOST_SUBMISSIONS_PER_PAGE)
     charts = [
         chart
         for split in ("public", "private")
@@ -371,7 +389,8 @@ def host_submissions(request: HttpRequest, slug: str) -> HttpResponse:
         "web/host_submissions.html",
         {
             "competition": competition,
-            "submissions": submissions,
+            "submissions": page,
+            "pager": pager(request, page),
             "leakage": submission_leakage_for_host(competition=competition),
             "chain": [_chain_step(step) for step in competition.defenses],
             "charts": charts,
