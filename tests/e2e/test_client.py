@@ -26,6 +26,7 @@ from bot.client import (
     Conflict,
     Forbidden,
     LeaderboardClient,
+    NotAuthenticated,
     NotFound,
     QuotaExceeded,
     UploadRejected,
@@ -184,9 +185,12 @@ def test_the_host_side_through_the_client(stack: LiveStack, tmp_path: Path) -> N
     assert made.defenses == ({"name": "rounding", "decimals": 4},) and made.host == "host"
     assert host.create_competition("client-host", "id,label\nx,1\n", exist_ok=True).slug == "client-host"
 
-    participant = host.create_participant("client-host-user")
-    assert participant.created and host.create_participant("client-host-user") == participant.__class__(
-        participant.username, participant.token, False)
+    first = host.create_participant("client-host-user")
+    participant = host.create_participant("client-host-user")  # the same account again, with a new token
+    assert first.created and not participant.created and participant.username == first.username
+    assert participant.token != first.token
+    with pytest.raises(NotAuthenticated):  # the new token retired the old one
+        stack.client(first.token).quota("client-host")
     alice = stack.client(participant.token)
     public = alice.competition("client-host")
     assert "defenses" not in public.data and "secret" not in public.data and str(secret) not in str(public.data)
