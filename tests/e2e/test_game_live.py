@@ -124,8 +124,8 @@ def test_a_live_game_plays_any_site_given_its_url_and_a_host_token(stack: LiveSt
         assert (live["status"], int(live["queries"])) == (offline.status, offline.queries)
         assert float(live["label_accuracy"]) == pytest.approx(offline.outcome.label_accuracy, abs=1e-6)
         assert live["status"] == "ok" and float(live["claimed_accuracy"]) == 1.0
-    cells = [stack.host.host_competition(slug) for slug in stack.host.clean_games(dry_run=True)["competitions"]]
-    (competition,) = [c for c in cells if c.title.startswith("game live-any-site:")]
+    game_cells = [stack.host.host_competition(slug) for slug in stack.host.clean_games(dry_run=True)["competitions"]]
+    (competition,) = [c for c in game_cells if c.title.startswith("game live-any-site:")]
     board = stack.host.host_submissions(competition.slug)
     attackers = {row.participant for row in board}
     assert len(attackers) == 2 and all(a.startswith(f"{competition.slug}-attacker-") for a in attackers)
