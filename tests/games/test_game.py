@@ -8,7 +8,7 @@ import json
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -411,6 +411,9 @@ class InProcessSite:
     def attacker_oracle(self, spec: Any, dataset: Any, population: Any, defense: Any, seed: int, attack: str) -> Any:
         return make_oracle(spec, dataset, population, defense, seed)
 
+    def close_cells(self) -> list[str]:
+        return []  # nothing stays open: each cell's oracle is gone with it
+
 
 def test_the_report_states_the_mode_the_game_was_played_in(tmp_path: Path) -> None:
     spec = parse_game(TINY.replace("seeds = [0, 1]", "seeds = [0]"))
@@ -430,6 +433,40 @@ def test_the_report_states_the_mode_the_game_was_played_in(tmp_path: Path) -> No
         assert paths["summary_md"].read_text().startswith(f"Game `tiny`, mode: {name}")
         assert "| test_one_row |" in paths["summary_md"].read_text()
     assert "<code>http://site.invalid</code>" in (tmp_path / "live" / "report.html").read_text()
+
+
+class ClosingSite(InProcessSite):
+    """An in-process site that records what the runner opens and when it closes it."""
+
+    def __init__(self, fail_on: int | None = None) -> None:
+        self.events: list[str] = []
+        self.open = 0
+        self.fail_on = fail_on
+
+    def attacker_oracle(self, spec: Any, dataset: Any, population: Any, defense: Any, seed: int, attack: str) -> Any:
+        self.open += 1
+        self.events.append(f"open {defense.name}/{attack}")
+        if self.fail_on is not None and self.open == self.fail_on:
+            raise KeyboardInterrupt
+        return super().attacker_oracle(spec, dataset, population, defense, seed, attack)
+
+    def close_cells(self) -> list[str]:
+        self.events.append("close")
+        return []
+
+
+def test_a_live_game_closes_each_competitions_cells_once_they_are_played_and_when_interrupted() -> None:
+    spec = parse_game(TINY.replace("seeds = [0, 1]", "seeds = [0]"))
+    site = ClosingSite()
+    run_game(spec, site=cast(Any, site))
+    attacks = [a.name for a in spec.attacks]
+    # One group per defense chain (one data set, one seed): its cells open, then they close, before the next.
+    assert site.events == [event for d in ("none", "rounding-5") for event in
+                           [*(f"open {d}/{a}" for a in attacks), "close"]]
+    interrupted = ClosingSite(fail_on=2)
+    with pytest.raises(KeyboardInterrupt):
+        run_game(spec, site=cast(Any, interrupted))
+    assert interrupted.events == [f"open none/{attacks[0]}", f"open none/{attacks[1]}", "close"]
 
 
 def test_the_html_report_escapes_what_the_game_file_says(tmp_path: Path) -> None:
