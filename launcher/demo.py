@@ -91,8 +91,12 @@ def print_addresses(stack: Stack) -> None:
     password_file = var_dir() / "host-password.txt"
     print(f"\nSite: {stack.url}/   leaderboard: {stack.url}/c/{DEMO_SLUG}/leaderboard/public/")
     print(f"API:  {stack.url}/api/v1/competitions/   schema: {stack.url}/api/schema/")
-    print(f"Host login: {stack.url}/admin/   user 'host', password {password_file.read_text().strip()} (kept in "
-          f"{password_file})")
+    if password_file.exists():
+        print(f"Host login: {stack.url}/admin/   user 'host', password {password_file.read_text().strip()} (kept in "
+              f"{password_file})")
+    else:  # `serve` before any demo made the host account
+        print(f"Host login: {stack.url}/admin/   no host account yet (the demo makes one; or manage.py "
+              "createsuperuser)")
     print(f"You:  {stack.url}/accounts/signup/   an account; make its API token (shown once) on "
           f"{stack.url}/accounts/profile/")
 
