@@ -304,7 +304,8 @@ def auto(
     _check_guesses(view, labels, confidence, report, outer_reserve, reasoning)
     _class_floor(view, labels, confidence, report, reasoning)
     _floor(view, labels, confidence, report, played, outer_reserve, reasoning, course)
-    _fill_majority(labels, confidence, report, played, reasoning, view)
+    _fill_majority(labels, confidence, report, played, reasoning, view,
+                   split_decoded="public_mask" in (course.attack_details or {}))
     n_exact = int(((labels >= 0) & (confidence >= 1.0)).sum())
     n_guessed = int(((labels >= 0) & (confidence < 1.0)).sum())
     course.exact, course.guessed, course.balance = n_exact, n_guessed, report.balance
@@ -638,8 +639,8 @@ def _check_guesses(
     sure = confidence[staked]
     expected = float(np.sum(1.0 - sure))
     if wrong is None:
-        shares = np.full(view.n_classes, 1.0 / view.n_classes) if report.balance is None else np.asarray(
-            report.balance, dtype=np.float64)
+        shares = np.full(view.n_classes, 1.0 / view.n_classes) if report.balance is None else _class_shares(
+            report, view)
         capped = np.minimum(sure, shares[np.clip(labels[staked], 0, len(shares) - 1)])
         confidence[staked] = capped
         reasoning.append(f"check query: the board did not score the {int(staked.sum())} surest guesses as staked "
@@ -671,6 +672,34 @@ def _check_guesses(
     _below_majority(labels, confidence, staked, wrong, slack, report, reasoning)
 
 
+def _decoded_shares(labels: np.ndarray, confidence: np.ndarray, open_rows: np.ndarray, k: int) -> np.ndarray:
+    """The chance that a row left open is of each class, from the decoded rows (exchangeable with it): each counts
+    its class at its confidence and the others at what it leaves, with one row of each class beside them (Laplace's
+    rule of succession: the posterior mean of the shares under a flat prior).
+
+    >>> _decoded_shares(np.array([0, 0, 0, -1]), np.array([1.0, 1.0, 1.0, 0.0]), np.array([False] * 3 + [True]), 2)
+    array([0.8, 0.2])
+    """
+    decoded = ~open_rows
+    sure = np.clip(confidence[decoded], 0.0, 1.0)
+    other = (1.0 - sure) / max(k - 1, 1)  # a row's doubt, shared by the other classes
+    counts = np.asarray(np.bincount(labels[decoded], weights=sure - other, minlength=k)[:k], dtype=np.float64)
+    counts = counts + float(np.sum(other))
+    return np.asarray((counts + 1.0) / (float(decoded.sum()) + k))
+
+
+def _class_shares(report: Fingerprint, view: Oracle) -> np.ndarray:
+    """The chance that a row is of each class given the balance the fingerprint read: the shares themselves on a
+    quiet board, under noise their posterior given the readings (:func:`attacks.noisy.shares.share_posterior`) — a
+    4-class softmax CE board under noise 0.43 read [0, 0, 1, 0] and the floor put every guess on class 2 at 1.0,
+    2 of 60 rows right; the posterior is 0.29."""
+    rates = np.asarray(report.balance, dtype=np.float64)
+    spread = majority_params(report).get("spread")
+    if not spread:
+        return rates
+    return np.minimum(rates, share_posterior(rates, share_errors(view.metric, view.eps, len(rates), spread)))
+
+
 def _class_floor(
     view: BudgetedView, labels: np.ndarray, confidence: np.ndarray, report: Fingerprint, reasoning: list[str]
 ) -> None:
@@ -680,7 +709,7 @@ def _class_floor(
     30 % class at posterior 0.33 on a 60 % majority board, 12 of 40 where the majority has 24)."""
     if view.n_classes < 3 or report.balance is None:
         return
-    rates = np.asarray(report.balance, dtype=np.float64)
+    rates = _class_shares(report, view)
     majority, share = int(np.argmax(rates)), float(np.max(rates))
     weak = (labels >= 0) & (confidence < 1.0) & (labels != majority) & (confidence < share)
     if not weak.any():
@@ -800,17 +829,26 @@ def _open_rates(
 
 def _fill_majority(
     labels: np.ndarray, confidence: np.ndarray, report: Fingerprint, played: AttackResult | None,
-    reasoning: list[str], view: Oracle | None = None,
+    reasoning: list[str], view: Oracle | None = None, split_decoded: bool = False,
 ) -> None:
     """Rows still without a label get the majority class of the rows not recovered (under noise, at most the
-    class's posterior given the balance readings, :func:`attacks.noisy.shares.share_posterior`)."""
+    class's posterior given the balance readings, :func:`attacks.noisy.shares.share_posterior`; after a split
+    decoded, ``split_decoded``, the class its public rows make most likely, :func:`_decoded_shares`)."""
     open_rows = labels < 0
     if not open_rows.any():
         return
     n = len(labels)
     k = max(len(report.balance) if report.balance is not None else 2, int(labels.max(initial=0)) + 1)
     rates: np.ndarray | None = None
-    if report.balance is not None:
+    # A split decoded through noise: its public rows' labels say more of the private rows' classes (the split is
+    # drawn at random) than a balance read through that noise (seen: 4 classes under noise 0.5, readings garbled to
+    # one class, the private rows claimed at 0.50 and right 17 % of the time).
+    from_split = (split_decoded or (played is not None and "public_mask" in played.details)) and (~open_rows).any()
+    if from_split:
+        rates = _decoded_shares(labels, confidence, open_rows, k)
+        reasoning.append(f"class balance of the rows left: the {int((~open_rows).sum())} decoded public row(s)' "
+                         "(a row of each class counted beside them)")
+    elif report.balance is not None:
         rates = np.asarray(report.balance, dtype=np.float64)
         every_row_scored = played is not None and "public_mask" not in played.details and (
             report.public_fraction is None and not report.only_public_moves)
@@ -831,7 +869,7 @@ def _fill_majority(
     # A guess, never an exact label, even where every scored row showed one class (share 1.0: 8 public rows of
     # class 1 say nothing of the private ones); 1.0 marks the labels an exact attack vouches for.
     spread = majority_params(report).get("spread")
-    if spread and report.balance is not None and view is not None:
+    if spread and report.balance is not None and view is not None and not from_split:
         # A balance read through noise is a posterior, not a certainty (attacks.noisy.shares).
         errors = share_errors(view.metric, view.eps, len(report.balance), spread)
         share = np.minimum(share, share_posterior(report.balance, errors)[min(int(guess[0]), len(report.balance) - 1)])

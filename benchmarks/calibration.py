@@ -17,6 +17,9 @@ the same collectors on fewer seeds):
   short); a label is right when its row is public and its label is the true one.
 * ``budgeted``: binary log loss, 200 rows, 20–80 % ones, Laplace noise of ε = 10 a release under a privacy budget
   of ε = 60 (six releases), the noise scale from the disclosed ε.
+* ``split_guess``: ``auto`` on 4-class boards of 60 rows scoring a half split under Laplace noise (even seeds:
+  log loss, noise 0.5 on the mean; odd: softmax CE, 1.0), class shares drawn from a flat Dirichlet, 300 queries;
+  every label (the public rows ``one_vs_rest`` decodes, the private rows the majority guess).
 """
 
 from __future__ import annotations
@@ -88,12 +91,23 @@ def budgeted_board(seed: int, n: int = 200) -> Pooled:
     return result.fill_confidence(), result.labels == truth
 
 
+def split_guess_board(seed: int, n: int = 60, k: int = 4) -> Pooled:
+    metric, scale = ("multiclass_logloss", 0.5) if seed % 2 == 0 else ("softmax_ce", 1.0)
+    rng = np.random.default_rng(60_000 + seed)
+    truth = rng.choice(k, size=n, p=rng.dirichlet(np.ones(k)))
+    oracle = LocalOracle(truth, metric=metric, n_classes=k, decimals=5, public_fraction=0.5, seed=seed,
+                         defenses=[{"name": "noise", "kind": "laplace", "scale": scale}])
+    result = attacks.run("auto", oracle, budget=300, seed=seed)
+    return result.fill_confidence(), result.labels == truth
+
+
 #: Each attack's board and the seeds the benchmark pools.
 BOARDS: dict[str, tuple[Callable[[int], Pooled], int]] = {
     "majority": (majority_board, 400),
     "one_vs_rest": (one_vs_rest_board, 14),
     "noisy_split": (noisy_split_board, 12),
     "budgeted": (budgeted_board, 40),
+    "split_guess": (split_guess_board, 16),
 }
 
 
