@@ -108,7 +108,7 @@ def _leaked(point: ChainPoint) -> str:
         return "every label"
     if point.leakage <= 0.0:
         return f"nothing beyond the majority class ({percent(point.majority_rate)})"
-    return f"{percent(point.label_accuracy)} of the labels"
+    return f"{percent(point.label_accuracy)} of the labels right (majority class {percent(point.majority_rate)})"
 
 
 def leak_line(result: GameResult) -> str:

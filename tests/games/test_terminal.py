@@ -97,3 +97,22 @@ def test_every_printed_figure_is_the_reports_and_the_recommended_chain_is_marked
     assert f"leakage {point['leakage']:.2f}" in sentence
     assert f"{percent(point['label_accuracy'])} of the labels" in sentence
     assert printed.splitlines()[-1] == f"Report: {out / 'report.html'}"
+
+
+def test_the_demos_leak_line_says_what_each_chain_gave_away() -> None:
+    from games import parse_game, run_game
+    from games.terminal import frontier_of, leak_line
+
+    result = run_game(parse_game(GAME))
+    points, _recommended = frontier_of(result)
+    by_name = {p.defense: p for p in points}
+    line = leak_line(result)
+    assert line.startswith("What leaked in the terminal game: balanced-60 (60 hidden rows, within 60 submissions, "
+                           "1 account): ")
+    # The undefended board gives every label away; behind the Ladder the attacks read the majority class only.
+    assert by_name["none"].label_accuracy == 1.0
+    assert "every label under none" in line
+    ladder = by_name["ladder-parameter-free-with-a-name-longer-than-its-column"]
+    assert ladder.leakage == 0.0
+    assert (f"nothing beyond the majority class ({percent(ladder.majority_rate)}) under "
+            "ladder-parameter-free-with-a-name-longer-than-its-column.") in line
