@@ -9,11 +9,13 @@ from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
+import numpy as np
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 from django.utils import timezone
 
+from tests.site.conftest import N_ROWS
 from tests.site.test_screening import honest, probe
 
 pytestmark = pytest.mark.django_db
@@ -161,3 +163,27 @@ def test_a_held_submission_counts_once_against_the_quota_held_and_released(
     # Released, the same two rows are scored again: still two uploads, not four, and no slot handed back.
     status = quota_status(competition=competition, participant=sybils[1])
     assert (status.used_today, status.used_total, status.remaining_today) == (2, 2, 0)
+
+
+@pytest.mark.parametrize(("fillers", "second_probe"), [(0, "held"), (2, "scored")])
+def test_the_screen_sees_only_the_latest_accounts_so_enough_other_uploads_between_two_probes_hide_them(
+    make_competition: Callable[..., Any], sybils: tuple[Any, Any], submit: Callable[..., Any],
+    score_all: Callable[[], list[str]], monkeypatch: pytest.MonkeyPatch, fillers: int, second_probe: str,
+    enqueued: list[int],
+) -> None:
+    """The documented cap (docs/sybil_screen.md, "The cap"): a screen reads the latest uploads of at most
+    ``MAX_ACCOUNTS`` accounts, the submitting one included; here 3, so two other accounts' uploads between two
+    probes put the first probe out of the second one's screen, and the second probe is released (the site's 200
+    are measured by benchmarks/screen_cap.py)."""
+    from leaderboard.screening.services import screen_settings_update
+
+    monkeypatch.setattr("leaderboard.screening.services.MAX_ACCOUNTS", 3)
+    competition = make_competition(daily_limit=None)
+    screen_settings_update(competition=competition, mode="hold")
+    submit(competition, sybils[0], probe([0, 1, 2]))
+    assert score_all() == ["scored"]
+    for n in range(fillers):  # other accounts' uploads (here the sample submission), not scored yet
+        submit(competition, User.objects.create_user(f"filler-{n}"), np.full(N_ROWS, 0.5))
+    enqueued.clear()
+    submit(competition, sybils[1], probe([3, 4, 5]))
+    assert score_all() == [second_probe]
