@@ -158,12 +158,6 @@ MALFORMED: dict[str, tuple[Any, str]] = {
     "a semicolon row": (lambda c: _with_line(c, 4, _good_lines(c)[4].replace(",", ";")),
                         "line 5: expected 2 columns, got 1; this line is separated by ';' (semicolon): separate "
                         "columns with ','"),
-    # A spreadsheet set to a comma decimal mark writes ';' between columns: the message says so.
-    "semicolons": (lambda c: "\n".join(line.replace(",", ";") for line in _good_lines(c)).encode(),
-                   "line 1: the header has 1 columns, expected 2: id,target; this line is separated by ';'"),
-    "a semicolon row": (lambda c: _with_line(c, 4, _good_lines(c)[4].replace(",", ";")),
-                        "line 5: expected 2 columns, got 1; this line is separated by ';' (semicolon): separate "
-                        "columns with ','"),
     "empty file": (lambda c: b"", "empty"),
     "only whitespace": (lambda c: b"\n\n  \n", "empty"),
     "header only": (lambda c: b"id,target\n", "no rows"),
