@@ -39,7 +39,7 @@ def _expected(point: dict[str, object]) -> str:
         return "every label"
     if leakage <= 0.0:
         return f"nothing beyond the majority class ({percent(point['majority_rate'])})"  # type: ignore[arg-type]
-    return f"{percent(accuracy)} of the labels"
+    return f"{percent(accuracy)} of the labels right (majority class {percent(point['majority_rate'])})"  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="module")
