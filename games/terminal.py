@@ -68,8 +68,12 @@ def compact_table(points: Sequence[ChainPoint], recommended: dict[str, Recommend
             row = [name.ljust(_WIDTHS[0]), right.rjust(_WIDTHS[1]), percent(p.majority_rate).rjust(_WIDTHS[2]),
                    f"{p.leakage:.2f}".rjust(_WIDTHS[3]), f"{p.cost:.3f}".rjust(_WIDTHS[4]), _fit(attack, rest)]
             out.append("  ".join(row).rstrip())
-    out.append("* the recommended chain: the least leaky within the honest-cost tolerance (1 − τ ≤ "
-               f"{next(iter(recommended.values())).tolerance if recommended else 0.05}).")
+    tolerance = next(iter(recommended.values())).tolerance if recommended else 0.05
+    futile = any(c.point is not None and c.point.leakage >= 0.99 for c in recommended.values())
+    out.extend(textwrap.wrap(
+        f"* the frontier's pick: the least leaky chain within the honest-cost tolerance (1 − τ ≤ {tolerance}), the "
+        "cheaper on a tie" + ("; where it leaks every label, no chain there protects them." if futile else "."),
+        WIDTH, subsequent_indent="  "))
     return "\n".join(out) + "\n"
 
 
