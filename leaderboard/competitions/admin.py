@@ -75,7 +75,9 @@ class CompetitionForm(CompetitionSettingsForm):
 @admin.register(Competition)
 class CompetitionAdmin(admin.ModelAdmin):
     form = CompetitionForm
-    list_display = ("slug", "title", "metric", "n_rows", "n_classes", "n_features", "opens_at", "closes_at", "host")
+    list_display = ("slug", "title", "metric", "n_rows", "n_classes", "n_features", "opens_at", "closes_at", "host",
+                    "listed")
+    list_filter = ("listed",)  # a live game's cells are unlisted (manage.py clean_games removes them)
     search_fields = ("slug", "title")
     readonly_fields = ("n_rows", "n_classes", "n_features", "created_at", "updated_at")
 
