@@ -233,10 +233,11 @@ def capacity_split(oracle: Oracle, *, budget: int | None = None, **params: Any) 
     reciprocal pairs), ``check``, ``hidden_split`` (the board scores fewer rows than it says: measure the count
     anyway).
 
-    Paper: ours (capacity's design with a third state a row, "not scored"). Queries: the ``K + 1``-state
-    design; the public count is read from the stated fraction (``round(fraction·N)``, as the site draws the
-    split), measured by reciprocal pairs only where the page states none or the releases contradict it. Precision: any released decimals, a float64 server, noise
-    up to ``noise_bound``. Forty rows, half of them public: the public labels, ``-1`` on the private rows:
+    Paper: ours (capacity's design with a third state a row, "not scored"). Queries: the ``K + 1``-state design; the
+    public count is read from the stated fraction (``round(fraction·N)``, as the site draws the split), measured by
+    reciprocal pairs only where the page states none or the releases contradict it. Precision: any released
+    decimals, a float64 server, noise up to ``noise_bound``. Forty rows, half of them public: the public labels,
+    ``-1`` on the private rows:
 
     >>> import numpy as np
     >>> from attacks import LocalOracle, run

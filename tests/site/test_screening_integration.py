@@ -46,10 +46,10 @@ def scenario() -> dict[str, Any]:
     from django.db import connection
 
     from leaderboard.competitions.services import competition_create
+    from leaderboard.errors import SelectionError
     from leaderboard.screening.models import SuspectCluster
     from leaderboard.screening.services import HELD_MESSAGE, cluster_dismiss, screen_settings_update
     from leaderboard.submissions.models import DefenseState
-    from leaderboard.errors import SelectionError
     from leaderboard.submissions.selectors import submission_review
     from leaderboard.submissions.services import submission_create, submission_select_final
     from tests.site.factories import LABEL_SEED, N_ROWS, labels_csv, predictions_csv
