@@ -57,6 +57,16 @@ class CompetitionConfigError(ApplicationError):
     """A host's competition settings (labels, metric, defense chain, ...) are invalid."""
 
 
+class DataFileError(ApplicationError):
+    """A data file a host attaches that is refused (a bad or taken name, a file that is not what its name says)."""
+
+
+class DataFileTooLarge(DataFileError):
+    """A data file over ``LEADERBOARD_MAX_DATA_FILE_BYTES``."""
+
+    status_code = 413
+
+
 class BoardNotAvailable(ApplicationError):
     """The private board before the close."""
 

@@ -39,6 +39,8 @@ Environment:
   ``LEADERBOARD_SCORING_SOFT_TIME_LIMIT``, ``LEADERBOARD_SCORING_HARD_TIME_LIMIT``, ``LEADERBOARD_SWEEP_INTERVAL``,
   ``LEADERBOARD_STUCK_AFTER``, ``LEADERBOARD_CLAIM_HEARTBEAT``, ``LEADERBOARD_CLAIM_STALE_AFTER``,
   ``LEADERBOARD_PUBLISH_RETRY_FOR``.
+- ``LEADERBOARD_MAX_DATA_FILE_BYTES`` — the largest data file a host may attach to a competition (100 MiB; kept
+  in the database, read whole when served).
 """
 
 from __future__ import annotations
@@ -286,6 +288,9 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # Keep every upload's bytes in the database; by default only φ-bit competitions keep them (their scoring reads
 # the decimal text), float64 ones keep the validated array, the size, the name and the SHA-256.
 LEADERBOARD_KEEP_UPLOADS = env_bool("LEADERBOARD_KEEP_UPLOADS", False)
+# A competition's data files (train set, test features) live in the database, so every web server of a
+# multi-machine site serves the same bytes; each is read whole when served, hence a limit well under the RAM.
+LEADERBOARD_MAX_DATA_FILE_BYTES = env_int("LEADERBOARD_MAX_DATA_FILE_BYTES", 100 * 1024 * 1024)
 
 # --- REST framework -------------------------------------------------------------------------------------
 REST_FRAMEWORK = {

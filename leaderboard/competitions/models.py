@@ -312,3 +312,45 @@ class HiddenTestData(models.Model):
             "public_mask_npy": _npy_bytes(np.asarray(public_mask, dtype=bool)),
             "features_npy": None if features is None else _npy_bytes(np.asarray(features, dtype=np.float64)),
         }
+
+
+#: The longest data file name (as shown, served and typed on a command line).
+DATA_FILE_NAME_MAX_LENGTH = 128
+
+
+class _DataFileManager(models.Manager["DataFile"]):
+    """Every query leaves the file's bytes in the database (a list of files never loads them); the bytes are read
+    as raw bytes by :func:`leaderboard.competitions.selectors.open_data_file`."""
+
+    def get_queryset(self) -> models.QuerySet[DataFile]:
+        return super().get_queryset().defer("content")
+
+
+class DataFile(models.Model):
+    """A file a host attaches to a competition for participants to download (a train set, test features, a zip).
+
+    What a participant may read: the host chose to publish every byte of it. The hidden test set is never one
+    (it lives in :class:`HiddenTestData`).
+    """
+
+    competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="data_files")
+    name = models.CharField(max_length=DATA_FILE_NAME_MAX_LENGTH)
+    description = models.TextField(blank=True)
+    size = models.PositiveBigIntegerField(default=0, editable=False)
+    sha256 = models.CharField(max_length=64, editable=False)
+    # Written and read as raw bytes (leaderboard.blobs), never as an SQL literal in hex.
+    content = models.BinaryField(default=b"", editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    competition_id: int
+
+    objects = _DataFileManager()
+
+    class Meta:
+        ordering = ["competition", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["competition", "name"], name="data_file_name_unique_per_competition"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

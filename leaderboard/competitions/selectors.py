@@ -1,16 +1,18 @@
-"""Reads on competitions: lists, lookups, the sample submission, host rights and the worker's ScoringSpec."""
+"""Reads on competitions: lists, lookups, the sample submission, data files, host rights and the worker's
+ScoringSpec."""
 
 from __future__ import annotations
 
+import io
 import threading
 from collections import OrderedDict
-from typing import Any
+from typing import Any, BinaryIO
 
 from django.db.models import QuerySet
 
 from defenses import DefenseChain
 from leaderboard.blobs import blob_read
-from leaderboard.competitions.models import Competition, HiddenTestData, npy_array
+from leaderboard.competitions.models import Competition, DataFile, HiddenTestData, npy_array
 from scoring import Arithmetic, HiddenTestSet, ScoringSpec, sample_submission_csv
 from scoring.ids import ids_from_json
 
@@ -98,3 +100,18 @@ def _max_upload_bytes() -> int:
     from django.conf import settings
 
     return int(settings.LEADERBOARD_MAX_UPLOAD_BYTES)
+
+
+def list_data_files(competition: Competition) -> list[DataFile]:
+    """The competition's data files by name (name, size, sha256, description, created_at; never the bytes)."""
+    return list(DataFile.objects.filter(competition=competition).order_by("name"))
+
+
+def data_file_get(*, competition: Competition, name: str) -> DataFile:
+    """One data file by its exact name; raises ``DataFile.DoesNotExist`` (the API and pages answer 404)."""
+    return DataFile.objects.get(competition=competition, name=name)
+
+
+def open_data_file(data_file: DataFile) -> BinaryIO:
+    """The file's bytes as a binary stream (read raw from the database: :mod:`leaderboard.blobs`)."""
+    return io.BytesIO(blob_read(DataFile, data_file.pk, "content") or b"")

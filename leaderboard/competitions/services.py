@@ -1,4 +1,4 @@
-"""Writes on competitions: create one from a labelled CSV, set its defense chain.
+"""Writes on competitions: create one from a labelled CSV, set its defense chain, attach data files.
 
 Every function here validates with the pure scoring core and the defense registry, so the admin, the
 ``create_competition`` command and the host API accept and reject exactly the same settings.
@@ -6,19 +6,27 @@ Every function here validates with the pure scoring core and the defense registr
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from defenses import DefenseChain, DefenseConfigError
 from leaderboard.blobs import blob_write
-from leaderboard.competitions.models import Competition, HiddenTestData
-from leaderboard.errors import CompetitionConfigError
+from leaderboard.competitions.data_files import (
+    MAX_DATA_FILES,
+    check_data_file_content,
+    data_file_description,
+    data_file_name,
+)
+from leaderboard.competitions.models import Competition, DataFile, HiddenTestData
+from leaderboard.errors import CompetitionConfigError, DataFileError, DataFileTooLarge
 from scoring import ConfigurationError, parse_features_csv, parse_labels_csv, public_split_mask
 from scoring.pipeline import metric_view
 
@@ -242,3 +250,58 @@ def competition_update(
     for name in [*changes, "updated_at"]:  # the caller's instance reads as saved
         setattr(competition, name, getattr(updated, name))
     return competition
+
+
+_READ_CHUNK = 1024 * 1024
+
+
+def _read_limited(stream: BinaryIO | bytes, limit: int, name: str) -> bytes:
+    """Every byte of ``stream``, refused as soon as it passes ``limit`` (never read further than that)."""
+    if isinstance(stream, (bytes, bytearray, memoryview)):
+        content = bytes(stream)
+        if len(content) > limit:
+            raise DataFileTooLarge(f"{name}: the file is {len(content):,} bytes; at most {limit:,}")
+        return content
+    buffer = bytearray()
+    while chunk := stream.read(_READ_CHUNK):
+        buffer += chunk
+        if len(buffer) > limit:
+            raise DataFileTooLarge(f"{name}: the file is over {limit:,} bytes, the limit")
+    return bytes(buffer)
+
+
+def add_data_file(
+    competition: Competition, name: str, stream: BinaryIO | bytes, description: str = "", *, replace: bool = False
+) -> DataFile:
+    """Attach a file participants may download; its size and SHA-256 are computed here.
+
+    Raises :class:`DataFileError` for a bad name or description, a name the competition already has (unless
+    ``replace``: the old file goes), an empty file, a zip or Parquet file that is not one, or one file too many;
+    :class:`DataFileTooLarge` past ``LEADERBOARD_MAX_DATA_FILE_BYTES``. Whatever the host attaches is public to
+    every participant: the hidden test set is never a data file unless a host uploads it as one.
+    """
+    name = data_file_name(name)
+    description = data_file_description(description)
+    content = _read_limited(stream, int(settings.LEADERBOARD_MAX_DATA_FILE_BYTES), name)
+    check_data_file_content(name, content)
+    digest = hashlib.sha256(content).hexdigest()
+    with transaction.atomic():
+        # The competition's row lock serialises two hosts attaching files at once (the count and the name).
+        Competition.objects.select_for_update().filter(pk=competition.pk).exists()
+        existing = DataFile.objects.filter(competition=competition, name=name)
+        if existing.exists():
+            if not replace:
+                raise DataFileError(f"the competition already has a data file named {name!r}")
+            existing.delete()
+        elif DataFile.objects.filter(competition=competition).count() >= MAX_DATA_FILES:
+            raise DataFileError(f"a competition has at most {MAX_DATA_FILES} data files")
+        data_file = DataFile.objects.create(
+            competition=competition, name=name, description=description, size=len(content), sha256=digest
+        )
+        blob_write(DataFile, data_file.pk, content=content)  # raw bytes, not an SQL literal in hex
+    return DataFile.objects.get(pk=data_file.pk)  # as every read sees it: the bytes left in the database
+
+
+def remove_data_file(data_file: DataFile) -> None:
+    """Delete a data file (participants who downloaded it keep their copy)."""
+    DataFile.objects.filter(pk=data_file.pk).delete()
