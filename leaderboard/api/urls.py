@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from leaderboard.api import auth, screening, views
+from leaderboard.api import auth, data_files, screening, views
 
 app_name = "api"
 
@@ -18,6 +18,8 @@ urlpatterns = [
         views.SampleSubmissionApi.as_view(),
         name="sample-submission",
     ),
+    path("competitions/<slug:slug>/data/", data_files.DataFileListApi.as_view(), name="data-files"),
+    path("competitions/<slug:slug>/data/<str:name>", data_files.DataFileDownloadApi.as_view(), name="data-file"),
     path("competitions/<slug:slug>/submissions/", views.CompetitionSubmissionsApi.as_view(), name="submissions"),
     path("competitions/<slug:slug>/predict/", views.PredictApi.as_view(), name="predict"),
     path("competitions/<slug:slug>/quota/", views.QuotaApi.as_view(), name="quota"),
@@ -43,6 +45,8 @@ urlpatterns = [
     path("host/participants/", views.HostParticipantsApi.as_view(), name="host-participants"),
     path("host/games/clean/", views.HostGameCleanApi.as_view(), name="host-games-clean"),
     path("host/competitions/<slug:slug>/", views.HostCompetitionDetailApi.as_view(), name="host-competition"),
+    path("host/competitions/<slug:slug>/data/", data_files.HostDataFilesApi.as_view(), name="host-data-files"),
+    path("host/competitions/<slug:slug>/data/<str:name>", data_files.HostDataFileApi.as_view(), name="host-data-file"),
     path("host/competitions/<slug:slug>/defenses/", views.HostDefensesApi.as_view(), name="host-defenses"),
     path("host/competitions/<slug:slug>/submissions/", views.HostSubmissionsApi.as_view(), name="host-submissions"),
     path("host/competitions/<slug:slug>/leakage/", views.HostLeakageApi.as_view(), name="host-leakage"),

@@ -1,4 +1,4 @@
-"""What a data file may be called and hold: the name's rules, the content checks, the type it is served as.
+"""What a data file may be called and hold: the name's rules, the content checks, and how it is served.
 
 A name reaches a participant's disk (the download's file name), a URL path and a shell command line, so it is
 refused, not rewritten, when it could mean anything but one plain file name.
@@ -10,7 +10,10 @@ import unicodedata
 import zipfile
 from io import BytesIO
 
-from leaderboard.competitions.models import DATA_FILE_NAME_MAX_LENGTH
+from django.http import FileResponse
+
+from leaderboard.competitions.models import DATA_FILE_NAME_MAX_LENGTH, DataFile
+from leaderboard.competitions.selectors import open_data_file
 from leaderboard.errors import DataFileError
 
 #: The most data files one competition may have.
@@ -89,3 +92,18 @@ def data_file_content_type(name: str) -> str:
         if lower.endswith(suffix):
             return content_type
     return "application/octet-stream"
+
+
+def data_file_response(data_file: DataFile) -> FileResponse:
+    """The download: always an attachment (a browser never renders it on the site's origin), its type never
+    sniffed, the name encoded by Django (RFC 6266), the SHA-256 as the entity tag."""
+    response = FileResponse(
+        open_data_file(data_file), as_attachment=True, filename=data_file.name,
+        content_type=data_file_content_type(data_file.name),
+    )
+    response["X-Content-Type-Options"] = "nosniff"
+    response["ETag"] = f'"{data_file.sha256}"'
+    response["Cache-Control"] = "private, max-age=0"
+    # A file is a static document: nothing in one may run as the site (an HTML file opened by a mistaken proxy).
+    response["Content-Security-Policy"] = "sandbox"
+    return response

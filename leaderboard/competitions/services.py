@@ -260,13 +260,14 @@ def _read_limited(stream: BinaryIO | bytes, limit: int, name: str) -> bytes:
     if isinstance(stream, (bytes, bytearray, memoryview)):
         content = bytes(stream)
         if len(content) > limit:
-            raise DataFileTooLarge(f"{name}: the file is {len(content):,} bytes; at most {limit:,}")
+            raise DataFileTooLarge(f"{name}: the file is {len(content):,} bytes, larger than {limit:,} bytes, the most "
+                                   "a data file may be")
         return content
     buffer = bytearray()
     while chunk := stream.read(_READ_CHUNK):
         buffer += chunk
         if len(buffer) > limit:
-            raise DataFileTooLarge(f"{name}: the file is over {limit:,} bytes, the limit")
+            raise DataFileTooLarge(f"{name}: the file is larger than {limit:,} bytes, the most a data file may be")
     return bytes(buffer)
 
 

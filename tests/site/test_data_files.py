@@ -92,7 +92,7 @@ def test_it_refuses_a_file_over_the_limit_without_reading_it_all(competition: An
             buffer[: len(buffer)] = b"x" * len(buffer)
             return len(buffer)
 
-    with pytest.raises(DataFileTooLarge, match="over 1,000 bytes"):
+    with pytest.raises(DataFileTooLarge, match="larger than 1,000 bytes, the most a data file may be"):
         add_data_file(competition, "big.csv", io.BufferedReader(Endless()))
     assert Endless.reads < 10
     assert add_data_file(competition, "fits.csv", b"x" * 1000).size == 1000

@@ -14,6 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from leaderboard.audits.models import Audit
 from leaderboard.competitions.models import HiddenTestData
+from leaderboard.competitions.services import add_data_file
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_score
 from tests.site.factories import N_ROWS, predictions_csv
@@ -66,8 +67,13 @@ def test_participant_and_anonymous_surfaces_release_nothing_hidden(
     submissions = list(Submission.objects.all())
     raw_texts = ({s.raw_public_text for s in submissions} | {s.raw_private_text for s in submissions}) - {""}
     slug = competition.slug
+    # A data file as a host publishes test features: the ids without their labels.
+    add_data_file(competition, "test.csv", "".join(f"{row_id},0.5\n" for row_id in hidden.ids).encode())
     paths = [
         "/api/v1/competitions/",
+        f"/api/v1/competitions/{slug}/data/",
+        f"/api/v1/competitions/{slug}/data/test.csv",
+        f"/api/v1/host/competitions/{slug}/data/",
         f"/api/v1/competitions/{slug}/",
         f"/api/v1/competitions/{slug}/sample-submission/",
         f"/api/v1/competitions/{slug}/submissions/",
@@ -89,7 +95,7 @@ def test_participant_and_anonymous_surfaces_release_nothing_hidden(
         for path in paths:
             response = clients[who].get(path)
             assert response.status_code < 500, (who, path)
-            body = response.content.decode()
+            body = (b"".join(response.streaming_content) if response.streaming else response.content).decode()
             assert hidden.secret not in body, (who, path)
             assert not any(line in body for line in label_lines), (who, path)
             assert '"labels"' not in body and '"public_mask"' not in body
