@@ -24,10 +24,15 @@ GAMES = Path(__file__).resolve().parent / "files"
 
 
 def resolve_gamefile(name: str) -> Path:
-    """A path as given, or the name of a shipped game (``quick``, ``standard``) in ``games/files``."""
+    """A path as given, or the name of a shipped game (``quick``, ``standard``, …) in ``games/files``."""
     path = Path(name)
     shipped = GAMES / (name if name.endswith(".toml") else f"{name}.toml")
     return shipped if not path.exists() and shipped.exists() else path
+
+
+def shipped_games() -> list[str]:
+    """The names of the game files shipped in ``games/files``, read from the folder so the help never omits one."""
+    return sorted(path.stem for path in GAMES.glob("*.toml"))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,7 +41,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="play every cell of a game file and write CSV, JSON, PNG and HTML")
-    run.add_argument("gamefile", help="the game file (TOML), or the name of a shipped game: quick, standard")
+    run.add_argument(
+        "gamefile", help=f"the game file (TOML), or the name of a shipped game: {', '.join(shipped_games())}"
+    )
     run.add_argument("--out", required=True, help="directory for the report (created if needed)")
     run.add_argument(
         "--mode", choices=("offline", "live"), default="offline",

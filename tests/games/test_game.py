@@ -346,6 +346,14 @@ def test_the_command_finds_a_shipped_game_by_name(tmp_path: Path) -> None:
     assert resolve_gamefile(str(own)) == own  # a path is taken as given
 
 
+def test_the_run_help_names_every_shipped_game(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())  # argparse wraps the line
+    shipped = sorted(path.stem for path in GAMES.glob("*.toml"))
+    assert "multiclass" in shipped and f"shipped game: {', '.join(shipped)}" in help_text
+
+
 def test_the_command_checks_without_running(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     game = tmp_path / "tiny.toml"
     game.write_text(TINY)
