@@ -231,7 +231,10 @@ def my_submissions(request: HttpRequest, slug: str) -> HttpResponse:
             "teammate_submissions": team_page,
             "team_pager": pager(request, team_page, param="team_page"),
             # The page reloads itself (a meta refresh, no script) until every submission is final, on any page.
-            "pending": mine.filter(status__in=PENDING_STATUSES).exists(),
+            # A row shown as pending counts whatever the second query says: scored between the two reads, it
+            # would otherwise stay on screen as "scoring" with nothing to refresh the page.
+            "pending": any(row.status in PENDING_STATUSES for row in submissions)
+            or mine.filter(status__in=PENDING_STATUSES).exists(),
             "refresh_seconds": MY_SUBMISSIONS_REFRESH_SECONDS,
         },
     )

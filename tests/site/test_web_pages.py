@@ -206,6 +206,31 @@ def test_my_submissions_refresh_themselves_only_while_one_is_queued_or_scoring(
 
 
 @pytest.mark.django_db
+def test_a_row_shown_as_scoring_refreshes_the_page_though_it_was_scored_before_the_second_read(
+    competition: Any, participant: Any, submit: Callable[..., Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker can finish between the read of the rows shown and the read that decides the refresh: the row
+    then shows "scoring" and the page must still refresh, or it stays "scoring" for good."""
+    from leaderboard.web import views
+
+    submission = submit(competition, participant, probs(1))
+    Submission.objects.filter(pk=submission.pk).update(status=Status.SCORING)
+    real_page_of = views.page_of
+
+    def page_then_the_worker_finishes(*args: Any, **kwargs: Any) -> Any:
+        page = real_page_of(*args, **kwargs)
+        if kwargs.get("param", "page") == "page":
+            list(page)  # the rows shown are read now: scoring
+            Submission.objects.filter(pk=submission.pk).update(status=Status.SCORED)
+        return page
+
+    monkeypatch.setattr(views, "page_of", page_then_the_worker_finishes)
+    body = text(logged_in(participant).get(f"/c/{competition.slug}/submissions/"))
+    assert "<td>scoring</td>" in body
+    assert '<meta http-equiv="refresh" content="3">' in body
+
+
+@pytest.mark.django_db
 def test_the_private_board_before_the_close_reads_as_one_sentence(competition: Any) -> None:
     body = text(Client().get(f"/c/{competition.slug}/leaderboard/private/"))
     assert "The private leaderboard is shown after the competition closes" in body
