@@ -20,7 +20,8 @@ import numpy as np
 from scoring import fast_csv
 from scoring.errors import ConfigurationError
 
-_INTEGER = re.compile(r"[+-]?[0-9]+")
+#: The text of a label: ASCII digits, optionally signed (the sign is refused after, with its own message).
+INTEGER_LABEL = re.compile(r"[+-]?[0-9]+")
 
 
 _UNSET: Any = object()
@@ -103,17 +104,24 @@ class HiddenTestSet:
     """Ids in their canonical order, labels ``0..K-1`` and the public mask (True = public row).
 
     ``ids`` is any sequence of strings: a tuple offline, an :class:`scoring.ids.IdArray` (one Arrow array, no
-    Python string per id) on the site and for large sets."""
+    Python string per id) on the site and for large sets.
+
+    ``ignored_mask`` (True = scored nowhere; ``None``: every row is scored) marks the rows a host's solution file
+    calls ``Ignored`` (:mod:`scoring.solution`): participants predict them, no split holds them.
+    """
 
     ids: Sequence[str]
     labels: np.ndarray
     n_classes: int
     public_mask: np.ndarray
+    ignored_mask: np.ndarray | None = None
     _index: IdIndex = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if len(self.ids) != len(self.labels) or len(self.ids) != len(self.public_mask):
             raise ConfigurationError("ids, labels and the public mask must have the same length")
+        if self.ignored_mask is not None and len(self.ignored_mask) != len(self.ids):
+            raise ConfigurationError("ids and the ignored mask must have the same length")
         object.__setattr__(self, "_index", IdIndex(self.ids))
 
     @property
@@ -126,14 +134,23 @@ class HiddenTestSet:
         return self._index
 
     def split_rows(self, split: str) -> np.ndarray:
-        """Row positions of ``split``: ``"public"``, ``"private"`` or ``"all"``."""
+        """Row positions of ``split``: ``"public"``, ``"private"`` or ``"all"`` (ignored rows are in none).
+
+        >>> hidden = HiddenTestSet(("1", "2", "3"), np.zeros(3, int), 2, np.array([True, False, False]),
+        ...                        ignored_mask=np.array([False, False, True]))
+        >>> [hidden.split_rows(split).tolist() for split in ("public", "private", "all")]
+        [[0], [1], [0, 1]]
+        """
+        scored = None if self.ignored_mask is None else ~np.asarray(self.ignored_mask, dtype=bool)
         if split == "all":
-            return np.arange(self.n_rows)
+            return np.arange(self.n_rows) if scored is None else np.flatnonzero(scored)
         if split == "public":
-            return np.flatnonzero(self.public_mask)
-        if split == "private":
-            return np.flatnonzero(~self.public_mask)
-        raise ValueError(f"unknown split {split!r}")
+            mask = np.asarray(self.public_mask, dtype=bool)
+        elif split == "private":
+            mask = ~np.asarray(self.public_mask, dtype=bool)
+        else:
+            raise ValueError(f"unknown split {split!r}")
+        return np.flatnonzero(mask if scored is None else mask & scored)
 
 
 def public_split_mask(n_rows: int, public_fraction: float, seed: int) -> np.ndarray:
@@ -252,7 +269,7 @@ def _read_labels(reader: Iterator[list[str]], n_classes: int | None) -> tuple[Se
         if row_id in seen:
             raise ConfigurationError(f"line {line_no}: duplicate id {row_id!r}")
         # ``int`` also reads "1_0" and non-ASCII digits; a label is plain ASCII digits.
-        if not _INTEGER.fullmatch(label_text):
+        if not INTEGER_LABEL.fullmatch(label_text):
             raise ConfigurationError(f"line {line_no}: label {label_text!r} is not an integer")
         label = int(label_text)
         if label < 0:
