@@ -26,8 +26,8 @@ def _noise(step: dict[str, Any]) -> str:
     kind = step.get("kind", "laplace")
     if kind == "multiplicative":
         return (f"Multiplicative noise (±{step.get('alpha')}) is bounded, so an exact design still decodes "
-                "several labels per query (paper 000, App. B.5), and it is drawn afresh per submission, so "
-                "repeating a query and averaging removes it.")
+                "several labels per query (Label Inference Attacks from Log-loss Scores, App. B.5), and it is "
+                "drawn afresh per submission, so repeating a query and averaging removes it.")
     size = f"ε = {step['epsilon']} per release" if "epsilon" in step else f"scale {step.get('scale')}"
     return (f"{kind.capitalize()} noise ({size}) is drawn afresh per submission: the same question asked again "
             "(made a new file by changes far below the released precision) gets a new draw, and averaging n "
@@ -77,8 +77,8 @@ def _probe_detector(step: dict[str, Any]) -> str:
     action = "refuses" if step.get("reject") else "flags"
     return (f"The probe detector {action} submissions with the structure of the papers' probes (spikes, prime "
             "odds, geometric log-odds, random 0/1 vectors); a code carried in small perturbations of an honest "
-            "model's predictions has none of it, and the detector cannot tell it from a model (paper 001 §5: "
-            "\"benign looking\" vectors).")
+            "model's predictions has none of it, and the detector cannot tell it from a model (Reconstructing "
+            "Test Labels from Noisy Loss Functions, §5: \"benign looking\" vectors).")
 
 
 def _threshold(step: dict[str, Any]) -> str:
@@ -86,8 +86,8 @@ def _threshold(step: dict[str, Any]) -> str:
     shown = ", ".join(str(c) for c in cutoffs) if isinstance(cutoffs, list) else str(cutoffs)
     return (f"A hard label (beats {shown} or not) hides the score, not the labels: a random vector that earns the "
             "badge is still a vote for each of its rows, so with a cut-off near chance the boosting attack "
-            "overfits the public rows exactly as it does on a Kaggle board, and boundary repulsion (paper 002) "
-            "climbs away from the cut-off one label per query.")
+            "overfits the public rows exactly as it does on a Kaggle board, and boundary repulsion (Label-Only "
+            "Model Inversion Attacks via Boundary Repulsion) climbs away from the cut-off one label per query.")
 
 
 def _rank(step: dict[str, Any]) -> str:
@@ -99,7 +99,8 @@ def _rank(step: dict[str, Any]) -> str:
 def _accept_reject(step: dict[str, Any]) -> str:
     return ("The Ladder's decision without its value leaks what the Ladder's value does about improvements (one "
             "bit per submission): the Ladder's bound holds per account, and an attack that follows its accepted "
-            "submissions (paper 002's boundary repulsion) still drifts above chance on the public rows.")
+            "submissions (boundary repulsion, from Label-Only Model Inversion Attacks via Boundary Repulsion) "
+            "still drifts above chance on the public rows.")
 
 
 CAVEATS: dict[str, Callable[[dict[str, Any]], str]] = {
