@@ -265,9 +265,10 @@ class LocalOracle:
 
     ``decimals`` is the competition's displayed precision (``None`` releases the full value);
     ``public_fraction`` (optional) releases the public-split score as the site does, with the split drawn
-    from ``seed`` like a competition's secret; ``arithmetic`` is ``"float64"`` or ``"mpfr:φ"`` (then
-    predictions may be decimal strings, ``Decimal`` or gmpy2 values and are read at φ bits). ``defenses`` is a
-    chain in its JSON form. Defense state is kept in memory per oracle and account (see ``accounts``).
+    from ``seed`` like a competition's secret, or given as ``public_mask`` (a host's own split, as a solution
+    file's Usage column sets it; the fraction then defaults to its share); ``arithmetic`` is ``"float64"`` or
+    ``"mpfr:φ"`` (then predictions may be decimal strings, ``Decimal`` or gmpy2 values and are read at φ bits).
+    ``defenses`` is a chain in its JSON form. Defense state is kept in memory per oracle and account (see ``accounts``).
 
     The attribute :attr:`decimals` is what a participant can see: the *released* precision, i.e. the displayed
     decimals or a coarser rounding defense of the chain (:meth:`ScoringSpec.released_decimals`).
@@ -317,6 +318,7 @@ class LocalOracle:
         also_report: Sequence[str] = (),
         accounts: int = 1,
         disclosed: dict[str, Any] | None = None,
+        public_mask: Sequence[bool] | np.ndarray | None = None,
     ) -> None:
         if isinstance(accounts, bool) or not isinstance(accounts, int) or accounts < 1:
             raise ValueError(f"accounts must be a positive integer, got {accounts!r}")
@@ -324,7 +326,13 @@ class LocalOracle:
         n = len(label_array)
         self.n_classes = n_classes or max(int(label_array.max(initial=0)) + 1, 2)
         row_ids = tuple(ids) if ids is not None else tuple(str(i) for i in range(n))
-        mask = public_split_mask(n, public_fraction, seed) if public_fraction is not None else np.ones(n, bool)
+        if public_mask is not None:
+            mask = np.asarray(public_mask, dtype=bool)
+            if mask.shape != (n,):
+                raise ValueError(f"public_mask must hold one entry per label ({n}), got shape {mask.shape}")
+            public_fraction = float(mask.mean()) if public_fraction is None else public_fraction
+        else:
+            mask = public_split_mask(n, public_fraction, seed) if public_fraction is not None else np.ones(n, bool)
         self.split = "public" if public_fraction is not None else "all"
         self.public_fraction = public_fraction
         # Building the spec validates every reported metric for this task, arithmetic and chain.

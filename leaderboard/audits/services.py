@@ -41,10 +41,16 @@ PROGRESS_EVERY = 0.5
 
 
 def audit_setup(*, competition: Competition) -> audit_core.AuditSetup:
-    """The competition's scoring configuration as the audit core takes it (labels, split, secret, chain, ...)."""
+    """The competition's scoring configuration as the audit core takes it (labels, split, secret, chain, ...).
+
+    A solution file's Ignored rows are left out: no query can read them, so the audit attacks the scored rows
+    (an attacker who cannot tell them apart spends a little more than the audit counts)."""
     hidden = HiddenTestData.objects.get(competition_id=competition.pk)
+    ignored = hidden.ignored_mask
+    scored = slice(None) if ignored is None else ~ignored
+    features = hidden.features if competition.takes_models else None
     return audit_core.AuditSetup(
-        labels=hidden.labels,
+        labels=hidden.labels[scored],
         metric=competition.metric,
         eps=competition.eps,
         decimals=competition.score_decimals,
@@ -55,8 +61,8 @@ def audit_setup(*, competition: Competition) -> audit_core.AuditSetup:
         n_classes=competition.n_classes,
         same_file_same_score=competition.same_file_same_score,
         also_report=tuple(competition.also_report) if isinstance(competition.also_report, list) else (),
-        public_mask=hidden.public_mask,
-        features=hidden.features if competition.takes_models else None,
+        public_mask=hidden.public_mask[scored],
+        features=None if features is None else features[scored],
     )
 
 

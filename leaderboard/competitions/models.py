@@ -268,6 +268,8 @@ class HiddenTestData(models.Model):
     public_mask_npy = models.BinaryField()
     # The hidden test features (float64, rows in the order of ``ids``) of a model competition; null otherwise.
     features_npy = models.BinaryField(null=True, blank=True)
+    # The rows a host's solution file calls Ignored (bool, True = scored on neither board); null: every row scored.
+    ignored_mask_npy = models.BinaryField(null=True, blank=True)
     secret = models.CharField(max_length=64)
 
     competition_id: int
@@ -299,18 +301,26 @@ class HiddenTestData(models.Model):
     def features(self) -> np.ndarray | None:
         return None if self.features_npy is None else npy_array(self.features_npy)
 
+    @property
+    def ignored_mask(self) -> np.ndarray | None:
+        return None if self.ignored_mask_npy is None else npy_array(self.ignored_mask_npy)
+
     def to_hidden_test_set(self, n_classes: int) -> HiddenTestSet:
-        return HiddenTestSet(self.ids, self.labels, n_classes, self.public_mask)
+        return HiddenTestSet(self.ids, self.labels, n_classes, self.public_mask, ignored_mask=self.ignored_mask)
 
     @staticmethod
     def encode(
-        *, ids: Sequence[str], labels: np.ndarray, public_mask: np.ndarray, features: np.ndarray | None = None
+        *, ids: Sequence[str], labels: np.ndarray, public_mask: np.ndarray, features: np.ndarray | None = None,
+        ignored_mask: np.ndarray | None = None,
     ) -> dict[str, Any]:
         return {
             "ids_json": ids_json(ids),  # json.dumps' text, from Arrow's buffers when the ids need no escape
             "labels_npy": _npy_bytes(np.asarray(labels, dtype=np.int64)),
             "public_mask_npy": _npy_bytes(np.asarray(public_mask, dtype=bool)),
             "features_npy": None if features is None else _npy_bytes(np.asarray(features, dtype=np.float64)),
+            # Only a solution file with Ignored rows stores one (a mask of all False would say nothing).
+            "ignored_mask_npy": None if ignored_mask is None or not np.any(ignored_mask)
+            else _npy_bytes(np.asarray(ignored_mask, dtype=bool)),
         }
 
 

@@ -21,7 +21,8 @@ _SPEC_CACHE_SIZE = 16
 _SPEC_LOCK = threading.Lock()
 #: The hidden set's arrays, read as raw bytes (leaderboard.blobs) rather than through the ORM's hex text.
 NPY_COLUMNS = ("labels_npy", "public_mask_npy")
-#: Deferred on the ORM read: the ids come as raw bytes too (10M ids are 119 MB of JSON; one copy, no str).
+#: Deferred on the ORM read: the ids come as raw bytes too (10M ids are 119 MB of JSON; one copy, no str). The
+#: ignored rows' mask comes with the row (null unless a solution file had Ignored rows; a byte a row otherwise).
 BLOB_COLUMNS = ("ids_json", *NPY_COLUMNS)
 
 
@@ -78,7 +79,7 @@ def competition_scoring_spec(*, competition: Competition) -> ScoringSpec:
     labels, mask = (npy_array(blob_read(HiddenTestData, competition.pk, name) or b"") for name in NPY_COLUMNS)
     ids = ids_from_json(blob_read(HiddenTestData, competition.pk, "ids_json") or b"[]")
     spec = ScoringSpec(
-        hidden=HiddenTestSet(ids, labels, competition.n_classes, mask),
+        hidden=HiddenTestSet(ids, labels, competition.n_classes, mask, ignored_mask=hidden.ignored_mask),
         metric_name=competition.metric,
         eps=competition.eps,
         decimals=competition.score_decimals,

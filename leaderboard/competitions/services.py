@@ -29,6 +29,7 @@ from leaderboard.competitions.models import Competition, DataFile, HiddenTestDat
 from leaderboard.errors import CompetitionConfigError, DataFileError, DataFileTooLarge
 from scoring import ConfigurationError, parse_features_csv, parse_labels_csv, public_split_mask
 from scoring.pipeline import metric_view
+from scoring.solution import Solution, parse_solution_csv
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -76,10 +77,19 @@ def competition_parse_features(*, features_csv: bytes | str, ids: Sequence[str])
         raise CompetitionConfigError("invalid features file: it is not valid UTF-8") from None
 
 
+def competition_parse_solution(*, solution_csv: bytes | str) -> Solution:
+    """A host's Kaggle solution file (``id``, the target column(s), ``Usage``); errors name the line."""
+    try:
+        return parse_solution_csv(solution_csv)
+    except ConfigurationError as exc:
+        raise CompetitionConfigError(f"invalid solution file: {exc}") from None
+
+
 def competition_create(
     *,
     slug: str,
-    labels_csv: bytes | str,
+    labels_csv: bytes | str | None = None,
+    solution_csv: bytes | str | None = None,
     features_csv: bytes | str | None = None,
     host: Any = None,
     title: str = "",
@@ -87,7 +97,7 @@ def competition_create(
     metric: str = "binary_logloss",
     eps: float = 1e-15,
     score_decimals: int | None = 5,
-    public_fraction: float = 0.3,
+    public_fraction: float | None = None,
     daily_limit: int | None = 5,
     total_limit: int | None = None,
     opens_at: datetime | None = None,
@@ -107,8 +117,26 @@ def competition_create(
 
     With ``features_csv`` (``id,f1,...,fd``, the same ids as the labels) it is a model competition: participants
     upload ONNX models, which the worker runs on these features.
+
+    The hidden set comes from ``labels_csv`` (``id,label``; the split drawn at random, ``public_fraction`` of the
+    rows, 0.3 by default) or from ``solution_csv``, Kaggle's solution file, whose ``Usage`` column is the split
+    (so no ``public_fraction`` then: the competition states the file's share of public rows).
     """
-    ids, labels, n_classes = competition_parse_labels(labels_csv=labels_csv)
+    if (labels_csv is None) == (solution_csv is None):
+        raise CompetitionConfigError("give the hidden labels as a labels file or as a solution file (one of them)")
+    split: tuple[np.ndarray, np.ndarray] | None = None
+    if solution_csv is not None:
+        if public_fraction is not None:
+            raise CompetitionConfigError(
+                "the solution file's Usage column sets the public/private split; give no public fraction with it"
+            )
+        solution = competition_parse_solution(solution_csv=solution_csv)
+        ids, labels, n_classes = solution.ids, solution.labels, solution.n_classes
+        public_fraction, split = solution.public_fraction, (solution.public_mask, solution.ignored_mask)
+    else:
+        assert labels_csv is not None
+        ids, labels, n_classes = competition_parse_labels(labels_csv=labels_csv)
+        public_fraction = 0.3 if public_fraction is None else public_fraction
     features = None if features_csv is None else competition_parse_features(features_csv=features_csv, ids=ids)
     chain = competition_validate_defenses(defenses=defenses if defenses is not None else [], metric=metric, eps=eps)
     competition = Competition(
@@ -142,26 +170,33 @@ def competition_create(
         raise CompetitionConfigError(_validation_message(exc)) from None
     with transaction.atomic():
         competition.save()
-        hidden_test_data_create(competition=competition, ids=ids, labels=labels, secret=secret, features=features)
+        hidden_test_data_create(competition=competition, ids=ids, labels=labels, secret=secret, features=features,
+                                split=split)
     return competition
 
 
 def hidden_test_data_create(
     *, competition: Competition, ids: Sequence[str], labels: np.ndarray, secret: int | None = None,
-    features: np.ndarray | None = None,
+    features: np.ndarray | None = None, split: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> HiddenTestData:
-    """Store the hidden set and draw the fixed public/private split from a new 128-bit secret."""
+    """Store the hidden set with its fixed public/private split: the host's (``split``: the public and the ignored
+    rows' masks, from a solution file), else drawn from the 128-bit secret (fresh unless given)."""
     # A host may fix the secret to replay an offline game cell on the site (same split, same defense
     # randomness as ``LocalOracle(seed=secret)``); otherwise it is fresh and never leaves the server.
     if secret is None:
         secret = secrets.randbits(128)
     elif not 0 <= secret < 2**128:
         raise CompetitionConfigError("the secret must be an integer in [0, 2^128)")
-    try:
-        mask = public_split_mask(len(ids), competition.public_fraction, secret)
-    except ConfigurationError as exc:
-        raise CompetitionConfigError(str(exc)) from None
-    encoded = HiddenTestData.encode(ids=ids, labels=labels, public_mask=mask, features=features)
+    ignored = None
+    if split is not None:
+        mask, ignored = split
+    else:
+        try:
+            mask = public_split_mask(len(ids), competition.public_fraction, secret)
+        except ConfigurationError as exc:
+            raise CompetitionConfigError(str(exc)) from None
+    encoded = HiddenTestData.encode(ids=ids, labels=labels, public_mask=mask, features=features,
+                                    ignored_mask=ignored)
     hidden = HiddenTestData.objects.create(
         competition=competition, secret=format(secret, "x"), ids_json="", labels_npy=b"", public_mask_npy=b""
     )
