@@ -137,6 +137,15 @@ def _check_quota(status: QuotaStatus) -> None:
         )
 
 
+def submission_admissible(*, competition: Competition, participant: Any, now: datetime | None = None) -> None:
+    """Raise what :func:`submission_create` would raise now for a closed competition or a spent quota, before an
+    upload is sent (a client that uploads first, as the ``kaggle`` command line does, is told before, not after);
+    :func:`submission_create` checks again, under its lock."""
+    now = now or timezone.now()
+    _check_open(competition, now)
+    _check_quota(quota_status(competition=competition, participant=participant, now=now))
+
+
 def _utc(moment: datetime) -> str:
     return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
