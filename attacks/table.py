@@ -12,9 +12,10 @@ from attacks.registry import catalogue
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "attacks.md"
 
-HEADER = """# Attacks
+HEADER = """# Attack catalogue
 
-Generated from the attack catalogue by `python -m attacks.table --write`; do not edit by hand. Every attack
+Generated from the attack catalogue by `python -m attacks.table --write`; do not edit by hand ([how the attacks
+work](attack_library.md), [the papers](papers.md)). Every attack
 registers a spec beside its function (`attacks/catalogue.py`): what it fits, with which rank, its fallbacks.
 `auto` plays the best-ranked plan that fits the board (`attacks.plan.choose`), then the failed plan's fallbacks,
 the likelihood decoders, the best guess and the majority-class floor. "exact": the attack vouches for every
@@ -25,8 +26,20 @@ it decoded; "chosen by auto": the spec declares when it fits (else callers name 
 
 STAGES = {Stage.EXACT: "exact design", Stage.LIKELIHOOD: "likelihood decoder", Stage.GUESS: "best guess"}
 
+#: The specs cite papers by their number in the project's reading list; the documentation names them by title, linked
+#: to docs/papers.md (which gives authors, venue and a link to the paper itself).
+PAPERS = {
+    "paper 000": "[*Label Inference Attacks from Log-loss Scores*](papers.md#label-inference)",
+    "paper 001": "[*Reconstructing Test Labels from Noisy Loss Functions*](papers.md#noisy-loss-functions)",
+    "paper 002": "[*Label-Only Model Inversion Attacks via Boundary Repulsion*](papers.md#brep-mi)",
+    "paper 004": "[*On Primes, Log-Loss Scores and (No) Privacy*](papers.md#primes-no-privacy)",
+    "FIELD_NOTES' counting bound": "the counting bound",
+}
+
 
 def _cell(text: str) -> str:
+    for cited, title in PAPERS.items():
+        text = text.replace(cited, title)
     return text.replace("|", "\\|").replace("\n", " ").strip() or "—"
 
 

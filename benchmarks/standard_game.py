@@ -1,12 +1,13 @@
-"""Play the standard game (``games/files/standard.toml``) and write the README's table and charts.
+"""Play the standard game (``games/files/standard.toml``) and write its table and charts into the documentation.
 
 Writes ``docs/figures/standard_game.md`` (the summary table, Markdown), ``docs/figures/standard_game_frontier.svg``
 and ``.json`` (the privacy–utility frontier per budget, the recommended chain) and
 ``docs/figures/standard_game_queries.png`` (accuracy vs queries); the full report (CSV, JSON, HTML) goes to ``--out``.
-The README section names the recommended chain per data set with its measured leakage and honest cost, and what
-each chain does not protect, with this run's figures.
+The answer — the recommended chain per data set with its measured leakage and honest cost, and what each chain does
+not protect, with this run's figures — goes to ``docs/figures/standard_game_answer.md`` and between the markers of
+the documentation's results page (``docs/results_games.md``).
 
-    .venv/bin/python -m benchmarks.standard_game [--jobs 2] [--out var/games/standard] [--game PATH] [--no-readme]
+    .venv/bin/python -m benchmarks.standard_game [--jobs 2] [--out var/games/standard] [--game PATH] [--no-page]
         [--seeds 0] [--budgets ...] [--accounts ...] [--keep FILE | --replay FILE]
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import pickle
 import shutil
 import sys
@@ -35,18 +37,20 @@ from games.runner import GameResult
 
 ROOT = Path(__file__).resolve().parents[1]
 FIGURES = ROOT / "docs" / "figures"
-README_START = "<!-- standard-game:start -->"
-README_END = "<!-- standard-game:end -->"
+#: The documentation page that carries the answer between its standard-game markers.
+RESULTS_PAGE = ROOT / "docs" / "results_games.md"
+MARK_START = "<!-- standard-game:start -->"
+MARK_END = "<!-- standard-game:end -->"
 
 
-def splice_readme(readme: Path, section: str) -> None:
-    """Replace the text between the README's standard-game markers with ``section``."""
-    text = readme.read_text(encoding="utf-8")
-    if README_START not in text or README_END not in text:
-        raise SystemExit(f"{readme} has no {README_START} ... {README_END} markers")
-    head, rest = text.split(README_START, 1)
-    _, tail = rest.split(README_END, 1)
-    readme.write_text(f"{head}{README_START}\n{section}{README_END}{tail}", encoding="utf-8")
+def splice_page(page: Path, section: str) -> None:
+    """Replace the text between the page's standard-game markers with ``section``."""
+    text = page.read_text(encoding="utf-8")
+    if MARK_START not in text or MARK_END not in text:
+        raise SystemExit(f"{page} has no {MARK_START} ... {MARK_END} markers")
+    head, rest = text.split(MARK_START, 1)
+    _, tail = rest.split(MARK_END, 1)
+    page.write_text(f"{head}{MARK_START}\n{section}{MARK_END}{tail}", encoding="utf-8")
 
 
 #: Leakage from which the frontier's pick is named the least leaky chain rather than recommended.
@@ -54,7 +58,7 @@ HALF_LEAKED = 0.5
 
 
 def answer_text(result: GameResult) -> str:
-    """The README's answer: the frontier table (with a column per account count beside its information bound),
+    """The game's answer: the frontier table (with a column per account count beside its information bound),
     then per data set the recommended chain — with the budget and the accounts it was measured with, as what the
     library's attacks found, never as "safe" — and what each chain does not protect (with this run's figures)."""
     from games.frontier import accounts_cells, chain_points, recommend
@@ -140,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", default=str(ROOT / "var" / "games" / "standard"))
     parser.add_argument("--figures", default=str(FIGURES))
     parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--no-readme", dest="readme", action="store_false", help="leave README.md as it is")
+    parser.add_argument("--no-page", dest="page", action="store_false",
+                        help=f"leave {RESULTS_PAGE.relative_to(ROOT)} as it is")
     parser.add_argument("--seeds", type=int, nargs="+", default=None,
                         help="play only these seeds (a reduced run; the figures then say so)")
     parser.add_argument("--datasets", nargs="+", default=None,
@@ -189,19 +194,26 @@ def main(argv: list[str] | None = None) -> int:
     shutil.copyfile(paths["queries_png"], figures / "standard_game_queries.png")
     answer = answer_text(result)
     seeds = f"{len(spec.seeds)} seeds each" if len(spec.seeds) > 1 else f"seed {spec.seeds[0]} only: a reduced run"
-    section = (
+    head = (
         f"{spec.n_cells} cells ({seeds}; attacker budgets "
         f"{', '.join(f'{b:,}' for b in spec.levels if b is not None) or 'uncapped'}; attacker accounts "
         f"{', '.join(f'{k:,}' for k in spec.account_levels)}, sharing each budget) in "
-        f"{result.seconds:.0f} s with {cores}; the full table is "
-        "[docs/figures/standard_game.md](docs/figures/standard_game.md), the frontier's figures "
-        "[docs/figures/standard_game_frontier.json](docs/figures/standard_game_frontier.json), the HTML report is "
-        "served at `/games/standard/` after a run.\n\n" + answer
-        + "\n![privacy–utility frontier](docs/figures/standard_game_frontier.svg)\n"
+        f"{result.seconds:.0f} s with {cores}; "
     )
-    (figures / "standard_game_answer.md").write_text(section, encoding="utf-8")
-    if args.readme:
-        splice_readme(ROOT / "README.md", section)
+
+    def section(prefix: str) -> str:
+        """The answer with its links relative to the page it lands in (``prefix``: that page to the figures)."""
+        return (
+            head + f"the full table is [every cell]({prefix}standard_game.md), the frontier's figures "
+            f"[standard_game_frontier.json]({prefix}standard_game_frontier.json), the HTML report is served at "
+            "`/games/standard/` after a run.\n\n" + answer
+            + f"\n![privacy–utility frontier]({prefix}standard_game_frontier.svg)\n"
+        )
+
+    (figures / "standard_game_answer.md").write_text(section(""), encoding="utf-8")
+    if args.page:
+        prefix = Path(os.path.relpath(figures, RESULTS_PAGE.parent)).as_posix() + "/"
+        splice_page(RESULTS_PAGE, section(prefix))
     print(answer, end="")
     print(f"\nreport: {paths['html']}; figures: {figures}/standard_game_*")
     return 0
