@@ -320,8 +320,8 @@ DEFENSE_CHAIN_HELP = (
     "The defense chain: an ordered JSON list of stages, each an object with the defense's `name` and its "
     'parameters, e.g. `[{"name": "noise", "kind": "laplace", "scale": 0.0001}, {"name": "rounding", "decimals": 5}]`; '
     f"`[]` releases scores as computed (rounded to `score_decimals`). Names: {', '.join(defenses.available())} "
-    "(their parameters: README, Defenses). Unknown names or parameters, bad values, a wrong stage order or a stage "
-    "the metric cannot serve are a 400 naming the problem."
+    "(their parameters: the documentation's Defenses page, docs/defense_chains.md). Unknown names or parameters, "
+    "bad values, a wrong stage order or a stage the metric cannot serve are a 400 naming the problem."
 )
 
 
