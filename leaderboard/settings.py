@@ -203,6 +203,7 @@ INSTALLED_APPS = [
     "leaderboard.audits",
     "leaderboard.inversion",
     "leaderboard.screening",
+    "leaderboard.kaggle_cli",
 ]
 
 MIDDLEWARE = [
