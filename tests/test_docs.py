@@ -97,6 +97,13 @@ def test_the_file_paths_the_pages_name_exist() -> None:
     assert not missing, "stale paths:\n" + "\n".join(missing)
 
 
+def test_the_readmes_links_reach_files_of_the_repository() -> None:
+    # mkdocs checks the links between pages; the README is outside docs/, so its links are checked here.
+    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", README.read_text(encoding="utf-8"))
+    local = [link for link in links if "://" not in link]
+    assert local and not [link for link in local if not (ROOT / link).exists()]
+
+
 def test_the_standard_game_benchmark_finds_its_markers_on_the_results_page(tmp_path: Path) -> None:
     from benchmarks.standard_game import MARK_END, MARK_START, RESULTS_PAGE, splice_page
 
