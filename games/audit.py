@@ -62,6 +62,7 @@ from attacks.fingerprint import DEFAULT_BUDGET as FINGERPRINT_PROBES
 from attacks.information import labels_worth, transcript_bits
 from attacks.oracle import LocalOracle
 from attacks.result import Course
+from games.audit_limits import DEFAULT_ACCOUNTS, MAX_ACCOUNTS, MAX_BUDGET, MAX_COUNTS
 from games.population import simulated_population
 from games.runner import as_submitted, release_once
 from games.screened_board import CAREFUL, TRACES, ScreenedBoard, crowd
@@ -70,8 +71,6 @@ from games.utility import HonestUtility, honest_utility
 #: ``progress(fraction done in [0, 1], what is being done)``.
 Progress = Callable[[float, str], None]
 
-#: The largest budget an audit plays (a runtime bound: every ladder rung replays the attack from scratch).
-MAX_BUDGET = 20_000
 #: The budget when none is given and the quota is unbounded (or beyond this): seconds for 2,000 rows.
 DEFAULT_BUDGET_CAP = 2_000
 #: The default budget reaches this multiple of the quota, so the host sees where the curve goes next.
@@ -84,11 +83,6 @@ DEFAULT_TIME_LIMIT = 120.0
 HONEST_MODELS = 10
 #: Accuracy within this of the majority rate is "no better than predicting the majority class".
 MAJORITY_MARGIN = 0.005
-#: The account counts of the accounts axis when the host names none: "how many sign-ups does it take".
-DEFAULT_ACCOUNTS = (1, 2, 10, 30, 100, 1000)
-#: The most accounts one count may give the attacker, and the most counts one audit tries.
-MAX_ACCOUNTS = 10_000
-MAX_COUNTS = 12
 #: Up to this many accounts the whole battery plays at the count's budget; above it only ``auto`` (which spends
 #: accounts where they pay: fresh accounts on a Ladder, a privacy budget split across accounts, ...).
 BATTERY_ACCOUNTS = 2

@@ -15,27 +15,30 @@ import time
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
-from games import audit as audit_core
+from games import audit_limits
 from leaderboard.audits.models import ACTIVE_STATUSES, Audit, AuditStatus
 from leaderboard.celery import app as celery_app
 from leaderboard.competitions.models import Competition, HiddenTestData
 from leaderboard.errors import AuditBusy, AuditRequestError
+
+if TYPE_CHECKING:
+    from games import audit as audit_core
 
 logger = logging.getLogger(__name__)
 
 #: The audit task's registered name (:mod:`leaderboard.audits.tasks`, which imports this module).
 AUDIT_TASK = "leaderboard.audits.tasks.audit_run"
 #: Most accounts one count of the accounts axis may give the attacker (the quota is per account).
-MAX_ACCOUNTS = audit_core.MAX_ACCOUNTS
+MAX_ACCOUNTS = audit_limits.MAX_ACCOUNTS
 #: The account counts an audit tries when the host names none.
-DEFAULT_ACCOUNTS = list(audit_core.DEFAULT_ACCOUNTS)
-MAX_BUDGET = audit_core.MAX_BUDGET
+DEFAULT_ACCOUNTS = list(audit_limits.DEFAULT_ACCOUNTS)
+MAX_BUDGET = audit_limits.MAX_BUDGET
 #: Progress is written at most this often (seconds), besides the start and the end.
 PROGRESS_EVERY = 0.5
 
@@ -45,6 +48,8 @@ def audit_setup(*, competition: Competition) -> audit_core.AuditSetup:
 
     A solution file's Ignored rows are left out: no query can read them, so the audit attacks the scored rows
     (an attacker who cannot tell them apart spends a little more than the audit counts)."""
+    from games import audit as audit_core  # here: it loads every attack (see games.audit_limits)
+
     hidden = HiddenTestData.objects.get(competition_id=competition.pk)
     ignored = hidden.ignored_mask
     scored = slice(None) if ignored is None else ~ignored
@@ -69,6 +74,8 @@ def audit_setup(*, competition: Competition) -> audit_core.AuditSetup:
 def audit_quota(*, competition: Competition, now: datetime | None = None) -> audit_core.Quota:
     """What one participant who starts now can still submit: the daily limit on every UTC day left until the
     close (from the opening, if it is later), and the total limit."""
+    from games import audit as audit_core
+
     return audit_core.quota_from_schedule(
         daily_limit=competition.daily_limit, total_limit=competition.total_limit, opens_at=competition.opens_at,
         closes_at=competition.closes_at, now=now or timezone.now(),
@@ -84,6 +91,8 @@ def _check_options(budget: int | None, accounts: int | Sequence[int]) -> list[in
     if budget is not None and not _whole(budget, 1, MAX_BUDGET):
         raise AuditRequestError(f"budget must be a whole number of submissions from 1 to {MAX_BUDGET}",
                                 extra={"field": "budget"})
+    from games import audit as audit_core
+
     try:
         return audit_core.account_counts(accounts)
     except audit_core.AuditError as exc:
@@ -141,6 +150,8 @@ def audit_run(*, audit_id: int, echo: Callable[[float, str], None] | None = None
     """Run a queued audit: claim it (``queued`` → ``running``, so a task delivered twice runs it once), play
     the battery with progress written to the row, store the result. Returns ``done``, ``failed`` or
     ``skipped`` (not queued: another run has it, or it is finished)."""
+    from games import audit as audit_core
+
     now = timezone.now()
     claimed = Audit.objects.filter(pk=audit_id, status=AuditStatus.QUEUED).update(
         status=AuditStatus.RUNNING, started_at=now, heartbeat_at=now, progress=0.0, step="starting"

@@ -10,7 +10,6 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import QuerySet
 
-from games.live import ATTACKER_INFIX, CELL_SLUG
 from leaderboard.competitions.models import Competition
 
 
@@ -31,6 +30,8 @@ class GameCleanup:
 
 def game_cells(*, host: Any = None) -> QuerySet[Competition]:
     """The cells live games made (of ``host`` only, when given): unlisted, slug ``game-`` + 20 hex digits."""
+    from games.live import CELL_SLUG  # here: games.live loads the bot and the attacks (~2 s a process start)
+
     cells = Competition.objects.filter(listed=False, slug__regex=CELL_SLUG.pattern)
     return cells if host is None else cells.filter(host=host)
 
@@ -39,6 +40,8 @@ def game_cells_remove(*, host: Any = None, slugs: list[str] | None = None, dry_r
     """Delete the game cells (those of ``host`` when given; only ``slugs`` among them when given), their
     submissions (with every row that hangs on a competition) and the attacker accounts made for them: accounts
     made through the host API (``<slug>-attacker-<run>``) that are not staff and submitted nowhere else."""
+    from games.live import ATTACKER_INFIX
+
     cells = game_cells(host=host)
     if slugs is not None:
         cells = cells.filter(slug__in=slugs)

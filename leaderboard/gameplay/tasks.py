@@ -7,7 +7,6 @@ from typing import Any
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 
-from games.units import play_unit
 from leaderboard.celery import app
 
 #: The task's registered name (what the ``celery`` backend sends; it imports neither Django nor this module).
@@ -34,6 +33,8 @@ def play_game_units(units: list[dict[str, Any]]) -> list[dict[str, Any]]:
     a crashing attack as an ``error`` cell, and the limit arrives as an exception inside the attack), so the unit
     fails instead of being recorded: the command retries it, then stops and names it.
     """
+    from games.units import play_unit  # here: it loads every attack, which a scoring-only start never needs
+
     if not isinstance(units, list):
         raise TypeError("a game task carries a list of units")
     results = [play_unit(unit) for unit in units]

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from attacks.inversion.pictures import image_svg
 from leaderboard.blobs import blob_read
 from leaderboard.competitions.models import Competition
 from leaderboard.inversion.models import InversionChallenge, PredictionBudget
@@ -74,6 +73,10 @@ def inversion_pictures(
     *, challenge: InversionChallenge, images: np.ndarray, hits: list[bool] | None = None
 ) -> list[Picture]:
     """One SVG per class (drawn from validated numbers only); a class the evaluator rejected is marked ✗."""
+    # Imported here: the attacks package loads every attack (scipy included), ~2 s a process start that the
+    # site's processes (manage.py, gunicorn, the scoring worker) never need unless a page draws pictures.
+    from attacks.inversion.pictures import image_svg
+
     task = challenge.task
     names = challenge.class_names or [str(c) for c in range(task.n_classes)]
     pictures = []

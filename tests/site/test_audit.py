@@ -60,7 +60,7 @@ def test_a_crashing_audit_is_failed_with_its_message(leaky: Any, monkeypatch: py
     def crash(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("the attack library broke")
 
-    monkeypatch.setattr("leaderboard.audits.services.audit_core.audit", crash)
+    monkeypatch.setattr("games.audit.audit", crash)
     audit = audit_request(competition=leaky, enqueue=False)
     assert audit_run(audit_id=audit.pk) == "failed"
     audit.refresh_from_db()

@@ -86,8 +86,8 @@ def test_a_cell_cut_by_the_workers_time_limit_fails_its_unit_instead_of_being_re
 
     from leaderboard.gameplay import tasks
 
-    monkeypatch.setattr(tasks, "play_unit", lambda unit: {"status": "error", "error": "SoftTimeLimitExceeded: "})
+    monkeypatch.setattr("games.units.play_unit", lambda unit: {"status": "error", "error": "SoftTimeLimitExceeded: "})
     with pytest.raises(SoftTimeLimitExceeded, match="LEADERBOARD_GAME_TASK_TIME_LIMIT"):
         tasks.play_game_units.run([{}])
-    monkeypatch.setattr(tasks, "play_unit", lambda unit: {"status": "error", "error": "ZeroDivisionError: x"})
+    monkeypatch.setattr("games.units.play_unit", lambda unit: {"status": "error", "error": "ZeroDivisionError: x"})
     assert tasks.play_game_units.run([{}, {}])[1]["status"] == "error"  # an attack's crash is the cell's result
