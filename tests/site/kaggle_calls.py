@@ -44,9 +44,10 @@ def readable(response: Any) -> str:
 
 
 def kaggle_answers(client: Client, slugs: list[str], auth: tuple[str, str] | None,
-                   refs: list[int]) -> dict[str, tuple[int, str]]:
-    """Every read of the Kaggle API a viewer can make about ``slugs`` (downloads followed to their bytes) and the
-    submissions ``refs`` (every submission there is: someone else's must answer 404), as (status, text)."""
+                   refs: list[int], *, files: bool = True) -> dict[str, tuple[int, str]]:
+    """Every read of the Kaggle API a viewer can make about ``slugs`` (downloads followed to their bytes; with
+    ``files=False`` the data files are listed, not downloaded) and the submissions ``refs`` (every submission there
+    is: someone else's must answer 404), as (status, text)."""
     answers: dict[str, tuple[int, str]] = {}
 
     def call(label: str, method: str, body: dict[str, Any]) -> Any:
@@ -64,13 +65,13 @@ def kaggle_answers(client: Client, slugs: list[str], auth: tuple[str, str] | Non
         call(f"DownloadLeaderboard public {slug}", "DownloadLeaderboard", {**named, "overridePublic": True})
         listed = answers[f"ListDataFiles {slug}"]
         names = [row["name"] for row in json.loads(listed[1]).get("files", [])] if listed[0] == 200 else []
-        for name in [*names, "sample_submission.csv"]:
+        for name in [*names, "sample_submission.csv"] if files else []:
             response = call(f"DownloadDataFile {slug} {name}", "DownloadDataFile", {**named, "fileName": name})
             if response.status_code == 302:
                 followed = kaggle_get(client, response["Location"], auth)
                 answers[f"file {slug} {name}"] = (followed.status_code, readable(followed))
         response = call(f"DownloadDataFiles {slug}", "DownloadDataFiles", named)
-        if response.status_code == 302:
+        if files and response.status_code == 302:
             followed = kaggle_get(client, response["Location"], auth)
             answers[f"bundle {slug}"] = (followed.status_code, readable(followed))
     for ref in refs:

@@ -11,13 +11,16 @@ from typing import Any
 import numpy as np
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
 
 from leaderboard.audits.models import Audit
 from leaderboard.competitions.models import HiddenTestData
 from leaderboard.competitions.services import add_data_file
 from leaderboard.submissions.models import Submission
 from leaderboard.submissions.services import submission_score
+from tests.site.conftest import issue_token
 from tests.site.factories import N_ROWS, predictions_csv
+from tests.site.kaggle_calls import kaggle_answers
 
 pytestmark = pytest.mark.django_db
 
@@ -50,7 +53,7 @@ def _ids_in(value: Any) -> set[int]:
     "metric", ["binary_logloss", "kl", "itakura_saito", "brier", "norm_like:2.5", "softmax_ce", "sigmoid_ce"]
 )
 def test_participant_and_anonymous_surfaces_release_nothing_hidden(
-    clients, make_competition, hidden_labels, metric
+    clients, make_competition, hidden_labels, metric, participant
 ) -> None:
     # Paper 001's metrics too: the logit ones take the same uploads (any finite real is a logit).
     competition = make_competition(slug="breast-cancer", daily_limit=5, metric=metric)
@@ -91,28 +94,58 @@ def test_participant_and_anonymous_surfaces_release_nothing_hidden(
         "/api/schema/",
     ]
     label_lines = [f"{row_id},{int(label)}\n" for row_id, label in zip(hidden.ids, hidden_labels, strict=True)]
+
+    def release_nothing_hidden(who: str, path: str, body: str) -> None:
+        assert hidden.secret not in body, (who, path)
+        assert not any(line in body for line in label_lines), (who, path)
+        assert '"labels"' not in body and '"public_mask"' not in body
+        for raw in raw_texts:
+            # The raw value to 7 decimals would be 2 digits more than the board releases.
+            assert raw[:9] not in body, (who, path, raw)
+        for number in re.findall(r"(?<![\d.eE-])0\.\d{6,}", body):
+            # Only the metadata's own constants may carry more than 5 decimals (none do here).
+            pytest.fail(f"{who} {path}: {number} has more digits than released")
+        assert "bob-private-name" not in body, (who, path)
+        if "raw" in body and path != "/api/schema/":
+            pytest.fail(f"{who} {path}: a raw field appears")
+
     for who in ("participant", "anonymous"):
         for path in paths:
             response = clients[who].get(path)
             assert response.status_code < 500, (who, path)
             body = (b"".join(response.streaming_content) if response.streaming else response.content).decode()
-            assert hidden.secret not in body, (who, path)
-            assert not any(line in body for line in label_lines), (who, path)
-            assert '"labels"' not in body and '"public_mask"' not in body
-            for raw in raw_texts:
-                # The raw value to 7 decimals would be 2 digits more than the board releases.
-                assert raw[:9] not in body, (who, path, raw)
-            for number in re.findall(r"(?<![\d.eE-])0\.\d{6,}", body):
-                # Only the metadata's own constants may carry more than 5 decimals (none do here).
-                pytest.fail(f"{who} {path}: {number} has more digits than released")
+            release_nothing_hidden(who, path, body)
             if response.status_code == 200 and response["Content-Type"].startswith("application/json"):
                 seen = _ids_in(json.loads(body))
                 allowed = {*alice, failed} if who == "participant" else set()
                 assert not (seen & set(bob)), (who, path)
                 assert seen <= allowed, (who, path, seen)
-            assert "bob-private-name" not in body, (who, path)
-            if "raw" in body and path != "/api/schema/":
-                pytest.fail(f"{who} {path}: a raw field appears")
+        # The same reads through Kaggle's API (the kaggle command line's), downloads followed and unzipped.
+        auth = (participant.username, issue_token(participant)) if who == "participant" else None
+        answers = kaggle_answers(Client(), [slug], auth, [*alice, *bob, failed])
+        for call, (status, body) in answers.items():
+            assert status < 500, (who, call)
+            release_nothing_hidden(who, call, body)
+            refs = _refs_in(json.loads(body)) if body.startswith("{") else set()
+            assert refs <= ({*alice, failed} if who == "participant" else set()), (who, call, refs)
+        assert all(answers[f"GetSubmission {pk}"][0] in {401, 404} for pk in bob)
+        if who == "participant":  # the crawl reads what it must not leak beside
+            assert _refs_in(json.loads(answers[f"ListSubmissions {slug}"][1])) == {*alice, failed}
+            assert answers[f"file {slug} test.csv"][0] == 200
+
+
+def _refs_in(value: Any) -> set[int]:
+    """Submission numbers in a Kaggle answer: its integer ``ref`` fields (a competition's or file's is text)."""
+    found: set[int] = set()
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "ref" and isinstance(item, int):
+                found.add(item)
+            found |= _refs_in(item)
+    elif isinstance(value, list):
+        for item in value:
+            found |= _refs_in(item)
+    return found
 
 
 TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")
@@ -149,11 +182,15 @@ def test_a_hard_label_board_releases_the_label_and_no_digit_of_the_score(
         *(f"/api/v1/submissions/{pk}/" for pk in [*alice, *bob, failed]),
     ]
     for who in ("participant", "anonymous"):
-        for path in paths:
-            response = clients[who].get(path)
-            assert response.status_code < 500, (who, path)
+        # The REST API's answers, and Kaggle's (the kaggle command line's; the leaderboard zips unpacked).
+        auth = (participant.username, issue_token(participant)) if who == "participant" else None
+        answers = {path: (response.status_code, response.content.decode())
+                   for path in paths for response in (clients[who].get(path),)}
+        answers.update(kaggle_answers(Client(), [slug], auth, [*alice, *bob, failed], files=False))
+        for path, (status, text) in answers.items():
+            assert status < 500, (who, path)
             # Timestamps ("02:32:20.736766Z") hold digit runs that can match a score's prefix by chance.
-            body = TIMESTAMP.sub("<time>", response.content.decode())
+            body = TIMESTAMP.sub("<time>", text)
             # The only decimals allowed are the public settings: the cut-offs, eps and the public fraction.
             settings_numbers = {"0.75", "0.7", "0.8", "0.3", "1e-15"}
             for raw in raws:
