@@ -105,9 +105,11 @@ def integer(body: Mapping[str, Any], name: str, default: int = 0) -> int:
     if value is None:
         return default
     if isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value) <= 20:
-        return int(value)
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
         raise exceptions.ValidationError({name: f"must be a whole number, not {str(value)[:40]!r}"})
+    if not -(1 << 63) <= value < 1 << 63:  # what the database's integers hold: never a 500 on a lookup
+        raise exceptions.ValidationError({name: "is out of range"})
     return value
 
 

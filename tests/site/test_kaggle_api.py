@@ -138,6 +138,7 @@ def test_refusals_come_in_kaggles_error_shape_and_charge_nothing(web, alice, bob
         ("CreateSubmission", {"competitionName": slug, "blobFileTokens": "t",
                               "submissionDescription": "x" * 1001}, 400, "at most 1000"),
         ("GetSubmission", {"ref": "abc"}, 400, "ref: must be a whole number"),
+        ("GetSubmission", {"ref": 1 << 70}, 400, "ref: is out of range"),
         ("GetSubmission", {"ref": Submission.objects.get().pk + 1}, 404, "no submission"),
     ]
     for method, body, status, words in cases:
