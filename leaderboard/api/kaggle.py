@@ -29,9 +29,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from leaderboard.accounts.authentication import api_token_find
 from leaderboard.api.json_bounds import BoundedJSONParser
 from leaderboard.api.kaggle_protocol import (
     KaggleBasicAuthentication,
+    KaggleBearerAuthentication,
     body_of,
     flag,
     integer,
@@ -75,6 +77,8 @@ from leaderboard.submissions.services import submission_create
 from leaderboard.uploads import stream_body
 
 SERVICE = "competitions.CompetitionApiService"
+#: Where the command line asks whose a ``KAGGLE_API_TOKEN`` is (and whether it works) before it uses one.
+OAUTH_SERVICE = "security.OAuthService"
 #: The sample submission is listed among the data files (as on Kaggle) unless the host attached a file so named.
 SAMPLE_NAME = "sample_submission.csv"
 #: Submission statuses as ``kagglesdk``'s ``SubmissionStatus`` names them.
@@ -227,7 +231,7 @@ class KaggleView(APIView):
     """Basic authentication (username and API token) and Kaggle's error shape; outside the site's OpenAPI
     document (this is Kaggle's protocol, described in docs/kaggle_cli.md)."""
 
-    authentication_classes = [KaggleBasicAuthentication]
+    authentication_classes = [KaggleBasicAuthentication, KaggleBearerAuthentication]
     permission_classes = [AllowAny]
 
     def get_exception_handler(self) -> Callable[..., Response | None]:
@@ -445,3 +449,18 @@ class CompetitionApiService(KaggleView):
         if handler is None:
             raise NotFound(f"this site does not serve {SERVICE}/{method[:60]}; it serves {', '.join(METHODS)}")
         return handler(request, body_of(request))
+
+
+class IntrospectTokenApi(KaggleView):
+    """``POST /api/v1/security.OAuthService/IntrospectToken`` ``{"token"}``: whether the token is one of this site's
+    API tokens of an active account, and the account's username (only to someone who holds the token)."""
+
+    authentication_classes: list[type] = []
+    parser_classes = [BoundedJSONParser]
+
+    @extend_schema(exclude=True)
+    def post(self, request: Request) -> Response:
+        stored = api_token_find(text(body_of(request), "token", required=True))
+        if stored is None or not stored.user.is_active:
+            return Response({"active": False})
+        return Response({"active": True, "username": stored.user.get_username()})

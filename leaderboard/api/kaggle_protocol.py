@@ -1,7 +1,8 @@
 """The wire rules of Kaggle's API as the official ``kaggle`` command line (``kagglesdk``) speaks them: HTTP basic
-authentication with the username and an API token of this site, JSON bodies with camelCase fields, errors as
-``{"code": <status>, "message": <text>}`` (the command line prints ``message``), timestamps in UTC with
-milliseconds and a ``Z``, and pages chosen by ``page``, ``pageToken`` and ``pageSize``.
+authentication with the username and an API token of this site (or the token alone as a bearer token), JSON
+bodies with camelCase fields, errors as ``{"code": <status>, "message": <text>}`` (the command line prints
+``message``), timestamps in UTC with milliseconds and a ``Z``, and pages chosen by ``page``, ``pageToken`` and
+``pageSize``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from rest_framework import exceptions
 from rest_framework.authentication import BasicAuthentication
 from rest_framework.response import Response
 
-from leaderboard.accounts.authentication import api_token_find
+from leaderboard.accounts.authentication import HashedTokenAuthentication, api_token_find
 from leaderboard.api.exception_handlers import api_exception_handler
 
 #: Rows a page holds when the request does not say (the command line asks for 20 itself).
@@ -40,6 +41,13 @@ class KaggleBasicAuthentication(BasicAuthentication):
         if not stored.user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         return stored.user, stored
+
+
+class KaggleBearerAuthentication(HashedTokenAuthentication):
+    """``Authorization: Bearer`` with an API token of this site: what the command line sends when the token is in
+    ``KAGGLE_API_TOKEN`` (or ``~/.kaggle/access_token``), after ``IntrospectToken`` named its account."""
+
+    keyword = "Bearer"
 
 
 def _text_of(value: Any) -> str:

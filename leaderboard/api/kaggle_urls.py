@@ -9,6 +9,7 @@ from leaderboard.api import kaggle
 
 urlpatterns = [
     path(f"{kaggle.SERVICE}/<str:method>", kaggle.CompetitionApiService.as_view(), name="kaggle-service"),
+    path(f"{kaggle.OAUTH_SERVICE}/IntrospectToken", kaggle.IntrospectTokenApi.as_view(), name="kaggle-introspect"),
     path("kaggle/uploads/<str:token>", kaggle.KaggleUploadApi.as_view(), name="kaggle-upload"),
     path("kaggle/competitions/<slug:slug>/files/<str:name>", kaggle.KaggleDataFileApi.as_view(),
          name="kaggle-data-file"),

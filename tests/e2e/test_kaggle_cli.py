@@ -77,8 +77,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
             yield Site(stack.url, alice, cli_env, home)
 
 
-def kaggle(site: Site, *args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(KAGGLE), *args], env={**site.env, **env}, cwd=cwd or site.home,
+def kaggle(site: Site, *args: str, cwd: Path | None = None, without: tuple[str, ...] = (),
+           **env: str) -> subprocess.CompletedProcess[str]:
+    environment = {key: value for key, value in {**site.env, **env}.items() if key not in without}
+    return subprocess.run([str(KAGGLE), *args], env=environment, cwd=cwd or site.home,
                           capture_output=True, text=True, timeout=60)
 
 
@@ -183,3 +185,10 @@ def test_over_the_daily_limit_the_submit_is_refused(site: Site, submitted: Submi
 def test_a_wrong_key_is_refused(site: Site) -> None:
     wrong = kaggle(site, "competitions", "submissions", SLUG, KAGGLE_KEY="lbl_" + "x" * 43)
     assert wrong.returncode == 1 and "Authentication required" in wrong.stdout
+
+
+def test_the_token_alone_in_kaggle_api_token(site: Site, submitted: Submitted) -> None:
+    """Kaggle's newer way: ``KAGGLE_API_TOKEN`` only (the command line learns the username by IntrospectToken)."""
+    mine = ok(kaggle(site, "competitions", "submissions", SLUG, without=("KAGGLE_USERNAME", "KAGGLE_KEY"),
+                     KAGGLE_API_TOKEN=site.env["KAGGLE_KEY"]))
+    assert any(line.split()[:1] == [str(submitted.ref)] for line in mine.splitlines()), mine

@@ -294,3 +294,25 @@ def test_a_json_upload_goes_through_the_json_checks(web, alice, competition: Any
     column = competition.submission_columns[1]
     good = {"predictions": [{"id": f"r{i:03d}", column: 0.5} for i in range(N_ROWS)]}
     assert upload(web, alice, competition.slug, json.dumps(good).encode(), name="p.json").status_code == 200
+
+
+def test_the_token_alone_works_as_kaggle_api_token(web, alice, participant, competition) -> None:
+    """``KAGGLE_API_TOKEN``: the command line asks IntrospectToken whose token it is, then sends it as a bearer."""
+    introspect = "/api/v1/security.OAuthService/IntrospectToken"
+    known = web.post(introspect, data=json.dumps({"token": alice[1]}), content_type="application/json")
+    assert known.json() == {"active": True, "username": "alice"}
+    unknown = web.post(introspect, data=json.dumps({"token": "kaggle-oauth-token"}), content_type="application/json")
+    assert unknown.json() == {"active": False}
+    participant.is_active = False
+    participant.save()
+    assert web.post(introspect, data=json.dumps({"token": alice[1]}), content_type="application/json").json() == {
+        "active": False}
+    participant.is_active = True
+    participant.save()
+    body = json.dumps({"competitionName": competition.slug})
+    mine = web.post("/api/v1/competitions.CompetitionApiService/ListSubmissions", data=body,
+                    content_type="application/json", headers={"Authorization": f"Bearer {alice[1]}"})
+    assert mine.status_code == 200 and mine.json() == {"submissions": [], "nextPageToken": ""}
+    wrong = web.post("/api/v1/competitions.CompetitionApiService/ListSubmissions", data=body,
+                     content_type="application/json", headers={"Authorization": "Bearer kaggle-oauth-token"})
+    assert wrong.status_code == 401
