@@ -77,3 +77,20 @@ def kaggle_answers(client: Client, slugs: list[str], auth: tuple[str, str] | Non
     for ref in refs:
         call(f"GetSubmission {ref}", "GetSubmission", {"ref": ref})
     return answers
+
+
+def kaggle_refs(body: str) -> set[int]:
+    """Submission numbers in a Kaggle answer: its integer ``ref`` fields (a competition's or a file's is text)."""
+
+    def walk(value: Any) -> set[int]:
+        if isinstance(value, dict):
+            found = {item for key, item in value.items() if key == "ref" and isinstance(item, int)}
+            return found.union(*(walk(item) for item in value.values()))
+        if isinstance(value, list):
+            return set().union(*(walk(item) for item in value))
+        return set()
+
+    try:
+        return walk(json.loads(body))
+    except ValueError:
+        return set()
