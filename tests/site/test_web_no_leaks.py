@@ -32,6 +32,7 @@ from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.selectors import leaderboard_rows
 from leaderboard.submissions.services import submission_select_final
 from tests.site.factories import N_ROWS
+from tests.site.kaggle_calls import kaggle_answers, kaggle_refs
 
 pytestmark = pytest.mark.django_db
 
@@ -346,6 +347,8 @@ def test_no_participant_visible_page_leaks(scenario: Scenario, viewer: str) -> N
         assert status < 500, (viewer, url)
         found = leaks(body, forbidden)
         assert not found, f"{viewer} sees on {url}: {found[:5]}"
+    if scenario.open_competition.metric == "binary_logloss":  # test_no_leaks.py reads them on every metric
+        kaggle_reads_leak_nothing(scenario, viewer, forbidden)
     if viewer in scenario.users:
         me = scenario.users[viewer]
         own = Submission.objects.filter(participant=me, competition=scenario.open_competition)
@@ -358,6 +361,27 @@ def test_no_participant_visible_page_leaks(scenario: Scenario, viewer: str) -> N
     else:
         status, _ = pages[f"/c/{scenario.open_competition.slug}/submissions/"]
         assert status == 302
+
+
+def kaggle_reads_leak_nothing(scenario: Scenario, viewer: str, forbidden: Forbidden) -> None:
+    """Every read of Kaggle's API (the kaggle command line's) under the same checks, downloads followed and zips
+    unpacked, and no submission number but the viewer's own."""
+    me = scenario.users.get(viewer)
+    auth = (me.get_username(), scenario.tokens[me.get_username()]) if me is not None else None
+    own = set(Submission.objects.filter(participant=me).values_list("pk", flat=True)) if me is not None else set()
+    answers = kaggle_answers(Client(), [competition.slug for competition in scenario.competitions], auth,
+                             list(Submission.objects.values_list("pk", flat=True)))
+    # A data file's "name" field names no defense.
+    checked = Forbidden({text: why for text, why in forbidden.strings.items() if text != '"name"'},
+                        forbidden.submission_ids)
+    for call, (status, body) in answers.items():
+        assert status < 500, (viewer, call)
+        found = leaks(body, checked) + [f"another participant's submission {ref}" for ref in kaggle_refs(body) - own]
+        assert not found, f"{viewer} sees through Kaggle's {call}: {found[:5]}"
+    if me is not None:  # the calls read what they must not leak beside
+        listed = kaggle_refs(answers[f"ListSubmissions {scenario.open_competition.slug}"][1])
+        assert listed == own & set(Submission.objects.filter(competition=scenario.open_competition).values_list(
+            "pk", flat=True))
 
 
 def test_the_detector_finds_what_the_host_page_shows(scenario: Scenario, host: Any) -> None:
