@@ -4,16 +4,22 @@ Celery worker, Redis and a fresh SQLite file.
 With ``KAGGLE_API_ENVIRONMENT=LOCALHOST`` kagglesdk talks to ``http://localhost`` — port 80, with no setting to
 change it (``kagglesdk/kaggle_env.py``: the TEST environment's ``localhost:7777`` is the only other local one) —
 so the site is served on 127.0.0.1:80. That takes root, which the test suite has here and in CI; elsewhere the
-module is skipped with that reason. Each command runs as a participant would run it: its own process, a home of
-its own (no ``~/.kaggle``), the username and an API token in ``KAGGLE_USERNAME`` / ``KAGGLE_KEY``.
+module is skipped with that reason. Port 80 is one per machine: a lock file makes a second holder (the other
+pytest-xdist worker given some of this module's tests, or another test run) wait for the first to stop its site.
+Each command runs as a participant would run it: its own process, a home of its own (no ``~/.kaggle``), the
+username and an API token in ``KAGGLE_USERNAME`` / ``KAGGLE_KEY``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import os
 import re
 import subprocess
 import sys
+import tempfile
+import time
 import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -39,6 +45,28 @@ TEST = ("id,x1,x2\n" + "".join(f"{row_id},{i},{i % 5}\n" for i, row_id in enumer
 CHAIN = '[{"name": "rounding", "decimals": 3}]'
 
 
+PORT_LOCK = Path(tempfile.gettempdir()) / "leaderboard-lab-port-80.lock"
+
+
+@contextlib.contextmanager
+def port_80(timeout: float = 600.0) -> Iterator[None]:
+    """Hold port 80 for this module's site: wait (polling the lock) while another holder serves there."""
+    with PORT_LOCK.open("w") as lock:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    pytest.fail(f"port 80 stayed held (lock {PORT_LOCK}) for {timeout:.0f} s")
+                time.sleep(0.2)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 @dataclass(frozen=True)
 class Site:
     url: str  # where the tests' own REST client reaches it (the command line goes to http://localhost)
@@ -60,7 +88,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     (root / "test.csv").write_bytes(TEST)
     env = process_environment(f"sqlite:///{root / 'site.sqlite3'}", unique_queue("leaderboard-kaggle-cli"),
                               LEADERBOARD_VAR_DIR=str(root / "var"))
-    with running_stack(80, logs_dir=root, env=env, web_threads=4, access_log=True) as stack:
+    with port_80(), running_stack(80, logs_dir=root, env=env, web_threads=4, access_log=True) as stack:
         stack.manage("create_competition", SLUG, "--labels", str(labels), "--title", TITLE, "--daily-limit", "2",
                      "--defenses", CHAIN, "--description", "# Predict the label of each row\n\nScored by log loss.",
                      "--data-file", str(root / "train.csv"), "Training rows with their labels",
