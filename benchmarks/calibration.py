@@ -13,8 +13,11 @@ the same collectors on fewer seeds):
   through Laplace noise of scale 10^-2 … 10, the majority class at its posterior (:mod:`attacks.noisy.shares`).
 * ``one_vs_rest``: 3-class log loss, 300 rows, Laplace 10^-2 on the mean, 0.8 queries a row (two binary runs cut
   short).
+* ``one_vs_rest_brier``: 6-class Brier, 300 rows, Laplace 10^-3 on the mean, 1.5 queries a row (three binary runs,
+  each below AMP's threshold); the class shares drawn from a flat Dirichlet (balanced and unbalanced boards).
 * ``noisy_split``: binary log loss, 300 rows, half of them public (undisclosed), Laplace 0.1, 0.8 queries a row (cut
   short); a label is right when its row is public and its label is the true one.
+* ``noisy_split_short``: as ``noisy_split`` under Laplace 0.05 with 0.6 queries a row: every board cut short.
 * ``budgeted``: binary log loss, 200 rows, 20–80 % ones, Laplace noise of ε = 10 a release under a privacy budget
   of ε = 60 (six releases), the noise scale from the disclosed ε.
 * ``split_guess``: ``auto`` on 4-class boards of 60 rows scoring a half split under Laplace noise (even seeds:
@@ -71,15 +74,28 @@ def one_vs_rest_board(seed: int, n: int = 300) -> Pooled:
     return result.fill_confidence(), result.labels == truth
 
 
-def noisy_split_board(seed: int, n: int = 300) -> Pooled:
+def one_vs_rest_brier_board(seed: int, n: int = 300, k: int = 6) -> Pooled:
+    rng = np.random.default_rng(300 + seed)
+    truth = rng.choice(k, n, p=rng.dirichlet(np.ones(k)))
+    oracle = LocalOracle(truth, metric="brier", n_classes=k, decimals=5, seed=seed,
+                         defenses=[{"name": "noise", "kind": "laplace", "scale": 1e-3}])
+    result = attacks.run("one_vs_rest", oracle, budget=int(1.5 * n), seed=seed)
+    return result.fill_confidence(), result.labels == truth
+
+
+def noisy_split_board(seed: int, n: int = 300, scale: float = 0.1, queries: float = 0.8) -> Pooled:
     truth = np.random.default_rng(100 + seed).integers(0, 2, n)
     oracle = LocalOracle(truth, decimals=5, public_fraction=0.5, seed=seed,
-                         defenses=[{"name": "noise", "kind": "laplace", "scale": 0.1}])
+                         defenses=[{"name": "noise", "kind": "laplace", "scale": scale}])
     public = oracle.spec.hidden.public_mask
     oracle.public_fraction = None  # undisclosed: the attack finds the split itself
-    result = attacks.run("noisy_split", oracle, budget=int(0.8 * n), seed=seed)
+    result = attacks.run("noisy_split", oracle, budget=int(queries * n), seed=seed)
     said = result.labels >= 0
     return result.fill_confidence()[said], ((result.labels == truth) & public)[said]
+
+
+def noisy_split_short_board(seed: int) -> Pooled:
+    return noisy_split_board(seed, scale=0.05, queries=0.6)
 
 
 def budgeted_board(seed: int, n: int = 200) -> Pooled:
@@ -104,8 +120,10 @@ def split_guess_board(seed: int, n: int = 60, k: int = 4) -> Pooled:
 #: Each attack's board and the seeds the benchmark pools.
 BOARDS: dict[str, tuple[Callable[[int], Pooled], int]] = {
     "majority": (majority_board, 400),
-    "one_vs_rest": (one_vs_rest_board, 14),
-    "noisy_split": (noisy_split_board, 12),
+    "one_vs_rest": (one_vs_rest_board, 40),
+    "one_vs_rest_brier": (one_vs_rest_brier_board, 40),
+    "noisy_split": (noisy_split_board, 60),
+    "noisy_split_short": (noisy_split_short_board, 40),
     "budgeted": (budgeted_board, 40),
     "split_guess": (split_guess_board, 16),
 }

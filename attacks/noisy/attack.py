@@ -66,6 +66,8 @@ class FittedNoise:
     balance: float
     std: float
     probes: int = 24
+    #: The probes' residuals the kind and scale were read from (label-free: what the noise alone released).
+    residuals: tuple[float, ...] = ()
 
     def model_for(self, releases: np.ndarray, floor: float) -> NoiseModel:
         """The per-query noise model for design queries with these releases (std at least ``floor``)."""
@@ -132,8 +134,8 @@ def fit_noise(oracle: Oracle, probes: int) -> FittedNoise:
     ll_laplace = -len(pooled) * math.log(2 * b) - float(np.sum(np.abs(pooled))) / b
     ll_gauss = -0.5 * len(pooled) * math.log(2 * math.pi * std**2) - 0.5 * len(pooled)
     if ll_laplace > ll_gauss:
-        return FittedNoise("laplace", b, balance, std, len(pooled))
-    return FittedNoise("gaussian", std, balance, std, len(pooled))
+        return FittedNoise("laplace", b, balance, std, len(pooled), tuple(pooled.tolist()))
+    return FittedNoise("gaussian", std, balance, std, len(pooled), tuple(pooled.tolist()))
 
 
 
