@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from leaderboard.web import accounts, hosting, views
+from leaderboard.web import accounts, data_files, hosting, views
 from leaderboard.web.inversion import host_inversion
 from leaderboard.web.screening import host_screen, host_screen_decide
 
@@ -27,6 +27,8 @@ urlpatterns = [
     path("accounts/password/reset/done/", accounts.password_reset_complete, name="password-reset-complete"),
     path("c/<slug:slug>/", views.competition_detail, name="competition-detail"),
     path("c/<slug:slug>/sample-submission.csv", views.sample_submission, name="sample-submission"),
+    path("c/<slug:slug>/data/", data_files.competition_data, name="competition-data"),
+    path("c/<slug:slug>/data/<str:name>", data_files.data_file_download, name="data-file"),
     path("c/<slug:slug>/submit/", views.submission_upload, name="submit"),
     path("c/<slug:slug>/submissions/", views.my_submissions, name="my-submissions"),
     path("c/<slug:slug>/submissions/<int:submission_id>/final/", views.submission_final, name="submission-final"),
@@ -39,6 +41,8 @@ urlpatterns = [
     path("c/<slug:slug>/host/screen/", host_screen, name="host-screen"),
     path("c/<slug:slug>/host/screen/<int:cluster_id>/<str:action>/", host_screen_decide, name="host-screen-decide"),
     path("c/<slug:slug>/host/edit/", hosting.host_competition_edit, name="host-competition-edit"),
+    path("c/<slug:slug>/host/data/", data_files.host_data, name="host-data"),
+    path("c/<slug:slug>/host/data/<str:name>/remove/", data_files.host_data_remove, name="host-data-remove"),
     path("host/competitions/new/", hosting.host_competition_create, name="host-competition-create"),
     path("host/competitions/validate/", hosting.host_competition_validate, name="host-competition-validate"),
     path("games/", views.games, name="games"),

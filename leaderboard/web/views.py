@@ -32,6 +32,7 @@ from leaderboard.competitions.selectors import (
     competition_is_host,
     competition_list,
     competition_sample_submission,
+    list_data_files,
 )
 from leaderboard.errors import ApplicationError, BoardNotAvailable, QuotaExceeded
 from leaderboard.submissions.models import Status, Submission, UploadKind
@@ -140,6 +141,7 @@ def competition_detail(request: HttpRequest, slug: str) -> HttpResponse:
             "is_host": competition_is_host(user=request.user, competition=competition),
             "max_upload_bytes": settings.LEADERBOARD_MAX_UPLOAD_BYTES,
             "max_finals": MAX_FINALS,
+            "data_files": list_data_files(competition),
         },
     )
 

@@ -28,6 +28,7 @@ from leaderboard.accounts.services import api_token_issue
 from leaderboard.audits.models import Audit
 from leaderboard.audits.services import audit_setup
 from leaderboard.competitions.models import Competition, HiddenTestData
+from leaderboard.competitions.services import add_data_file
 from leaderboard.submissions.models import Status, Submission
 from leaderboard.submissions.selectors import leaderboard_rows
 from leaderboard.submissions.services import submission_select_final
@@ -59,10 +60,13 @@ CHAINS: dict[str, list[dict[str, Any]]] = {
     "ladder accept/reject": [{"name": "ladder", "mode": "parameter_free"}, {"name": "accept_reject"}],
 }
 DISCLOSED = "Scores go through the host's defenses before release."
-# Words of the undisclosed chains' JSON that no participant page may show.
+# Words of the undisclosed chains' JSON that no participant page may show; a chain step's name as JSON or a Python
+# dict renders it (a bare "name" key is no leak: a data file has a name).
 CHAIN_WORDS = (
     "laplace", "subsetting", "randomized_response", "thresholdout", "parameter_free", "probe_detector",
-    '"name"', "'name'", '"scale"', '"eta"',
+    '"scale"', '"eta"',
+    *sorted({rendering for chain in CHAINS.values() for step in chain for rendering in (
+        f'"name": "{step["name"]}"', f'"name":"{step["name"]}"', f"'name': '{step['name']}'")}),
 )
 MAX_PAGES = 400
 HOST_ONLY_FIELDS = ("raw_", "raw score", "defense_notes", "claim_token")
@@ -140,6 +144,9 @@ class Scenario:
             urls += [
                 base,
                 f"{base}sample-submission.csv",
+                f"{base}data/",
+                f"{base}data/test.csv",
+                f"{base}host/data/",
                 f"{base}submit/",
                 f"{base}submissions/",
                 f"{base}host/",
@@ -148,7 +155,8 @@ class Scenario:
                 *(f"{base}leaderboard/{board}.csv" for board in ("public", "private")),
             ]
             api = f"/api/v1/competitions/{competition.slug}/"
-            urls += [api, f"{api}sample-submission/", f"{api}submissions/", f"{api}quota/"]
+            urls += [api, f"{api}sample-submission/", f"{api}submissions/", f"{api}quota/", f"{api}data/",
+                     f"{api}data/test.csv", f"/api/v1/host/competitions/{competition.slug}/data/"]
             boards = ("public", "private")
             urls += [f"{api}leaderboard/?board={board}{fmt}" for board in boards for fmt in ("", "&format=csv")]
             urls += [f"/api/v1/host/competitions/{competition.slug}/audit/",
@@ -307,6 +315,12 @@ def scenario(
                               quota=audit_core.Quota(total_limit=10), attack_names=["auto"], honest_models=2,
                               accounts=(1, 2))  # the accounts axis and its screened replay, at their smallest
     Audit.objects.create(competition=open_competition, status="done", progress=1.0, result=report.as_dict())
+
+    # Data files as a host publishes them: the test ids with a feature, never their labels (the crawl downloads them).
+    for competition in (open_competition, closed_competition):
+        ids = HiddenTestData.objects.get(competition=competition).ids
+        add_data_file(competition, "test.csv", ("id,f1\n" + "".join(f"{i},0.5\n" for i in ids)).encode(),
+                      description="the test features")
 
     # Every cast member has a token; no page shows it after the answer that made it (not even to its owner).
     tokens = {user.get_username(): api_token_issue(user=user) for user in (participant, other_participant, host)}
