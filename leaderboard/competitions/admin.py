@@ -1,23 +1,27 @@
 """Django admin for hosts: create a competition by uploading its labels CSV (and, for a model competition, its
-hidden features CSV); edit settings and the chain. The form's validation is the host pages' own
-(:class:`~leaderboard.competitions.forms.CompetitionSettingsForm`), so both say the same about a bad setting."""
+hidden features CSV); edit settings and the chain; attach data files. The form's validation is the host pages' own
+(:class:`~leaderboard.competitions.forms.CompetitionSettingsForm`), so both say the same about a bad setting; a data
+file goes through :func:`~leaderboard.competitions.services.add_data_file`, as on the host's page and the API."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin
 from django.db import transaction
 
+from leaderboard.competitions.data_files import check_data_file_content, data_file_description, data_file_name
 from leaderboard.competitions.forms import FIXED_AFTER_CREATION, CompetitionSettingsForm
-from leaderboard.competitions.models import Competition
+from leaderboard.competitions.models import Competition, DataFile
 from leaderboard.competitions.services import (
+    add_data_file,
     competition_parse_features,
     competition_parse_labels,
     hidden_test_data_create,
 )
-from leaderboard.errors import CompetitionConfigError
+from leaderboard.errors import CompetitionConfigError, DataFileError
 
 
 class CompetitionForm(CompetitionSettingsForm):
@@ -72,9 +76,23 @@ class CompetitionForm(CompetitionSettingsForm):
         return upload
 
 
+class DataFileInline(admin.TabularInline):
+    """The competition's data files, read-only here (attached under Data files, removed here or there)."""
+
+    model = DataFile
+    fields = ("name", "size", "sha256", "description", "created_at")
+    readonly_fields = fields
+    extra = 0
+    show_change_link = True
+
+    def has_add_permission(self, request: Any, obj: Any = None) -> bool:
+        return False
+
+
 @admin.register(Competition)
 class CompetitionAdmin(admin.ModelAdmin):
     form = CompetitionForm
+    inlines = [DataFileInline]
     list_display = ("slug", "title", "metric", "n_rows", "n_classes", "n_features", "opens_at", "closes_at", "host",
                     "listed")
     list_filter = ("listed",)  # a live game's cells are unlisted (manage.py clean_games removes them)
@@ -104,3 +122,68 @@ class CompetitionAdmin(admin.ModelAdmin):
                 hidden_test_data_create(
                     competition=obj, ids=ids, labels=labels, features=getattr(form, "parsed_features", None)
                 )
+
+
+class DataFileForm(forms.ModelForm):
+    upload = forms.FileField(
+        required=False, help_text="The file (CSV, Parquet, zip, ...). Every signed-in participant may download it: "
+        "never the hidden labels unless you mean to publish them. Required when attaching; fixed after.",
+    )
+
+    class Meta:
+        model = DataFile
+        fields = ("competition", "name", "description")
+        help_texts = {"name": "The name participants see (default: the uploaded file's name)."}
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if "name" in self.fields:
+            self.fields["name"].required = False
+        if self.instance.pk is not None and "upload" in self.fields:  # the bytes are fixed: attach another file
+            del self.fields["upload"]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        try:
+            cleaned["description"] = data_file_description(cleaned.get("description"))
+            if self.instance.pk is None:
+                upload = cleaned.get("upload")
+                if upload is None:
+                    raise DataFileError("attach a file")
+                cleaned["name"] = data_file_name(cleaned.get("name") or upload.name or "")
+                limit = int(settings.LEADERBOARD_MAX_DATA_FILE_BYTES)
+                if upload.size is not None and upload.size > limit:
+                    raise DataFileError(f"the file is {upload.size:,} bytes, larger than {limit:,} bytes, the most a "
+                                        "data file may be")
+                self.content = upload.read()
+                check_data_file_content(cleaned["name"], self.content)
+        except DataFileError as exc:
+            raise forms.ValidationError(exc.message) from None
+        return cleaned
+
+
+@admin.register(DataFile)
+class DataFileAdmin(admin.ModelAdmin):
+    form = DataFileForm
+    list_display = ("name", "competition", "size", "sha256", "created_at")
+    list_filter = ("competition",)
+    search_fields = ("name", "competition__slug")
+    readonly_fields = ("size", "sha256", "created_at")
+
+    def get_readonly_fields(self, request: Any, obj: Any = None) -> Any:
+        return (*self.readonly_fields, "competition", "name") if obj is not None else self.readonly_fields
+
+    def get_fields(self, request: Any, obj: Any = None) -> Any:
+        fields = list(super().get_fields(request, obj))
+        return [name for name in fields if name != "upload"] if obj is not None else fields
+
+    def save_model(self, request: Any, obj: DataFile, form: Any, change: bool) -> None:
+        if change:  # only the description changes; the bytes stay in the database (never loaded here)
+            obj.save(update_fields=["description"])
+            return
+        try:
+            stored = add_data_file(obj.competition, form.cleaned_data["name"], form.content,
+                                   form.cleaned_data["description"])
+        except DataFileError as exc:  # e.g. a file of that name attached meanwhile
+            raise forms.ValidationError(exc.message) from None
+        obj.pk, obj.size, obj.sha256, obj.created_at = stored.pk, stored.size, stored.sha256, stored.created_at

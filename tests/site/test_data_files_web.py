@@ -75,3 +75,23 @@ def test_a_participant_may_not_use_the_host_data_page(participant: Any, with_tra
                        ).status_code == 403
     assert client.post(f"/c/{with_train.slug}/host/data/train.csv/remove/").status_code == 403
     assert [f.name for f in list_data_files(with_train)] == ["train.csv"]
+
+
+def test_staff_attach_a_file_in_the_admin_and_see_it_on_the_competition(admin_user: Any, competition: Any) -> None:
+    client = _client(admin_user)
+    refused = client.post("/admin/competitions/datafile/add/", {
+        "competition": competition.pk, "name": "../x.csv", "upload": SimpleUploadedFile("x.csv", TRAIN)})
+    assert refused.status_code == 200 and "is a path" in html.unescape(refused.content.decode())
+
+    answer = client.post("/admin/competitions/datafile/add/", {
+        "competition": competition.pk, "description": "train", "upload": SimpleUploadedFile("train.csv", TRAIN)})
+
+    assert answer.status_code == 302, html.unescape(answer.content.decode())[:2000]
+    [stored] = list_data_files(competition)
+    assert (stored.name, stored.description, open_data_file(stored).read()) == ("train.csv", "train", TRAIN)
+    page = client.get(f"/admin/competitions/competition/{competition.pk}/change/").content.decode()
+    assert stored.sha256 in page
+    changed = client.post(f"/admin/competitions/datafile/{stored.pk}/change/", {"description": "the train set"})
+    assert changed.status_code == 302
+    assert open_data_file(list_data_files(competition)[0]).read() == TRAIN
+    assert list_data_files(competition)[0].description == "the train set"
