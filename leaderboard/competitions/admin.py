@@ -11,10 +11,13 @@ from django import forms
 from django.conf import settings
 from django.contrib import admin
 from django.db import transaction
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 
 from leaderboard.competitions.data_files import check_data_file_content, data_file_description, data_file_name
 from leaderboard.competitions.forms import FIXED_AFTER_CREATION, CompetitionSettingsForm
 from leaderboard.competitions.models import Competition, DataFile
+from leaderboard.competitions.selectors import list_data_files
 from leaderboard.competitions.services import (
     add_data_file,
     competition_parse_features,
@@ -76,28 +79,29 @@ class CompetitionForm(CompetitionSettingsForm):
         return upload
 
 
-class DataFileInline(admin.TabularInline):
-    """The competition's data files, read-only here (attached under Data files, removed here or there)."""
-
-    model = DataFile
-    fields = ("name", "size", "sha256", "description", "created_at")
-    readonly_fields = fields
-    extra = 0
-    show_change_link = True
-
-    def has_add_permission(self, request: Any, obj: Any = None) -> bool:
-        return False
-
-
 @admin.register(Competition)
 class CompetitionAdmin(admin.ModelAdmin):
     form = CompetitionForm
-    inlines = [DataFileInline]
     list_display = ("slug", "title", "metric", "n_rows", "n_classes", "n_features", "opens_at", "closes_at", "host",
                     "listed")
     list_filter = ("listed",)  # a live game's cells are unlisted (manage.py clean_games removes them)
     search_fields = ("slug", "title")
-    readonly_fields = ("n_rows", "n_classes", "n_features", "created_at", "updated_at")
+    # The data files as links, not an inline: a formset would make every save of this page post its management form.
+    readonly_fields = ("n_rows", "n_classes", "n_features", "data_files", "created_at", "updated_at")
+
+    @admin.display(description="Data files")
+    def data_files(self, obj: Competition) -> str:
+        if obj.pk is None:
+            return "Attach files under Data files once the competition exists."
+        files = list_data_files(obj)
+        rows = format_html_join(
+            "", '<li><a href="{}">{}</a> ({} bytes, sha256 {})</li>',
+            ((reverse("admin:competitions_datafile_change", args=[f.pk]), f.name, f"{f.size:,}", f.sha256[:12])
+             for f in files),
+        )
+        add = format_html('<a href="{}?competition={}">Attach a file</a>',
+                          reverse("admin:competitions_datafile_add"), obj.pk)
+        return format_html("<ul>{}</ul>{}", rows, add) if files else add
 
     def get_readonly_fields(self, request: Any, obj: Any = None) -> Any:
         # The split is drawn from the hidden set at creation; changing the fraction later would not redraw it, and

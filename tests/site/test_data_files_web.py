@@ -42,7 +42,7 @@ def test_the_competition_page_links_its_data_page_which_lists_the_files(particip
 def test_a_signed_in_participant_downloads_an_anonymous_visitor_is_sent_to_log_in(participant: Any, with_train: Any
                                                                                    ) -> None:
     answer = _client(participant).get(f"/c/{with_train.slug}/data/train.csv")
-    assert answer.status_code == 200 and b"".join(answer.streaming_content) == TRAIN
+    assert answer.status_code == 200 and b"".join(answer.streaming_content) == TRAIN  # type: ignore[attr-defined]
     assert answer["Content-Disposition"] == 'attachment; filename="train.csv"'
     assert answer["X-Content-Type-Options"] == "nosniff"
 
@@ -90,7 +90,8 @@ def test_staff_attach_a_file_in_the_admin_and_see_it_on_the_competition(admin_us
     [stored] = list_data_files(competition)
     assert (stored.name, stored.description, open_data_file(stored).read()) == ("train.csv", "train", TRAIN)
     page = client.get(f"/admin/competitions/competition/{competition.pk}/change/").content.decode()
-    assert stored.sha256 in page
+    assert f'href="/admin/competitions/datafile/{stored.pk}/change/">train.csv</a>' in page
+    assert stored.sha256[:12] in page
     changed = client.post(f"/admin/competitions/datafile/{stored.pk}/change/", {"description": "the train set"})
     assert changed.status_code == 302
     assert open_data_file(list_data_files(competition)[0]).read() == TRAIN
