@@ -6,10 +6,12 @@ live games, the demo, the end-to-end tests and the benchmarks. Pure client code 
 Participant side: :meth:`~LeaderboardClient.competitions`, :meth:`~LeaderboardClient.competition`,
 :meth:`~LeaderboardClient.sample_submission`, :meth:`~LeaderboardClient.submit_csv`,
 :meth:`~LeaderboardClient.submit_json`, :meth:`~LeaderboardClient.submission`, :meth:`~LeaderboardClient.wait`,
-:meth:`~LeaderboardClient.quota`, :meth:`~LeaderboardClient.leaderboard`, :meth:`~LeaderboardClient.select_final`.
+:meth:`~LeaderboardClient.quota`, :meth:`~LeaderboardClient.leaderboard`, :meth:`~LeaderboardClient.select_final`,
+:meth:`~LeaderboardClient.data_files`, :meth:`~LeaderboardClient.download_data_file`.
 Host side (a staff token, or a user allowed to add competitions): :meth:`~LeaderboardClient.create_competition`,
-:meth:`~LeaderboardClient.set_defenses`, :meth:`~LeaderboardClient.host_submissions` (raw next to released),
-:meth:`~LeaderboardClient.leakage`, :meth:`~LeaderboardClient.create_participant` (a new account and its token).
+:meth:`~LeaderboardClient.add_data_file`, :meth:`~LeaderboardClient.set_defenses`,
+:meth:`~LeaderboardClient.host_submissions` (raw next to released), :meth:`~LeaderboardClient.leakage`,
+:meth:`~LeaderboardClient.create_participant` (a new account and its token).
 
 Failures raise one hierarchy rooted at :class:`ClientError`: :class:`UploadRejected` (the server's 400 message
 and line), :class:`QuotaExceeded` (the UTC reset time and ``Retry-After``), :class:`NotFound`,
@@ -29,14 +31,18 @@ from __future__ import annotations
 
 import csv
 import email.utils
+import hashlib
 import io
 import json
 import math
+import os
+import tempfile
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import requests
@@ -344,6 +350,30 @@ class SampleSubmission:
             raise ClientError("the sample submission is empty")
         ids = tuple(row[0].strip() for row in reader if row)
         return cls(tuple(h.strip() for h in header), ids, text)
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """A file the host attached to a competition: what a participant downloads (``url``, signed in)."""
+
+    name: str
+    size: int
+    sha256: str
+    description: str
+    created_at: datetime | None
+    url: str
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> DataFile:
+        return cls(str(data["name"]), int(data["size"]), str(data["sha256"]), str(data.get("description", "")),
+                   parse_utc(data.get("created_at")), str(data.get("url", "")))
+
+
+def _plain_file_name(name: str) -> str:
+    """``name`` if it names one file in a directory (never a path out of it), else :class:`ClientError`."""
+    if not name or name in {".", ".."} or name.startswith(".") or "/" in name or "\\" in name or "\x00" in name:
+        raise ClientError(f"the site names a data file {name!r}, which is not a plain file name")
+    return name
 
 
 @dataclass(frozen=True)
@@ -830,6 +860,37 @@ class LeaderboardClient:
         response = self._request("GET", f"/api/v1/competitions/{slug}/sample-submission/")
         return SampleSubmission.parse(response.content.decode("utf-8-sig"))
 
+    def data_files(self, slug: str) -> list[DataFile]:
+        """The competition's data files (name, size, SHA-256, description), by name."""
+        return [DataFile.from_json(item) for item in self._get_list(f"/api/v1/competitions/{slug}/data/")]
+
+    def download_data_file(self, slug: str, name: str, dest: str | os.PathLike[str] = ".") -> Path:
+        """Download one data file (signed in) to ``dest``: a directory (the file keeps its name there) or a file
+        path. Streamed to a temporary file beside it, checked against the SHA-256 the site states, then moved into
+        place, so ``dest`` is never a partial file. Returns the path written."""
+        from urllib.parse import quote
+
+        target = Path(dest)
+        if target.is_dir():
+            target = target / _plain_file_name(name)
+        path = f"/api/v1/competitions/{slug}/data/{quote(name, safe='')}"
+        response = self._request("GET", path, stream=True, headers={"Accept": "*/*"})
+        digest = hashlib.sha256()
+        handle, temporary = tempfile.mkstemp(prefix=".download-", dir=target.parent)
+        try:
+            with os.fdopen(handle, "wb") as out, response:
+                for chunk in response.iter_content(1 << 20):
+                    digest.update(chunk)
+                    out.write(chunk)
+            stated = response.headers.get("ETag", "").strip('"')
+            if stated and stated != digest.hexdigest():
+                raise ClientError(f"GET {path}: the file's SHA-256 is {digest.hexdigest()}, the site stated {stated}")
+            os.replace(temporary, target)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+        return target
+
     def submit_csv(
         self,
         slug: str,
@@ -1035,6 +1096,30 @@ class LeaderboardClient:
         return TeamMerge.from_json(self._object(self._request("POST", path, json={"team": int(other_team_id)}), path))
 
     # --- host side --------------------------------------------------------------------------------------
+
+    def add_data_file(
+        self, slug: str, data: bytes | str | os.PathLike[str], *, name: str | None = None, description: str = "",
+        replace: bool = False,
+    ) -> DataFile:
+        """``POST host/competitions/{slug}/data/``: attach a file participants download. ``data`` is the bytes
+        or a path (``name`` defaults to its file name). Every signed-in participant may read it."""
+        if isinstance(data, (str, os.PathLike)) and not isinstance(data, bytes):
+            source = Path(data)
+            content, name = source.read_bytes(), name or source.name
+        else:
+            content = data
+        if not name:
+            raise ClientError("name the data file (name=...)")
+        path = f"/api/v1/host/competitions/{slug}/data/"
+        response = self._request("POST", path, files={"file": (name, content)},
+                                 data={"name": name, "description": description, "replace": json.dumps(replace)})
+        return DataFile.from_json(self._object(response, path))
+
+    def remove_data_file(self, slug: str, name: str) -> None:
+        """``DELETE host/competitions/{slug}/data/{name}``."""
+        from urllib.parse import quote
+
+        self._request("DELETE", f"/api/v1/host/competitions/{slug}/data/{quote(name, safe='')}")
 
     def create_competition(
         self,

@@ -359,3 +359,24 @@ def test_a_rate_limited_upload_is_retried_not_taken_for_the_quota(site: tuple[Fa
     upload = _client(url, sleeps, on_quota="stop").submit_csv("c", CSV)
     assert upload.id == 1 and sleeps == [2.0] and len(fake.uploads) == 1
     assert len({p.headers["Idempotency-Key"] for p in fake.posts()}) == 1
+
+
+# --- Data files -------------------------------------------------------------------------------------------
+
+
+def test_a_download_whose_bytes_are_not_the_stated_sha256_leaves_nothing(site: tuple[FakeSite, str],
+                                                                         tmp_path: Any) -> None:
+    fake, url = site
+    fake.script["GET /api/v1/competitions/c/data/train.csv"] = [
+        (200, "id,label\n1,0\n", {"ETag": '"' + "0" * 64 + '"', "Content-Type": "text/csv"})]
+    with pytest.raises(ClientError, match="SHA-256"):
+        _client(url, []).download_data_file("c", "train.csv", tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_data_file_name_that_is_a_path_never_leaves_the_directory(site: tuple[FakeSite, str], tmp_path: Any
+                                                                     ) -> None:
+    _fake, url = site
+    with pytest.raises(ClientError, match="not a plain file name"):
+        _client(url, []).download_data_file("c", "../escape.csv", tmp_path)
+    assert list(tmp_path.iterdir()) == [] and not (tmp_path.parent / "escape.csv").exists()

@@ -232,3 +232,33 @@ def test_the_host_side_through_the_client(stack: LiveStack, tmp_path: Path) -> N
     changed = host.set_defenses("client-host", [{"name": "rounding", "decimals": 2}], disclosed_defenses="2 places")
     assert changed.defenses == ({"name": "rounding", "decimals": 2},)
     assert alice.competition("client-host").disclosed_defenses == "2 places"
+
+
+def test_data_files_through_the_client(stack: LiveStack, tmp_path: Path) -> None:
+    host = stack.host
+    host.create_competition("client-data", [(f"r{i:02d}", int(y)) for i, y in enumerate(LABELS)], exist_ok=True)
+    train = b"id,f1,label\n" + b"".join(f"t{i},{i / 10},{i % 2}\n".encode() for i in range(20))
+    (tmp_path / "train.csv").write_bytes(train)
+    attached = host.add_data_file("client-data", tmp_path / "train.csv", description="with the label")
+    host.add_data_file("client-data", b"id,f1\nr00,0.5\n", name="test features.csv")
+    alice = stack.client(host.create_participant("client-data-user").token)
+
+    listed = alice.data_files("client-data")
+    assert [(f.name, f.size, f.description) for f in listed] == [
+        ("test features.csv", 14, ""), ("train.csv", len(train), "with the label")]
+    assert listed[1].sha256 == attached.sha256
+    (tmp_path / "in").mkdir()
+    written = alice.download_data_file("client-data", "train.csv", tmp_path / "in")
+    assert written == tmp_path / "in" / "train.csv" and written.read_bytes() == train
+    assert alice.download_data_file("client-data", "test features.csv", tmp_path / "t.csv").read_bytes() == (
+        b"id,f1\nr00,0.5\n")
+    with pytest.raises(NotAuthenticated):
+        stack.client(None).download_data_file("client-data", "train.csv", tmp_path / "anonymous.csv")
+    assert not (tmp_path / "anonymous.csv").exists() and sorted(p.name for p in tmp_path.iterdir()) == [
+        "in", "t.csv", "train.csv"]
+    with pytest.raises(NotFound):
+        alice.download_data_file("client-data", "labels.csv", tmp_path)
+    with pytest.raises(Forbidden):
+        alice.add_data_file("client-data", b"x", name="mine.csv")
+    host.remove_data_file("client-data", "test features.csv")
+    assert [f.name for f in alice.data_files("client-data")] == ["train.csv"]
