@@ -120,8 +120,8 @@ def split_guess_board(seed: int, n: int = 60, k: int = 4) -> Pooled:
 #: Each attack's board and the seeds the benchmark pools.
 BOARDS: dict[str, tuple[Callable[[int], Pooled], int]] = {
     "majority": (majority_board, 400),
-    "one_vs_rest": (one_vs_rest_board, 40),
-    "one_vs_rest_brier": (one_vs_rest_brier_board, 40),
+    "one_vs_rest": (one_vs_rest_board, 100),
+    "one_vs_rest_brier": (one_vs_rest_brier_board, 100),
     "noisy_split": (noisy_split_board, 60),
     "noisy_split_short": (noisy_split_short_board, 40),
     "budgeted": (budgeted_board, 40),
