@@ -89,6 +89,23 @@ def _one_feature(model_factory: Callable[[], Any], column: int) -> Any:
     return make_pipeline(ColumnTransformer([("one", "passthrough", [column])]), model_factory())
 
 
+def dataset_split(dataset: str, *, seed: int = 0, test_size: float = 0.3) -> tuple[Any, np.ndarray, np.ndarray]:
+    """scikit-learn's bundled ``dataset`` (its ``Bunch``) and the stratified train/test split seeded by ``seed``:
+    the training rows and the hidden test rows, in the order the population (and the demo's data files) use."""
+    from sklearn.datasets import load_breast_cancer, load_digits
+    from sklearn.model_selection import train_test_split
+
+    loaders = {"breast_cancer": load_breast_cancer, "digits": load_digits}
+    try:
+        data = loaders[dataset]()
+    except KeyError:
+        raise ValueError(f"unknown dataset {dataset!r}; choose one of {', '.join(loaders)}") from None
+    train_rows, test_rows = train_test_split(
+        np.arange(len(data.target)), test_size=test_size, random_state=seed, stratify=data.target
+    )
+    return data, np.asarray(train_rows), np.asarray(test_rows)
+
+
 def honest_population(*, seed: int = 0, test_size: float = 0.3, dataset: str = "breast_cancer") -> Population:
     """Train the population on ``dataset``'s training rows (a stratified split seeded by ``seed``; ``test_size``
     of the rows, default 30 %, are the hidden test rows) and predict its test rows.
@@ -100,18 +117,9 @@ def honest_population(*, seed: int = 0, test_size: float = 0.3, dataset: str = "
     >>> len(population.names) >= 10  # doctest: +SKIP
     True
     """
-    from sklearn.datasets import load_breast_cancer, load_digits
     from sklearn.linear_model import LogisticRegression
-    from sklearn.model_selection import train_test_split
 
-    loaders = {"breast_cancer": load_breast_cancer, "digits": load_digits}
-    try:
-        data = loaders[dataset]()
-    except KeyError:
-        raise ValueError(f"unknown dataset {dataset!r}; choose one of {', '.join(loaders)}") from None
-    train_rows, test_rows = train_test_split(
-        np.arange(len(data.target)), test_size=test_size, random_state=seed, stratify=data.target
-    )
+    data, train_rows, test_rows = dataset_split(dataset, seed=seed, test_size=test_size)
     x_train, x_test = data.data[train_rows], data.data[test_rows]
     y_train, y_test = data.target[train_rows], data.target[test_rows]
     n_classes = int(np.max(data.target)) + 1

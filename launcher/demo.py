@@ -4,7 +4,8 @@ With no ``REDIS_URL`` it starts a real Redis server of its own (the binary the `
 bundles, on a free port) and the site uses its SQLite default; with ``DATABASE_URL`` and ``REDIS_URL`` set it
 uses those instead. It migrates, starts a Celery worker and the web server (gunicorn), makes the host's API
 token once, then — over HTTP through :class:`~bot.client.LeaderboardClient` — creates the demo competition from
-scikit-learn's breast-cancer data, makes a participant per honest model, submits their predictions, prints the
+scikit-learn's breast-cancer data (its description and its train.csv/test.csv for participants:
+:mod:`launcher.demo_data`), makes a participant per honest model, submits their predictions, prints the
 leaderboard, plays the bot and the quick game, and ends with one line on what leaked under which defense and, while
 it keeps serving, the site's URL and the host's login. ``LEADERBOARD_VAR_DIR`` moves its files (``var/`` by default).
 
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.client import Leaderboard, LeaderboardClient
+from launcher.demo_data import FILE_DESCRIPTIONS, demo_data_files, demo_description, sha256
 from stack.processes import BIN, ROOT, VAR, PortInUse, Stack, manage, running_stack
 
 DEMO_SLUG = "breast-cancer"
@@ -64,7 +66,10 @@ def run_demo(stack: Stack, *, with_attacks: bool = True) -> str | None:
     host = LeaderboardClient(stack.url, stack.host_token("host"))
     host.create_competition(DEMO_SLUG, zip(ids, labels, strict=True), title="Breast cancer (demo)", daily_limit=100,
                             exist_ok=True)  # the labels live only in the database
-    print(f"Competition {DEMO_SLUG!r}: {len(ids)} hidden rows, binary log loss, 5 decimals, public 30 %")
+    files = demo_data_files()
+    publish_demo_data(host, DEMO_SLUG, files, demo_description(files))
+    print(f"Competition {DEMO_SLUG!r}: {len(ids)} hidden rows, binary log loss, 5 decimals, public 30 %; "
+          f"data: {', '.join(files)}")
     pending: list[tuple[str, LeaderboardClient, int]] = []
     for model, probabilities in predictions.items():
         # create_participant returns the account this host made on an earlier run; its first submission stands.
@@ -84,6 +89,17 @@ def run_demo(stack: Stack, *, with_attacks: bool = True) -> str | None:
         run_bot_demo(stack, host, ids, labels)
         return run_quick_game(stack)
     return None
+
+
+def publish_demo_data(host: LeaderboardClient, slug: str, files: dict[str, bytes], description: str) -> None:
+    """The competition's description and data files as this demo ships them (a competition an older demo made gets
+    them too; a file already there with the same bytes is left as it is)."""
+    if host.host_competition(slug).description != description:
+        host.update_competition(slug, description=description)
+    attached = {data_file.name: data_file.sha256 for data_file in host.data_files(slug)}
+    for name, content in files.items():
+        if attached.get(name) != sha256(content):
+            host.add_data_file(slug, content, name=name, description=FILE_DESCRIPTIONS[name], replace=True)
 
 
 def print_addresses(stack: Stack) -> None:
@@ -133,12 +149,14 @@ def run_bot_demo(stack: Stack, host: LeaderboardClient, ids: list[str], labels: 
     bot_dir = var_dir() / "bot"  # the bot's checkpoints and summaries: recovered hidden labels
     bot_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     truth = dict(zip(ids, labels, strict=True))
+    files = demo_data_files()
     rows = []
     for suffix, chain in BOT_CHAINS.items():
         slug = DEMO_SLUG + suffix
         if suffix:
             host.create_competition(slug, truth.items(), title=f"Breast cancer, defended by {chain[0]['name']} (demo)",
                                     daily_limit=None, defenses=chain, exist_ok=True)
+            publish_demo_data(host, slug, files, demo_description(files, defended=True))
         # The host may have changed a board's chain since the last run (admin, host API): the demo restores it.
         host.set_defenses(slug, chain)
         # One bot account per board, and its checkpoint: a second run replays the first one's answers and submits

@@ -119,3 +119,16 @@ def test_while_serving_the_demo_prints_a_site_that_answers_and_a_host_login_that
                           data={"username": "host", "password": found.group(2),
                                 "csrfmiddlewaretoken": token.group(1)})
     assert answer.url.rstrip("/") == url + "/admin" and "Log out" in answer.text
+
+
+def test_the_demo_competitions_ship_their_data_and_description(demo: tuple[list[str], Path]) -> None:
+    lines, _var = demo
+    (site,) = [line for line in lines if line.startswith("Site: ")]
+    url = site.split()[1].rstrip("/")
+    for slug in ("breast-cancer", "breast-cancer-noise", "breast-cancer-ladder"):
+        listed = requests.get(f"{url}/api/v1/competitions/{slug}/data/", timeout=30).json()
+        assert [(f["name"], f["size"] > 10_000) for f in listed] == [("test.csv", True), ("train.csv", True)]
+        description = requests.get(f"{url}/api/v1/competitions/{slug}/", timeout=30).json()["description"]
+        assert "Predict **`target`" in description and "binary log loss" in description
+    assert any(line.startswith("Competition 'breast-cancer': ") and "data: train.csv, test.csv" in line
+               for line in lines)
