@@ -35,6 +35,8 @@ PARTICIPANT, PARTICIPANT_PASSWORD = "alice", "alice-password-1"
 OTHER = "bob"
 INVITE_CODE = "browser-class-2027"  # the site signs people up by invitation (LEADERBOARD_SIGNUP=invite)
 DESCRIPTION = "## The task\nPredict the **probability of label 1** for each row; see the [rules](https://example.org)."
+# The competition's one data file (participants download it from its Data page).
+TRAIN_CSV = b"id,f1,label\n" + b"".join(f"t{i},{i / 8},{i % 2}\n".encode() for i in range(8))
 WIDTH, HEIGHT = 1280, 800
 
 TINY_GAME = """
@@ -96,12 +98,12 @@ def screenshot(site: BrowserSite, page: Page, name: str, *, full_page: bool = Tr
     return path
 
 
-def _create_people_and_competition(stack: Stack, labels_path: Path) -> str:
+def _create_people_and_competition(stack: Stack, labels_path: Path, train_path: Path) -> str:
     """The site's own management commands, run in one process (each ``manage.py`` start costs a second or two);
     returns bob's API token (create_participant makes an API-only account, as a host does for a bot)."""
     competition = [SLUG, "--labels", str(labels_path), "--title", TITLE, "--host", HOST, "--decimals", str(DECIMALS),
                    "--daily-limit", "1", "--defenses", CHAIN, "--disclose", "Scores carry a little noise.",
-                   "--description", DESCRIPTION]
+                   "--description", DESCRIPTION, "--data-file", str(train_path), "Training rows with their label"]
     script = "\n".join([
         "from django.core.management import call_command",
         f"call_command('createsuperuser', '--noinput', '--username', {HOST!r})",
@@ -168,13 +170,14 @@ def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     labels = np.random.default_rng(11).integers(0, 2, N_ROWS)
     labels_path = root / "labels.csv"
     labels_path.write_text("id,label\n" + "".join(f"{i},{y}\n" for i, y in zip(ids, labels, strict=True)))
+    (root / "train.csv").write_bytes(TRAIN_CSV)
     shots = ARTIFACTS / re.sub(r"^test_", "", request.module.__name__.rsplit(".", 1)[-1])
     shots.mkdir(parents=True, exist_ok=True)
     with running_stack(
         logs_dir=root / "logs", env=env, database_url=f"sqlite:///{root / 'site.sqlite3'}",
         queue=unique_queue("leaderboard-browser"), web_threads=4, collectstatic=True,
     ) as stack:
-        token = _create_people_and_competition(stack, labels_path)
+        token = _create_people_and_competition(stack, labels_path, root / "train.csv")
         sign_up_over_http(stack.url, PARTICIPANT, PARTICIPANT_PASSWORD)
         browser_site = BrowserSite(stack, var, ids, "", shots)
         answer = requests.post(

@@ -10,6 +10,7 @@ import email
 import os
 import re
 import signal
+from pathlib import Path
 
 import pytest
 import requests
@@ -23,6 +24,7 @@ from tests.browser.conftest import (
     PARTICIPANT_PASSWORD,
     SLUG,
     TITLE,
+    TRAIN_CSV,
     WIDTH,
     BrowserSite,
     screenshot,
@@ -84,6 +86,15 @@ def test_a_newcomer_signs_up_reads_the_token_uploads_and_chooses_a_final(page: P
     expect(page.locator(".description h3")).to_have_text("The task")  # "##", one level under the page
     expect(page.locator(".description strong")).to_have_text("probability of label 1")
     screenshot(site, page, "competition-described")
+    # The Data page lists the host's file; signed in, its link downloads it under its own name, byte for byte.
+    page.get_by_role("link", name="Data (1 file)").click()
+    expect(page.get_by_role("row", name=re.compile("train.csv"))).to_contain_text("Training rows with their label")
+    with page.expect_download() as downloading:
+        page.get_by_role("link", name="train.csv").click()
+    assert downloading.value.suggested_filename == "train.csv"
+    assert Path(downloading.value.path()).read_bytes() == TRAIN_CSV
+    screenshot(site, page, "competition-data")
+    page.get_by_role("link", name=TITLE).click()
     page.get_by_role("link", name="Submit", exact=True).click()
     upload = FilePayload(name="carol.csv", mimeType="text/csv", buffer=site.predictions_csv(3))
     page.get_by_label("Predictions (CSV)").set_input_files(files=upload)
