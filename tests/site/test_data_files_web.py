@@ -96,3 +96,8 @@ def test_staff_attach_a_file_in_the_admin_and_see_it_on_the_competition(admin_us
     assert changed.status_code == 302
     assert open_data_file(list_data_files(competition)[0]).read() == TRAIN
     assert list_data_files(competition)[0].description == "the train set"
+
+
+def test_the_host_edit_page_links_the_data_page(admin_user: Any, competition: Any) -> None:
+    page = _client(admin_user).get(f"/c/{competition.slug}/host/edit/").content.decode()
+    assert f'<a href="/c/{competition.slug}/host/data/">Data files</a>' in page
